@@ -1,0 +1,61 @@
+//! JSON-RPC 2.0 envelopes as the A2A JSON-RPC binding uses them (spec §2.2).
+
+use crate::{A2aError, ErrorTable};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// A request id: a string, a number, or `null` (a missing id is treated as `null`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum JsonRpcId {
+    /// A string id.
+    Str(String),
+    /// A numeric id (kept as written).
+    Num(serde_json::Number),
+    /// No usable id.
+    Null,
+}
+
+/// A parsed request envelope; `params` stays raw until the method is known.
+#[derive(Debug, Deserialize)]
+pub struct JsonRpcRequest<'a> {
+    /// Must be `"2.0"`.
+    #[serde(default)]
+    pub jsonrpc: Option<&'a str>,
+    /// The id to echo.
+    #[serde(default)]
+    pub id: Option<Value>,
+    /// The method name (PascalCase in v1.0).
+    #[serde(default, borrow)]
+    pub method: Option<std::borrow::Cow<'a, str>>,
+    /// The parameters, unparsed.
+    #[serde(default, borrow)]
+    pub params: Option<&'a RawValue>,
+}
+
+/// A response envelope with a success `result` or an `error`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct JsonRpcResponse {
+    /// Always `"2.0"`.
+    pub jsonrpc: String,
+    /// The request's id.
+    pub id: Value,
+    /// The result on success.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+    /// The error on failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<Value>,
+}
+
+/// Serializes a JSON-RPC error response for `id`.
+pub fn jsonrpc_error_body(id: &Value, error: &A2aError) -> Vec<u8> {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": error.to_jsonrpc_error()});
+    serde_json::to_vec(&body).unwrap_or_default()
+}
+
+/// Serializes a REST error body.
+pub fn rest_error_body(error: &A2aError, table: ErrorTable) -> Vec<u8> {
+    serde_json::to_vec(&error.to_rest_body(table)).unwrap_or_default()
+}

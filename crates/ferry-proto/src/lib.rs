@@ -1,0 +1,45 @@
+//! A2A protocol v1.0 wire types, exactly as ProtoJSON puts them on the wire.
+//!
+//! Every type here serializes the way the official SDKs expect and parses the way the spec
+//! allows (see `shared/spec/a2a-v1.md` §1):
+//!
+//! - field names go out in lowerCamelCase and come in as lowerCamelCase or the proto's
+//!   snake_case;
+//! - enums go out as their full proto names (`"TASK_STATE_COMPLETED"`) and come in as names or
+//!   integers;
+//! - fields without presence are omitted at their default; presence-tracked optionals are
+//!   `Option` and keep `Some(0)` / `Some(false)` distinct from `None`;
+//! - a [`Part`] has exactly one content member; `raw` bytes are padded base64 out and any base64
+//!   in; timestamps are RFC 3339 UTC with milliseconds out and any fraction in;
+//! - unknown fields are ignored.
+//!
+//! The crate knows nothing about I/O. [`A2aError`] carries the protocol's error model and maps
+//! each error to its JSON-RPC code, HTTP status, gRPC status name and `ErrorInfo.reason`.
+
+mod card;
+mod de;
+mod enums;
+mod error;
+mod jsonrpc;
+mod part;
+mod requests;
+mod task;
+mod time;
+
+pub use card::*;
+pub use enums::{Role, TaskState};
+pub use error::{A2aError, ErrorKind, ErrorTable};
+pub use jsonrpc::{JsonRpcId, JsonRpcRequest, JsonRpcResponse, jsonrpc_error_body, rest_error_body};
+pub use part::{Part, PartContent};
+pub use requests::*;
+pub use task::*;
+pub use time::Timestamp;
+
+/// The protocol version this crate implements, as sent in `A2A-Version`.
+pub const PROTOCOL_VERSION: &str = "1.0";
+/// The `domain` of every `google.rpc.ErrorInfo` that A2A defines.
+pub const ERROR_DOMAIN: &str = "a2a-protocol.org";
+/// The `@type` of a `google.rpc.ErrorInfo` detail.
+pub const ERROR_INFO_TYPE: &str = "type.googleapis.com/google.rpc.ErrorInfo";
+/// The `@type` of a `google.rpc.BadRequest` detail.
+pub const BAD_REQUEST_TYPE: &str = "type.googleapis.com/google.rpc.BadRequest";
