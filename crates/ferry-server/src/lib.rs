@@ -1,1 +1,40 @@
-//! placeholder
+//! Serve any [`ferry_agent::AgentExecutor`] over A2A v1.0.
+//!
+//! One [`RequestHandler`] holds the protocol's semantics (task lifecycle, blocking and
+//! `returnImmediately`, history, multi-turn rules, cancel, subscribe, ListTasks paging); the
+//! JSON-RPC and HTTP+JSON bindings translate to and from it, and SSE streams carry each task's
+//! event log with sequence numbers.
+//!
+//! ```no_run
+//! use ferry_server::{A2aServer, ServerConfig, demo::EchoAgent};
+//! use std::sync::Arc;
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! let server = A2aServer::bind(Arc::new(EchoAgent), ServerConfig::default()).await?;
+//! println!("agent card: {}", server.card_url());
+//! server.run(async { let _ = tokio::signal::ctrl_c().await; }).await
+//! # }
+//! ```
+
+mod app;
+mod card;
+mod config;
+pub mod demo;
+mod handler;
+mod jsonrpc;
+mod params;
+mod record;
+mod response;
+mod rest;
+mod sse;
+mod store;
+mod stream;
+mod turn;
+
+pub use app::{A2aServer, AppState, router};
+pub use card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
+pub use config::ServerConfig;
+pub use handler::{CallContext, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, RequestHandler};
+pub use params::{EXTENSIONS_HEADER, VERSION_HEADER};
+pub use store::{InMemoryTaskStore, StoreError, TaskStore};
+pub use stream::{StreamItem, TaskStream};

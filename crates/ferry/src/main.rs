@@ -1,1 +1,42 @@
-fn main() {}
+//! `ferry`: serve agents over A2A v1.0, and measure them.
+//!
+//! The binary only wires crates together: flags become a `ServerConfig`, an agent is picked by
+//! name, logs go to stderr, and the one line a script needs (`agent card: URL`) goes to stdout.
+
+mod bench;
+mod serve;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// ferry: a fast, strict A2A v1.0 server, client and forms agent.
+#[derive(Debug, Parser)]
+#[command(name = "ferry", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve a built-in agent over A2A v1.0 (JSON-RPC and HTTP+JSON).
+    Serve(serve::ServeArgs),
+    /// Load-test a running A2A server: SendMessage requests/s with latency percentiles, and
+    /// streams/s.
+    Bench(bench::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(args) => serve::run(args),
+        Command::Bench(args) => bench::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ferry: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -217,6 +217,8 @@ fn start_server(agent: Agent) -> Server {
             ),
             Err(RecvTimeoutError::Disconnected) => {
                 let status = server.child.wait().expect("wait for the exited server");
+                // Give the stderr reader a moment to collect the last lines.
+                thread::sleep(Duration::from_millis(200));
                 panic!(
                     "ferry serve --agent {} exited ({status}) before printing its card line; output:\n{}",
                     agent.flag(),

@@ -1,0 +1,126 @@
+//! The agent card: built once from the configuration and the agent's description, served with
+//! caching headers (`Cache-Control: max-age`, `ETag`, `Last-Modified`, 304 on `If-None-Match`).
+
+use crate::config::ServerConfig;
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::Response;
+use bytes::Bytes;
+use ferry_agent::AgentDescription;
+use ferry_proto::{
+    AgentCapabilities, AgentCard, AgentExtension, AgentInterface, BINDING_HTTP_JSON, BINDING_JSONRPC, PROTOCOL_VERSION,
+};
+
+/// The well-known path of the agent card (RFC 8615).
+pub const WELL_KNOWN_CARD_PATH: &str = "/.well-known/agent-card.json";
+
+/// A card ready to serve: the bytes and their validators.
+#[derive(Debug, Clone)]
+pub struct ServedCard {
+    /// The card.
+    pub card: AgentCard,
+    body: Bytes,
+    etag: HeaderValue,
+    last_modified: HeaderValue,
+    cache_control: HeaderValue,
+}
+
+/// Builds the public card: both interfaces (JSON-RPC first) under `base_url`, the agent's
+/// description, and the capabilities this server implements.
+pub fn build_card(description: &AgentDescription, config: &ServerConfig, base_url: &str) -> AgentCard {
+    let base = base_url.trim_end_matches('/');
+    let mut extensions: Vec<AgentExtension> = description.extensions.clone();
+    for uri in &config.required_extensions {
+        match extensions.iter_mut().find(|e| e.uri == *uri) {
+            Some(e) => e.required = true,
+            None => extensions.push(AgentExtension {
+                uri: uri.clone(),
+                description: "required by this server's configuration".into(),
+                required: true,
+                params: None,
+            }),
+        }
+    }
+    AgentCard {
+        name: description.name.clone(),
+        description: description.description.clone(),
+        supported_interfaces: vec![
+            AgentInterface {
+                url: format!("{base}{}", config.jsonrpc_path),
+                protocol_binding: BINDING_JSONRPC.into(),
+                tenant: String::new(),
+                protocol_version: PROTOCOL_VERSION.into(),
+            },
+            AgentInterface {
+                url: format!("{base}{}", config.rest_path),
+                protocol_binding: BINDING_HTTP_JSON.into(),
+                tenant: String::new(),
+                protocol_version: PROTOCOL_VERSION.into(),
+            },
+        ],
+        provider: None,
+        version: description.version.clone(),
+        documentation_url: None,
+        capabilities: AgentCapabilities {
+            streaming: Some(description.streaming),
+            push_notifications: Some(false),
+            extensions,
+            extended_agent_card: None,
+        },
+        security_schemes: Default::default(),
+        security_requirements: Vec::new(),
+        default_input_modes: description.input_modes.clone(),
+        default_output_modes: description.output_modes.clone(),
+        skills: description.skills.clone(),
+        signatures: Vec::new(),
+        icon_url: None,
+    }
+}
+
+impl ServedCard {
+    /// Serializes `card` once and derives its validators.
+    pub fn new(card: AgentCard, max_age_secs: u64) -> Self {
+        let body = Bytes::from(serde_json::to_vec(&card).unwrap_or_default());
+        let etag = HeaderValue::from_str(&format!("\"{:016x}\"", fnv1a(&body)))
+            .unwrap_or_else(|_| HeaderValue::from_static("\"0\""));
+        let now = jiff::Timestamp::now();
+        let last_modified = HeaderValue::from_str(&now.strftime("%a, %d %b %Y %H:%M:%S GMT").to_string())
+            .unwrap_or_else(|_| HeaderValue::from_static("Thu, 01 Jan 1970 00:00:00 GMT"));
+        let cache_control = HeaderValue::from_str(&format!("public, max-age={max_age_secs}"))
+            .unwrap_or_else(|_| HeaderValue::from_static("public, max-age=300"));
+        Self { card, body, etag, last_modified, cache_control }
+    }
+
+    /// The card as served (for tests and the CLI).
+    pub fn body(&self) -> &Bytes {
+        &self.body
+    }
+
+    /// The response to a GET of the card, honouring `If-None-Match`.
+    pub fn respond(&self, request_headers: &HeaderMap) -> Response {
+        let not_modified = request_headers
+            .get_all(header::IF_NONE_MATCH)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(|t| t.trim().trim_start_matches("W/"))
+            .any(|t| t == "*" || self.etag.to_str().is_ok_and(|e| e == t));
+        let mut builder = Response::builder()
+            .header(header::CACHE_CONTROL, self.cache_control.clone())
+            .header(header::ETAG, self.etag.clone())
+            .header(header::LAST_MODIFIED, self.last_modified.clone());
+        let body = if not_modified {
+            builder = builder.status(StatusCode::NOT_MODIFIED);
+            Body::empty()
+        } else {
+            builder = builder.status(StatusCode::OK).header(header::CONTENT_TYPE, "application/json");
+            Body::from(self.body.clone())
+        };
+        builder.body(body).unwrap_or_default()
+    }
+}
+
+/// FNV-1a 64: a stable content hash for the ETag (not a security boundary).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}

@@ -1,0 +1,100 @@
+//! `ServerConfig`: every knob of the server in one serde struct with documented defaults.
+
+use ferry_proto::ErrorTable;
+use serde::{Deserialize, Serialize};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Server configuration. Every field has a default; `ServerConfig::default()` is a safe
+/// loopback server.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Address to listen on. Default `127.0.0.1:8765` (loopback only).
+    pub bind: SocketAddr,
+    /// Base URL the agent card advertises (scheme, host, port, optional path), without a
+    /// trailing slash. Default: derived from the bound address.
+    pub public_url: Option<String>,
+    /// Path of the JSON-RPC endpoint under the public URL. Default `/jsonrpc`.
+    pub jsonrpc_path: String,
+    /// Path of the HTTP+JSON (REST) base under the public URL. Default `/rest`.
+    pub rest_path: String,
+    /// Maximum number of tasks kept in memory. Only terminal tasks are evicted to make room; when
+    /// every task is still active, new tasks are refused. Default 10 000.
+    pub task_capacity: usize,
+    /// How long a terminal task stays retrievable, in seconds. Default 3600.
+    pub task_ttl_secs: u64,
+    /// Events kept per task for resuming streams; older ones are dropped. Default 1024.
+    pub max_events_per_task: usize,
+    /// Interval of `: keep-alive` comments on idle SSE streams, in seconds. Default 15.
+    pub sse_keepalive_secs: u64,
+    /// Maximum request body size in bytes. Default 1 MiB.
+    pub max_body_bytes: usize,
+    /// Reject requests without `A2A-Version` (-32009) instead of treating them as 1.0.
+    /// Default false: a missing header is accepted as 1.0 (a documented leniency).
+    pub strict_version: bool,
+    /// Which HTTP status table REST errors follow. Default the v1.0.1 table.
+    #[serde(with = "error_table")]
+    pub error_table: ErrorTable,
+    /// `max-age` of the agent card's `Cache-Control`, in seconds. Default 300.
+    pub card_max_age_secs: u64,
+    /// Extension URIs the card marks `required: true`; requests that do not activate them get
+    /// ExtensionSupportRequiredError (-32008).
+    pub required_extensions: Vec<String>,
+    /// Tenants served. Empty (the default): any tenant value is accepted and tasks are kept
+    /// apart per tenant. Otherwise an unknown tenant is refused.
+    pub tenants: Vec<String>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            bind: SocketAddr::from(([127, 0, 0, 1], 8765)),
+            public_url: None,
+            jsonrpc_path: "/jsonrpc".into(),
+            rest_path: "/rest".into(),
+            task_capacity: 10_000,
+            task_ttl_secs: 3600,
+            max_events_per_task: 1024,
+            sse_keepalive_secs: 15,
+            max_body_bytes: 1 << 20,
+            strict_version: false,
+            error_table: ErrorTable::V1_0_1,
+            card_max_age_secs: 300,
+            required_extensions: Vec::new(),
+            tenants: Vec::new(),
+        }
+    }
+}
+
+impl ServerConfig {
+    /// The TTL of terminal tasks.
+    pub fn task_ttl(&self) -> Duration {
+        Duration::from_secs(self.task_ttl_secs)
+    }
+
+    /// The SSE keep-alive interval (at least 1 s).
+    pub fn sse_keepalive(&self) -> Duration {
+        Duration::from_secs(self.sse_keepalive_secs.max(1))
+    }
+}
+
+mod error_table {
+    use ferry_proto::ErrorTable;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub(super) fn serialize<S: Serializer>(t: &ErrorTable, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(match t {
+            ErrorTable::V1_0_1 => "v1.0.1",
+            ErrorTable::V1_0_0 => "v1.0.0",
+        })
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<ErrorTable, D::Error> {
+        match String::deserialize(d)?.as_str() {
+            "v1.0.1" | "1.0.1" => Ok(ErrorTable::V1_0_1),
+            "v1.0.0" | "1.0.0" => Ok(ErrorTable::V1_0_0),
+            other => Err(D::Error::custom(format!("unknown error table {other:?}; use v1.0.1 or v1.0.0"))),
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The conformance agent: behaviour chosen by the prefix of `message.messageId`, as the
+//! official conformance kit expects (`shared/notes/conformance.md` §4.2), plus `ferry-turns-3`.
+
+use ferry_agent::{AgentDescription, AgentError, AgentExecutor, AgentFuture, EventSink, RequestContext};
+use ferry_proto::{Artifact, Part, PartContent, Role};
+use std::time::Duration;
+
+/// A scenario, selected by messageId prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scenario {
+    CompleteTask,
+    InputRequired,
+    ArtifactText,
+    ArtifactFile,
+    ArtifactFileUrl,
+    ArtifactData,
+    MessageResponse,
+    StreamWorkArtifactComplete,
+    StreamStraightToComplete,
+    StreamArtifactText,
+    StreamArtifactFile,
+    StreamArtifactChunked,
+    RejectTask,
+    SlowComplete,
+    ThreeTurns,
+    Echo,
+}
+
+/// Prefixes, longest first where one is a prefix of another.
+const PREFIXES: &[(&str, Scenario)] = &[
+    ("tck-complete-task", Scenario::CompleteTask),
+    ("tck-input-required", Scenario::InputRequired),
+    ("tck-artifact-text", Scenario::ArtifactText),
+    ("tck-artifact-file-url", Scenario::ArtifactFileUrl),
+    ("tck-artifact-file", Scenario::ArtifactFile),
+    ("tck-artifact-data", Scenario::ArtifactData),
+    ("tck-message-response", Scenario::MessageResponse),
+    ("tck-stream-artifact-text", Scenario::StreamArtifactText),
+    ("tck-stream-artifact-file", Scenario::StreamArtifactFile),
+    ("tck-stream-artifact-chunked", Scenario::StreamArtifactChunked),
+    ("tck-stream-ordering-001", Scenario::StreamWorkArtifactComplete),
+    ("tck-stream-001", Scenario::StreamWorkArtifactComplete),
+    ("tck-stream-002", Scenario::StreamStraightToComplete),
+    ("tck-stream-003", Scenario::StreamWorkArtifactComplete),
+    ("tck-reject-task", Scenario::RejectTask),
+    ("test-resubscribe-message-id", Scenario::SlowComplete),
+    ("ferry-turns-3", Scenario::ThreeTurns),
+];
+
+impl Scenario {
+    fn for_message_id(id: &str) -> Self {
+        let mut best: Option<(&str, Scenario)> = None;
+        for (prefix, scenario) in PREFIXES {
+            if id.starts_with(prefix) && best.is_none_or(|(b, _)| prefix.len() > b.len()) {
+                best = Some((prefix, *scenario));
+            }
+        }
+        best.map_or(Scenario::Echo, |(_, s)| s)
+    }
+}
+
+/// Plays the conformance kit's scenarios; any other messageId is echoed and completed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ConformanceAgent;
+
+const TURNS: usize = 3;
+
+impl AgentExecutor for ConformanceAgent {
+    fn describe(&self) -> AgentDescription {
+        AgentDescription::new(
+            "conformance",
+            "Plays the A2A conformance kit's scenarios, chosen by messageId prefix; echoes anything else.",
+        )
+    }
+
+    fn execute(&self, ctx: RequestContext, events: EventSink) -> AgentFuture<'_> {
+        Box::pin(async move {
+            let scenario = Scenario::for_message_id(&ctx.message.message_id);
+            let text = |s: &str| Part::text(s);
+            let artifact = |id: &str, parts| Artifact::new(id, id, parts);
+            match scenario {
+                Scenario::CompleteTask => {
+                    events.working(None)?;
+                    events.complete(Some(events.text_message("Hello from TCK")))?;
+                }
+                Scenario::InputRequired => {
+                    events.working(None)?;
+                    events.input_required(events.text_message("Please provide more input."))?;
+                }
+                Scenario::ArtifactText | Scenario::StreamArtifactText => {
+                    events.working(None)?;
+                    events.artifact(artifact("text-artifact", vec![text("Generated text content")]), false, true)?;
+                    events.complete(None)?;
+                }
+                Scenario::ArtifactFile | Scenario::StreamArtifactFile => {
+                    let part = Part::new(PartContent::Raw(b"Generated file content".to_vec()))
+                        .with_media_type("text/plain")
+                        .with_filename("output.txt");
+                    events.working(None)?;
+                    events.artifact(artifact("file-artifact", vec![part]), false, true)?;
+                    events.complete(None)?;
+                }
+                Scenario::ArtifactFileUrl => {
+                    let part = Part::new(PartContent::Url("https://example.com/output.txt".into()))
+                        .with_media_type("text/plain")
+                        .with_filename("output.txt");
+                    events.working(None)?;
+                    events.artifact(artifact("file-url-artifact", vec![part]), false, true)?;
+                    events.complete(None)?;
+                }
+                Scenario::ArtifactData => {
+                    let part = Part::data(serde_json::json!({"key": "value", "count": 42}))
+                        .with_media_type("application/json");
+                    events.working(None)?;
+                    events.artifact(artifact("data-artifact", vec![part]), false, true)?;
+                    events.complete(None)?;
+                }
+                Scenario::MessageResponse => {
+                    events.message(events.agent_message(vec![text("Direct message response")]))?;
+                }
+                Scenario::StreamWorkArtifactComplete => {
+                    events.working(None)?;
+                    events.artifact(artifact("stream-artifact", vec![text("Streamed content")]), false, true)?;
+                    events.complete(None)?;
+                }
+                Scenario::StreamStraightToComplete => {
+                    events.complete(None)?;
+                }
+                Scenario::StreamArtifactChunked => {
+                    events.working(None)?;
+                    events.artifact(artifact("chunked-artifact", vec![text("chunk 1")]), false, false)?;
+                    events.artifact(artifact("chunked-artifact", vec![text("chunk 2")]), true, false)?;
+                    events.artifact(artifact("chunked-artifact", vec![text("chunk 3")]), true, true)?;
+                    events.complete(None)?;
+                }
+                Scenario::RejectTask => {
+                    events.reject(events.text_message("This task was rejected by the agent."))?;
+                }
+                Scenario::SlowComplete => {
+                    events.working(None)?;
+                    tokio::time::sleep(Duration::from_secs(4)).await;
+                    events.complete(None)?;
+                }
+                Scenario::ThreeTurns => three_turns(&ctx, &events)?,
+                Scenario::Echo => {
+                    events.working(None)?;
+                    let mut parts = ctx.message.parts.clone();
+                    if parts.is_empty() {
+                        parts.push(text(""));
+                    }
+                    events.artifact(artifact("echo", parts), false, true)?;
+                    events.complete(None)?;
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// `ferry-turns-3`: INPUT_REQUIRED after the first and second message, COMPLETED after the
+/// third, with an artifact on every turn that says which turn it was.
+fn three_turns(ctx: &RequestContext, events: &EventSink) -> Result<(), AgentError> {
+    let turn = ctx
+        .task
+        .as_ref()
+        .map_or(0, |t| t.history.iter().filter(|m| m.role == Role::User).count())
+        .max(1);
+    events.working(None)?;
+    let id = format!("turn-{turn}");
+    let note = format!("turn {turn} of {TURNS}: got {:?}", ctx.message.text());
+    events.artifact(Artifact::new(id.clone(), id, vec![Part::text(note)]), false, true)?;
+    if turn < TURNS {
+        events.input_required(events.text_message(format!("turn {turn} of {TURNS} done; send the next message")))?;
+    } else {
+        events.complete(Some(events.text_message(format!("all {TURNS} turns done"))))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn longest_prefix_wins() {
+        assert_eq!(Scenario::for_message_id("tck-artifact-file-url-1a2b"), Scenario::ArtifactFileUrl);
+        assert_eq!(Scenario::for_message_id("tck-artifact-file-1a2b"), Scenario::ArtifactFile);
+        assert_eq!(Scenario::for_message_id("tck-stream-artifact-text-x"), Scenario::StreamArtifactText);
+        assert_eq!(Scenario::for_message_id("tck-stream-001-x-jsonrpc"), Scenario::StreamWorkArtifactComplete);
+        assert_eq!(Scenario::for_message_id("tck-dm-test-001"), Scenario::Echo);
+        assert_eq!(Scenario::for_message_id("ferry-turns-3-abc"), Scenario::ThreeTurns);
+    }
+}

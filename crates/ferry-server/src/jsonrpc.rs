@@ -1,0 +1,225 @@
+//! The JSON-RPC 2.0 binding (spec §2.2): one POST endpoint, eleven methods, validated in the
+//! order the official SDKs use: content type, JSON, envelope, method, params, then the service
+//! parameters (version, extensions).
+
+use crate::app::AppState;
+use crate::handler::CallContext;
+use crate::params;
+use crate::response::{is_json_content_type, json, with_extensions};
+use crate::sse::{SseFraming, sse_response};
+use crate::stream::StreamItem;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::response::Response;
+use bytes::{BufMut, Bytes, BytesMut};
+use ferry_proto::{
+    A2aError, CancelTaskRequest, ErrorKind, GetExtendedAgentCardRequest, GetTaskRequest, JsonRpcRequest,
+    ListTaskPushNotificationConfigsRequest, ListTasksRequest, SendMessageRequest, SubscribeToTaskRequest,
+    TaskPushNotificationConfig, TaskPushNotificationConfigRef,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use serde_json::value::RawValue;
+use std::sync::Arc;
+
+/// The eleven methods of A2A v1.0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    SendMessage,
+    SendStreamingMessage,
+    GetTask,
+    ListTasks,
+    CancelTask,
+    SubscribeToTask,
+    CreateTaskPushNotificationConfig,
+    GetTaskPushNotificationConfig,
+    ListTaskPushNotificationConfigs,
+    DeleteTaskPushNotificationConfig,
+    GetExtendedAgentCard,
+}
+
+impl Method {
+    fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "SendMessage" => Self::SendMessage,
+            "SendStreamingMessage" => Self::SendStreamingMessage,
+            "GetTask" => Self::GetTask,
+            "ListTasks" => Self::ListTasks,
+            "CancelTask" => Self::CancelTask,
+            "SubscribeToTask" => Self::SubscribeToTask,
+            "CreateTaskPushNotificationConfig" => Self::CreateTaskPushNotificationConfig,
+            "GetTaskPushNotificationConfig" => Self::GetTaskPushNotificationConfig,
+            "ListTaskPushNotificationConfigs" => Self::ListTaskPushNotificationConfigs,
+            "DeleteTaskPushNotificationConfig" => Self::DeleteTaskPushNotificationConfig,
+            "GetExtendedAgentCard" => Self::GetExtendedAgentCard,
+            _ => return None,
+        })
+    }
+}
+
+/// A successful response envelope, serialized without building a `Value`.
+#[derive(Serialize)]
+struct Success<'a, T: Serialize> {
+    jsonrpc: &'static str,
+    id: &'a Value,
+    result: T,
+}
+
+/// Handles a POST to the JSON-RPC endpoint.
+pub async fn handle(State(app): State<Arc<AppState>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+    let null = Value::Null;
+    if !is_json_content_type(headers.get(header::CONTENT_TYPE)) {
+        let e = A2aError::new(ErrorKind::ContentTypeNotSupported, "the request content type must be application/json");
+        return error_response(&null, &e);
+    }
+    let req: JsonRpcRequest<'_> = match serde_json::from_slice(&body) {
+        Ok(r) => r,
+        Err(e) if e.is_syntax() || e.is_eof() => {
+            return error_response(&null, &A2aError::new(ErrorKind::ParseError, format!("invalid JSON: {e}")));
+        }
+        Err(e) => {
+            let e = A2aError::new(ErrorKind::InvalidRequest, format!("not a JSON-RPC 2.0 request object: {e}"));
+            return error_response(&null, &e);
+        }
+    };
+    let id = req.id.clone().unwrap_or(Value::Null);
+    if !(id.is_string() || id.is_number() || id.is_null()) {
+        let e = A2aError::new(ErrorKind::InvalidRequest, "id must be a string, a number or null");
+        return error_response(&null, &e);
+    }
+    if req.jsonrpc != Some("2.0") {
+        return error_response(&id, &A2aError::new(ErrorKind::InvalidRequest, "jsonrpc must be \"2.0\""));
+    }
+    let Some(method_name) = req.method.as_deref() else {
+        return error_response(&id, &A2aError::new(ErrorKind::InvalidRequest, "method is required"));
+    };
+    let Some(method) = Method::parse(method_name) else {
+        let e = A2aError::new(ErrorKind::MethodNotFound, format!("method {method_name:?} does not exist"))
+            .with_meta("method", method_name);
+        return error_response(&id, &e);
+    };
+    match dispatch(&app, method, req.params, &id, &uri, &headers).await {
+        Ok(r) => r,
+        Err(e) => error_response(&id, &e),
+    }
+}
+
+/// Parses `params` (absent means `{}`) into the method's request type.
+fn parse_params<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, A2aError> {
+    let raw = params.map_or("{}", RawValue::get);
+    let raw = if raw.trim() == "null" { "{}" } else { raw };
+    serde_json::from_str(raw).map_err(|e| A2aError::invalid_params(format!("invalid params: {e}")))
+}
+
+async fn dispatch(
+    app: &AppState,
+    method: Method,
+    params: Option<&RawValue>,
+    id: &Value,
+    uri: &Uri,
+    headers: &HeaderMap,
+) -> Result<Response, A2aError> {
+    // Params first (validation order step 4), then the service parameters (step 5).
+    let parsed = Parsed::parse(method, params)?;
+    params::check_version(headers, uri.query(), &app.config)?;
+    let extensions = params::activate_extensions(headers, &app.declared_extensions, &app.required_extensions)?;
+    let mut call = CallContext { tenant: parsed.tenant().to_owned(), extensions, caller: None };
+    let h = &app.handler;
+    let response = match parsed {
+        Parsed::Send(req) => ok(id, h.send_message(&call, req).await?),
+        Parsed::Stream(req) => {
+            let stream = h.send_streaming(&call, req).await?;
+            sse_response(stream, RpcFraming { id: id.clone() }, app.config.sse_keepalive(), app.closing.subscribe())
+        }
+        Parsed::Get(req) => ok(id, h.get_task(&call, &req)?),
+        Parsed::List(req) => ok(id, h.list_tasks(&call, &req)?),
+        Parsed::Cancel(req) => ok(id, h.cancel_task(&call, &req).await?),
+        Parsed::Subscribe(req) => {
+            let stream = h.subscribe(&call, &req)?;
+            sse_response(stream, RpcFraming { id: id.clone() }, app.config.sse_keepalive(), app.closing.subscribe())
+        }
+        Parsed::PushConfig(_) => return Err(h.push_config_unsupported()),
+        Parsed::ExtendedCard(req) => {
+            call.tenant = req.tenant;
+            ok(id, h.extended_card()?)
+        }
+    };
+    Ok(with_extensions(response, &call.extensions))
+}
+
+/// Params parsed for their method.
+enum Parsed {
+    Send(SendMessageRequest),
+    Stream(SendMessageRequest),
+    Get(GetTaskRequest),
+    List(ListTasksRequest),
+    Cancel(CancelTaskRequest),
+    Subscribe(SubscribeToTaskRequest),
+    PushConfig(String),
+    ExtendedCard(GetExtendedAgentCardRequest),
+}
+
+impl Parsed {
+    fn parse(method: Method, params: Option<&RawValue>) -> Result<Self, A2aError> {
+        Ok(match method {
+            Method::SendMessage => Self::Send(parse_params(params)?),
+            Method::SendStreamingMessage => Self::Stream(parse_params(params)?),
+            Method::GetTask => Self::Get(parse_params(params)?),
+            Method::ListTasks => Self::List(parse_params(params)?),
+            Method::CancelTask => Self::Cancel(parse_params(params)?),
+            Method::SubscribeToTask => Self::Subscribe(parse_params(params)?),
+            Method::CreateTaskPushNotificationConfig => {
+                Self::PushConfig(parse_params::<TaskPushNotificationConfig>(params)?.tenant)
+            }
+            Method::GetTaskPushNotificationConfig | Method::DeleteTaskPushNotificationConfig => {
+                Self::PushConfig(parse_params::<TaskPushNotificationConfigRef>(params)?.tenant)
+            }
+            Method::ListTaskPushNotificationConfigs => {
+                Self::PushConfig(parse_params::<ListTaskPushNotificationConfigsRequest>(params)?.tenant)
+            }
+            Method::GetExtendedAgentCard => Self::ExtendedCard(parse_params(params)?),
+        })
+    }
+
+    fn tenant(&self) -> &str {
+        match self {
+            Self::Send(r) | Self::Stream(r) => &r.tenant,
+            Self::Get(r) => &r.tenant,
+            Self::List(r) => &r.tenant,
+            Self::Cancel(r) => &r.tenant,
+            Self::Subscribe(r) => &r.tenant,
+            Self::PushConfig(t) => t,
+            Self::ExtendedCard(r) => &r.tenant,
+        }
+    }
+}
+
+fn ok<T: Serialize>(id: &Value, result: T) -> Response {
+    let body = serde_json::to_vec(&Success { jsonrpc: "2.0", id, result }).unwrap_or_default();
+    json(StatusCode::OK, body)
+}
+
+/// A JSON-RPC error response: always HTTP 200 (spec §2.2).
+pub fn error_response(id: &Value, error: &A2aError) -> Response {
+    json(StatusCode::OK, ferry_proto::jsonrpc_error_body(id, error))
+}
+
+/// Wraps each stream event in a JSON-RPC response envelope carrying the request id.
+struct RpcFraming {
+    id: Value,
+}
+
+impl SseFraming for RpcFraming {
+    fn event(&self, item: &StreamItem, out: &mut BytesMut) {
+        out.put_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        out.put_slice(&serde_json::to_vec(&self.id).unwrap_or_else(|_| b"null".to_vec()));
+        out.put_slice(b",\"result\":");
+        out.put_slice(&item.json);
+        out.put_u8(b'}');
+    }
+
+    fn error(&self, error: &A2aError, out: &mut BytesMut) {
+        out.put_slice(&ferry_proto::jsonrpc_error_body(&self.id, error));
+    }
+}

@@ -1,0 +1,117 @@
+//! Service parameters (spec §2.1): `A2A-Version` and `A2A-Extensions`.
+
+use crate::config::ServerConfig;
+use axum::http::HeaderMap;
+use ferry_proto::{A2aError, ErrorKind, PROTOCOL_VERSION};
+
+/// The header that carries the protocol version.
+pub const VERSION_HEADER: &str = "a2a-version";
+/// The header that carries extension URIs.
+pub const EXTENSIONS_HEADER: &str = "a2a-extensions";
+
+/// Checks the requested protocol version: `1.x` is accepted; a missing header is 1.0 unless
+/// `strict_version` is set; anything else is VersionNotSupportedError.
+pub fn check_version(headers: &HeaderMap, query: Option<&str>, config: &ServerConfig) -> Result<(), A2aError> {
+    let from_header = headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok()).map(str::trim);
+    let from_query = query.and_then(|q| {
+        q.split('&')
+            .filter_map(|kv| kv.split_once('='))
+            .find(|(k, _)| k.eq_ignore_ascii_case("A2A-Version"))
+            .map(|(_, v)| v.trim())
+    });
+    let requested = from_header.filter(|v| !v.is_empty()).or(from_query.filter(|v| !v.is_empty()));
+    let Some(requested) = requested else {
+        if config.strict_version {
+            return Err(version_error("(none; a missing A2A-Version means 0.3)"));
+        }
+        return Ok(());
+    };
+    let major = requested.split('.').next().unwrap_or_default();
+    let minor_ok = requested.split('.').nth(1).is_none_or(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()));
+    if major == "1" && minor_ok && requested.split('.').count() <= 2 {
+        Ok(())
+    } else {
+        Err(version_error(requested))
+    }
+}
+
+fn version_error(requested: &str) -> A2aError {
+    A2aError::new(
+        ErrorKind::VersionNotSupported,
+        format!("A2A-Version {requested} is not supported; this server speaks {PROTOCOL_VERSION}"),
+    )
+    .with_meta("requestedVersion", requested)
+    .with_meta("supportedVersions", PROTOCOL_VERSION)
+}
+
+/// The extension URIs a request asks for: every `A2A-Extensions` line, split on commas, trimmed.
+pub fn requested_extensions(headers: &HeaderMap) -> Vec<String> {
+    headers
+        .get_all(EXTENSIONS_HEADER)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Activates the requested extensions the agent declared (unknown ones are ignored) and checks
+/// that every required extension was requested.
+pub fn activate_extensions(headers: &HeaderMap, declared: &[String], required: &[String]) -> Result<Vec<String>, A2aError> {
+    let requested = requested_extensions(headers);
+    if let Some(missing) = required.iter().find(|r| !requested.contains(r)) {
+        return Err(A2aError::new(
+            ErrorKind::ExtensionSupportRequired,
+            format!("this agent requires the extension {missing}; activate it with the A2A-Extensions header"),
+        )
+        .with_meta("extension", missing.as_str()));
+    }
+    let mut active: Vec<String> = requested.into_iter().filter(|u| declared.contains(u)).collect();
+    active.dedup();
+    Ok(active)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(*k, HeaderValue::from_static(v));
+        }
+        h
+    }
+
+    #[test]
+    fn versions() {
+        let c = ServerConfig::default();
+        assert!(check_version(&headers(&[("a2a-version", "1.0")]), None, &c).is_ok());
+        assert!(check_version(&headers(&[("a2a-version", "1.1")]), None, &c).is_ok());
+        assert!(check_version(&headers(&[]), None, &c).is_ok());
+        assert!(check_version(&headers(&[]), Some("A2A-Version=1.0"), &c).is_ok());
+        for bad in ["99.0", "0.3", "1.0.1", "one", "2"] {
+            let h = HeaderMap::from_iter([(
+                axum::http::HeaderName::from_static("a2a-version"),
+                HeaderValue::from_str(bad).expect("ascii"),
+            )]);
+            let e = check_version(&h, None, &c).expect_err(bad);
+            assert_eq!(e.kind, ErrorKind::VersionNotSupported, "{bad}");
+        }
+        let strict = ServerConfig { strict_version: true, ..ServerConfig::default() };
+        assert!(check_version(&headers(&[]), None, &strict).is_err());
+    }
+
+    #[test]
+    fn extensions_merge_lines_and_check_required() {
+        let h = headers(&[("a2a-extensions", " urn:a , urn:b"), ("a2a-extensions", "urn:c,,")]);
+        assert_eq!(requested_extensions(&h), ["urn:a", "urn:b", "urn:c"]);
+        let declared = vec!["urn:b".to_owned(), "urn:c".to_owned()];
+        assert_eq!(activate_extensions(&h, &declared, &[]).expect("ok"), ["urn:b", "urn:c"]);
+        let e = activate_extensions(&headers(&[]), &declared, &["urn:c".to_owned()]).expect_err("required");
+        assert_eq!(e.kind, ErrorKind::ExtensionSupportRequired);
+    }
+}

@@ -1,0 +1,76 @@
+//! Server-sent events framing: `id:` = the task's event sequence number, `data:` = one line of
+//! JSON, `: keep-alive` comments on idle streams, and `event: error` for a mid-stream error.
+
+use crate::stream::{StreamItem, TaskStream};
+use axum::body::Body;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+use bytes::{BufMut, Bytes, BytesMut};
+use ferry_proto::A2aError;
+use std::convert::Infallible;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// How a binding wraps each event and each error.
+pub trait SseFraming: Send + 'static {
+    /// Writes the `data:` payload of an event (the `StreamResponse` JSON is in `item`).
+    fn event(&self, item: &StreamItem, out: &mut BytesMut);
+    /// Writes the `data:` payload of an error.
+    fn error(&self, error: &A2aError, out: &mut BytesMut);
+}
+
+const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
+
+/// Turns a task stream into an SSE response that ends when the stream ends.
+///
+/// The stream also ends, cleanly, when `closing` turns true (server shutdown).
+pub fn sse_response<F: SseFraming>(
+    stream: TaskStream,
+    framing: F,
+    keepalive: Duration,
+    closing: watch::Receiver<bool>,
+) -> Response {
+    let state = Some((stream, framing, closing));
+    let body = futures_util::stream::unfold(state, move |state| async move {
+        let (mut stream, framing, mut closing) = state?;
+        let next = tokio::select! {
+            biased;
+            item = stream.next() => Some(item),
+            _ = closing.wait_for(|c| *c) => Some(None),
+            () = tokio::time::sleep(keepalive) => None,
+        };
+        let Some(next) = next else {
+            let keep = Bytes::from_static(KEEP_ALIVE);
+            return Some((Ok::<Bytes, Infallible>(keep), Some((stream, framing, closing))));
+        };
+        let mut out = BytesMut::with_capacity(256);
+        match next {
+            None => None,
+            Some(Ok(item)) => {
+                if let Some(seq) = item.seq {
+                    out.put_slice(b"id: ");
+                    out.put_slice(seq.to_string().as_bytes());
+                    out.put_u8(b'\n');
+                }
+                out.put_slice(b"data: ");
+                framing.event(&item, &mut out);
+                out.put_slice(b"\n\n");
+                Some((Ok(out.freeze()), Some((stream, framing, closing))))
+            }
+            Some(Err(e)) => {
+                out.put_slice(b"event: error\ndata: ");
+                framing.error(&e, &mut out);
+                out.put_slice(b"\n\n");
+                // The error ends the stream: hand back no state, so the next poll finishes.
+                Some((Ok(out.freeze()), None))
+            }
+        }
+    });
+    let mut response = Response::new(Body::from_stream(body));
+    *response.status_mut() = StatusCode::OK;
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    response
+}

@@ -1,0 +1,194 @@
+//! A task's event stream as one subscriber sees it: a first item (the task snapshot, or the
+//! direct reply), then live events in log order, ending at a terminal state (or, for the stream
+//! of a send, when the agent's turn ends).
+//!
+//! A subscriber that falls behind the live channel catches up from the task's event log, so a
+//! slow reader never sees a gap; if the log no longer holds what it missed, the stream ends with
+//! an error instead of silently skipping.
+
+use crate::record::{LiveItem, LoggedEvent, TaskRecord};
+use bytes::Bytes;
+use ferry_proto::{A2aError, ErrorKind, StreamResponse};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use tokio::sync::broadcast::{self, error::RecvError};
+
+/// One item for the wire: the event's ProtoJSON and its sequence number (the SSE `id:`).
+#[derive(Debug, Clone)]
+pub struct StreamItem {
+    /// Sequence number in the task's log (`None` for a direct reply, which has no task).
+    pub seq: Option<u64>,
+    /// The `StreamResponse` as JSON.
+    pub json: Bytes,
+}
+
+impl StreamItem {
+    fn logged(e: &LoggedEvent) -> Self {
+        Self { seq: Some(e.seq), json: e.json().clone() }
+    }
+
+    fn fresh(seq: Option<u64>, event: &StreamResponse) -> Self {
+        Self { seq, json: Bytes::from(serde_json::to_vec(event).unwrap_or_default()) }
+    }
+}
+
+/// The stream of one subscriber.
+#[derive(Debug)]
+pub struct TaskStream {
+    record: Arc<TaskRecord>,
+    rx: broadcast::Receiver<LiveItem>,
+    first: Option<StreamItem>,
+    pending: VecDeque<Arc<LoggedEvent>>,
+    last_seq: Option<u64>,
+    close_after_turn: Option<u64>,
+    turn_over: bool,
+    done: bool,
+}
+
+/// What the first item of a new task's stream turned out to be.
+pub(crate) enum Opening {
+    /// The stream (its first item is ready).
+    Stream(TaskStream),
+    /// The turn failed before any event.
+    Error(A2aError),
+}
+
+impl TaskStream {
+    /// A stream that starts with `snapshot` (already sequenced at `snapshot_seq`).
+    pub(crate) fn with_snapshot(
+        record: Arc<TaskRecord>,
+        rx: broadcast::Receiver<LiveItem>,
+        snapshot: &StreamResponse,
+        snapshot_seq: Option<u64>,
+        close_after_turn: Option<u64>,
+    ) -> Self {
+        Self {
+            first: Some(StreamItem::fresh(snapshot_seq, snapshot)),
+            record,
+            rx,
+            pending: VecDeque::new(),
+            last_seq: snapshot_seq,
+            close_after_turn,
+            turn_over: false,
+            done: false,
+        }
+    }
+
+    /// Waits for the first item of a brand-new task's stream: the task (first logged event), a
+    /// direct reply, or the error that ended the turn before either.
+    pub(crate) async fn open_new(record: Arc<TaskRecord>, rx: broadcast::Receiver<LiveItem>, turn: u64) -> Opening {
+        let mut s = Self {
+            record,
+            rx,
+            first: None,
+            pending: VecDeque::new(),
+            last_seq: None,
+            close_after_turn: Some(turn),
+            turn_over: false,
+            done: false,
+        };
+        match s.next().await {
+            Some(Ok(item)) => {
+                s.first = Some(item);
+                Opening::Stream(s)
+            }
+            Some(Err(e)) => Opening::Error(e),
+            None => {
+                let early = s.record.data.lock().early_error.clone();
+                Opening::Error(early.unwrap_or_else(|| {
+                    A2aError::new(ErrorKind::InvalidAgentResponse, "the agent ended its turn without a reply or a task")
+                }))
+            }
+        }
+    }
+
+    /// The task this stream follows.
+    pub fn task_id(&self) -> &str {
+        &self.record.id
+    }
+
+    /// The next item; `None` when the stream is over.
+    pub async fn next(&mut self) -> Option<Result<StreamItem, A2aError>> {
+        if let Some(first) = self.first.take() {
+            return Some(Ok(first));
+        }
+        loop {
+            if self.done {
+                return None;
+            }
+            if let Some(e) = self.pending.pop_front() {
+                if let Some(item) = self.deliver(&e) {
+                    return Some(Ok(item));
+                }
+                continue;
+            }
+            if self.turn_over {
+                self.done = true;
+                return None;
+            }
+            match self.rx.recv().await {
+                Ok(LiveItem::Event(e)) => {
+                    if let Some(item) = self.deliver(&e) {
+                        return Some(Ok(item));
+                    }
+                }
+                Ok(LiveItem::Reply(m)) => {
+                    self.done = true;
+                    return Some(Ok(StreamItem::fresh(None, &StreamResponse::Message((*m).clone()))));
+                }
+                Ok(LiveItem::TurnEnded(n)) => {
+                    if self.close_after_turn.is_some_and(|t| n >= t) {
+                        self.done = true;
+                        return None;
+                    }
+                }
+                Err(RecvError::Lagged(_)) => {
+                    if let Err(e) = self.catch_up() {
+                        self.done = true;
+                        return Some(Err(e));
+                    }
+                }
+                Err(RecvError::Closed) => {
+                    self.done = true;
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Delivers a logged event unless it was already delivered; marks the end at terminal.
+    fn deliver(&mut self, e: &LoggedEvent) -> Option<StreamItem> {
+        if self.last_seq.is_some_and(|last| e.seq <= last) {
+            return None;
+        }
+        self.last_seq = Some(e.seq);
+        if e.state_after.is_terminal() {
+            self.done = true;
+        }
+        Some(StreamItem::logged(e))
+    }
+
+    /// Refills from the event log after the live channel dropped items for this subscriber.
+    fn catch_up(&mut self) -> Result<(), A2aError> {
+        let after = self.last_seq.map_or(0, |s| s + 1);
+        let missed = self.record.events_after(self.last_seq.unwrap_or(0));
+        let missed: Vec<_> = if self.last_seq.is_none() {
+            self.record.data.lock().log.iter().cloned().collect()
+        } else {
+            missed
+        };
+        if let Some(first) = missed.first() {
+            if first.seq > after {
+                return Err(A2aError::internal(format!(
+                    "the stream fell behind and events {after}..{} are no longer kept",
+                    first.seq
+                )));
+            }
+        }
+        self.pending.extend(missed);
+        if let Some(turn) = self.close_after_turn {
+            self.turn_over = self.record.data.lock().turns_finished >= turn;
+        }
+        Ok(())
+    }
+}
