@@ -132,6 +132,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route(&format!("{rpc}{WELL_KNOWN_CARD_PATH}"), get(card))
         .route(&format!("{rest}{WELL_KNOWN_CARD_PATH}"), get(card))
         .route(&rpc, post(jsonrpc::handle))
+        // Clients that join the interface URL with "/" (httpx base_url does) post here.
+        .route(&format!("{rpc}/"), post(jsonrpc::handle))
         .route(&format!("{rest}/{{*path}}"), any(rest::handle))
         .layer(DefaultBodyLimit::max(limit))
         .with_state(state)

@@ -93,7 +93,7 @@ impl RequestHandler {
     pub async fn send_message(&self, call: &CallContext, req: SendMessageRequest) -> Result<SendMessageResponse, A2aError> {
         let config = req.configuration.clone().unwrap_or_default();
         check_history_length(config.history_length)?;
-        let started = self.start(call, req)?;
+        let started = self.start(call, req, false)?;
         let record = started.record;
         loop {
             let changed = record.changed.notified();
@@ -134,7 +134,7 @@ impl RequestHandler {
         }
         let history_length = req.configuration.as_ref().and_then(|c| c.history_length);
         check_history_length(history_length)?;
-        let started = self.start(call, req)?;
+        let started = self.start(call, req, true)?;
         match started.stream {
             Some(StartStream::New(rx)) => match TaskStream::open_new(started.record, rx, started.turn).await {
                 Opening::Stream(s) => Ok(s),
@@ -146,9 +146,9 @@ impl RequestHandler {
     }
 
     /// Validates a send, then creates the task record or continues the existing task, and starts
-    /// the agent's turn. The returned record is subscribed before the turn starts, so a stream
-    /// misses nothing.
-    fn start(&self, call: &CallContext, req: SendMessageRequest) -> Result<Started, A2aError> {
+    /// the agent's turn. With `want_stream`, the record is subscribed before the turn starts, so
+    /// the stream misses nothing.
+    fn start(&self, call: &CallContext, req: SendMessageRequest, want_stream: bool) -> Result<Started, A2aError> {
         self.check_tenant(call)?;
         let mut message = req.message;
         validate_message(&message)?;
@@ -215,19 +215,21 @@ impl RequestHandler {
             data.turns_started += 1;
             let turn = data.turns_started;
             let start_seq = data.next_seq;
-            let rx = TaskRecord::subscribe_locked(&mut data);
-            let stream = if is_new {
-                StartStream::New(rx)
-            } else {
-                let snapshot_seq = data.next_seq.checked_sub(1);
-                let snapshot = StreamResponse::Task(shaped_task(&data.task, None, true));
-                StartStream::Existing(Box::new(TaskStream::with_snapshot(
-                    record.clone(),
-                    rx,
-                    &snapshot,
-                    snapshot_seq,
-                    Some(turn),
-                )))
+            let stream = match (want_stream, is_new) {
+                (false, _) => None,
+                (true, true) => Some(StartStream::New(TaskRecord::subscribe_locked(&mut data))),
+                (true, false) => {
+                    let rx = TaskRecord::subscribe_locked(&mut data);
+                    let snapshot_seq = data.next_seq.checked_sub(1);
+                    let snapshot = StreamResponse::Task(shaped_task(&data.task, None, true));
+                    Some(StartStream::Existing(Box::new(TaskStream::with_snapshot(
+                        record.clone(),
+                        rx,
+                        &snapshot,
+                        snapshot_seq,
+                        Some(turn),
+                    ))))
+                }
             };
             (turn, start_seq, task_before, stream)
         };
@@ -245,7 +247,7 @@ impl RequestHandler {
         };
         let handle = tokio::spawn(run_turn(self.executor.clone(), ctx, record.clone(), self.store.clone(), turn));
         record.data.lock().running = Some(handle.abort_handle());
-        Ok(Started { record, turn, start_seq, is_new, stream: Some(stream) })
+        Ok(Started { record, turn, start_seq, is_new, stream })
     }
 
     /// `GetTask`.

@@ -1,12 +1,177 @@
-//! `ferry bench`: placeholder until the load generator lands.
+//! `ferry bench`: a closed-loop load generator for A2A servers.
+//!
+//! Each of `--connections` HTTP/1.1 keep-alive connections sends one request, waits for the whole
+//! answer, and sends the next, for `--duration` seconds. `send` mode measures JSON-RPC
+//! `SendMessage` (requests/s and latency percentiles); `stream` mode measures complete
+//! `SendStreamingMessage` streams (streams/s, time to the end of each stream). Results are
+//! printed as text or JSON; compare runs as ratios, not absolute numbers, since they depend on
+//! the machine.
 
-use clap::Args;
+use anyhow::{Context, bail};
+use bytes::Bytes;
+use clap::{Args, ValueEnum};
+use http_body_util::{BodyExt, Full};
+use hyper::Request;
+use hyper_util::rt::TokioIo;
+use std::time::{Duration, Instant};
+use tokio::net::TcpStream;
+
+/// What to measure.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum BenchMode {
+    /// Blocking JSON-RPC SendMessage.
+    Send,
+    /// JSON-RPC SendStreamingMessage, read to the end of the stream.
+    Stream,
+}
 
 /// Flags of `ferry bench`.
 #[derive(Debug, Args)]
-pub struct BenchArgs {}
+pub struct BenchArgs {
+    /// JSON-RPC endpoint of the server under test (e.g. http://127.0.0.1:8765/jsonrpc).
+    #[arg(long, default_value = "http://127.0.0.1:8765/jsonrpc")]
+    url: String,
+    /// What to measure.
+    #[arg(long, value_enum, default_value = "send")]
+    mode: BenchMode,
+    /// Concurrent connections.
+    #[arg(long, default_value_t = 32)]
+    connections: usize,
+    /// Seconds to run (after a one-second warm-up).
+    #[arg(long, default_value_t = 10)]
+    duration: u64,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
 
-/// Runs the benchmark.
-pub fn run(_args: BenchArgs) -> anyhow::Result<()> {
-    anyhow::bail!("not yet")
+/// Runs the benchmark on a current-thread runtime (one core for the load generator).
+pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting the runtime")?;
+    rt.block_on(bench(args))
+}
+
+/// Host, port and path of a plain-http URL.
+fn split_url(url: &str) -> anyhow::Result<(String, String)> {
+    let Some(rest) = url.strip_prefix("http://") else {
+        bail!("only http:// URLs are supported by the load generator, got {url}");
+    };
+    let (authority, path) = rest.split_once('/').map_or((rest, "/".to_owned()), |(a, p)| (a, format!("/{p}")));
+    Ok((authority.to_owned(), path))
+}
+
+fn request_body(mode: BenchMode) -> Bytes {
+    let method = match mode {
+        BenchMode::Send => "SendMessage",
+        BenchMode::Stream => "SendStreamingMessage",
+    };
+    Bytes::from(format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{"message":{{"messageId":"bench-1","role":"ROLE_USER","parts":[{{"text":"hello ferry"}}]}}}}}}"#
+    ))
+}
+
+async fn bench(args: BenchArgs) -> anyhow::Result<()> {
+    let (authority, path) = split_url(&args.url)?;
+    let body = request_body(args.mode);
+    let warmup = Duration::from_secs(1);
+    let duration = Duration::from_secs(args.duration.max(1));
+    let start = Instant::now();
+    let measure_from = start + warmup;
+    let stop_at = measure_from + duration;
+    let mut workers = Vec::with_capacity(args.connections);
+    for _ in 0..args.connections.max(1) {
+        let (authority, path, body) = (authority.clone(), path.clone(), body.clone());
+        workers.push(tokio::spawn(connection_loop(authority, path, body, measure_from, stop_at)));
+    }
+    let mut latencies_us: Vec<u32> = Vec::new();
+    let mut errors = 0u64;
+    for w in workers {
+        let r = w.await.context("a load connection panicked")??;
+        latencies_us.extend(r.latencies_us);
+        errors += r.errors;
+    }
+    if latencies_us.is_empty() {
+        bail!("no request completed ({errors} errors); is the server at {} running?", args.url);
+    }
+    latencies_us.sort_unstable();
+    let pct = |p: f64| {
+        let i = ((latencies_us.len() as f64 - 1.0) * p).round() as usize;
+        f64::from(latencies_us[i]) / 1000.0
+    };
+    let rate = latencies_us.len() as f64 / duration.as_secs_f64();
+    let unit = if args.mode == BenchMode::Send { "requests/s" } else { "streams/s" };
+    if args.json {
+        let out = serde_json::json!({
+            "mode": format!("{:?}", args.mode).to_lowercase(), "url": args.url,
+            "connections": args.connections, "durationSecs": args.duration,
+            "completed": latencies_us.len(), "errors": errors, "perSecond": rate,
+            "p50Ms": pct(0.50), "p90Ms": pct(0.90), "p99Ms": pct(0.99), "maxMs": pct(1.0),
+        });
+        println!("{out}");
+    } else {
+        println!(
+            "{:?} x{} for {}s: {:.0} {unit}, p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, max {:.3} ms, {} errors",
+            args.mode,
+            args.connections,
+            args.duration,
+            rate,
+            pct(0.50),
+            pct(0.90),
+            pct(0.99),
+            pct(1.0),
+            errors
+        );
+    }
+    Ok(())
+}
+
+/// What one connection measured.
+struct ConnectionResult {
+    latencies_us: Vec<u32>,
+    errors: u64,
+}
+
+async fn connection_loop(
+    authority: String,
+    path: String,
+    body: Bytes,
+    measure_from: Instant,
+    stop_at: Instant,
+) -> anyhow::Result<ConnectionResult> {
+    let stream = TcpStream::connect(&authority).await.with_context(|| format!("connecting to {authority}"))?;
+    stream.set_nodelay(true).ok();
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
+    tokio::spawn(conn);
+    let mut result = ConnectionResult { latencies_us: Vec::with_capacity(1 << 16), errors: 0 };
+    loop {
+        let now = Instant::now();
+        if now >= stop_at {
+            break;
+        }
+        let req = Request::post(path.as_str())
+            .header("host", authority.as_str())
+            .header("content-type", "application/json")
+            .header("a2a-version", "1.0")
+            .body(Full::new(body.clone()))?;
+        let ok = match sender.send_request(req).await {
+            Ok(resp) => {
+                let status_ok = resp.status().is_success();
+                let collected = resp.into_body().collect().await;
+                status_ok && collected.is_ok_and(|b| !b.to_bytes().windows(8).any(|w| w == b"\"error\":"))
+            }
+            Err(_) => false,
+        };
+        if now >= measure_from {
+            if ok {
+                let us = u32::try_from(now.elapsed().as_micros()).unwrap_or(u32::MAX);
+                result.latencies_us.push(us);
+            } else {
+                result.errors += 1;
+            }
+        }
+        if !ok && sender.ready().await.is_err() {
+            break;
+        }
+    }
+    Ok(result)
 }

