@@ -2,7 +2,8 @@
 //! translators over it.
 
 use crate::config::ServerConfig;
-use crate::record::{TaskRecord, shaped_task};
+use crate::record::{TaskRecord, TaskView, shaped_task};
+use bytes::Bytes;
 use crate::store::TaskStore;
 use crate::stream::{Opening, TaskStream};
 use crate::turn::{TurnTarget, finish_turn, run_turn};
@@ -90,7 +91,7 @@ impl RequestHandler {
 
     /// `SendMessage`: creates or continues a task and, unless `returnImmediately`, waits for a
     /// terminal or interrupted state (or the end of the agent's turn).
-    pub async fn send_message(&self, call: &CallContext, req: SendMessageRequest) -> Result<SendMessageResponse, A2aError> {
+    pub async fn send_message(&self, call: &CallContext, req: SendMessageRequest) -> Result<JsonDoc, A2aError> {
         let config = req.configuration.clone().unwrap_or_default();
         check_history_length(config.history_length)?;
         let started = self.start(call, req, false)?;
@@ -100,7 +101,7 @@ impl RequestHandler {
             {
                 let data = record.data.lock();
                 if let Some(reply) = &data.reply {
-                    return Ok(SendMessageResponse::Message(reply.clone()));
+                    return Ok(JsonDoc::of(&SendMessageResponse::Message(reply.clone())));
                 }
                 if let Some(e) = &data.early_error {
                     return Err(e.clone());
@@ -115,10 +116,10 @@ impl RequestHandler {
                             Some(StreamResponse::Task(t)) if started.is_new => t,
                             _ => &data.task,
                         };
-                        return Ok(SendMessageResponse::Task(shaped_task(created, config.history_length, true)));
+                        return Ok(JsonDoc::send_task(TaskView { task: created, history_length: config.history_length, with_artifacts: true }));
                     }
                     if settled || turn_over {
-                        return Ok(SendMessageResponse::Task(shaped_task(&data.task, config.history_length, true)));
+                        return Ok(JsonDoc::send_task(TaskView { task: &data.task, history_length: config.history_length, with_artifacts: true }));
                     }
                 }
             }
@@ -251,11 +252,11 @@ impl RequestHandler {
     }
 
     /// `GetTask`.
-    pub fn get_task(&self, call: &CallContext, req: &GetTaskRequest) -> Result<Task, A2aError> {
+    pub fn get_task(&self, call: &CallContext, req: &GetTaskRequest) -> Result<JsonDoc, A2aError> {
         check_history_length(req.history_length)?;
         let record = self.find(call, &req.id)?;
         let data = record.data.lock();
-        Ok(shaped_task(&data.task, req.history_length, true))
+        Ok(JsonDoc::of(&TaskView { task: &data.task, history_length: req.history_length, with_artifacts: true }))
     }
 
     /// `ListTasks` (spec §4.11): newest status first, opaque cursor, filters.
@@ -307,7 +308,7 @@ impl RequestHandler {
     }
 
     /// `CancelTask`: asks the agent, then makes sure the task ends CANCELED.
-    pub async fn cancel_task(&self, call: &CallContext, req: &CancelTaskRequest) -> Result<Task, A2aError> {
+    pub async fn cancel_task(&self, call: &CallContext, req: &CancelTaskRequest) -> Result<JsonDoc, A2aError> {
         let record = self.find(call, &req.id)?;
         let task_before = {
             let data = record.data.lock();
@@ -350,7 +351,7 @@ impl RequestHandler {
         }
         finish_turn(&record, turn);
         let data = record.data.lock();
-        Ok(shaped_task(&data.task, None, true))
+        Ok(JsonDoc::of(&TaskView { task: &data.task, history_length: None, with_artifacts: true }))
     }
 
     /// `SubscribeToTask`: the current task first, then live events until terminal.
@@ -384,6 +385,32 @@ impl RequestHandler {
     /// `GetExtendedAgentCard`: not declared, so UnsupportedOperation (spec §8.7).
     pub fn extended_card(&self) -> Result<ferry_proto::AgentCard, A2aError> {
         Err(A2aError::unsupported("this agent has no extended agent card (capabilities.extendedAgentCard is not set)"))
+    }
+}
+
+/// A response body serialized once, under the task's lock, instead of cloning the task to
+/// serialize it later. Bindings wrap it (JSON-RPC) or send it as is (REST).
+#[derive(Debug, Clone)]
+pub struct JsonDoc(pub Bytes);
+
+impl JsonDoc {
+    /// Serializes `value`.
+    pub fn of<T: serde::Serialize + ?Sized>(value: &T) -> Self {
+        Self(Bytes::from(serde_json::to_vec(value).unwrap_or_default()))
+    }
+
+    /// A `SendMessageResponse` holding a task: `{"task": …}`.
+    fn send_task(view: TaskView<'_>) -> Self {
+        #[derive(serde::Serialize)]
+        struct Envelope<'a> {
+            task: TaskView<'a>,
+        }
+        Self::of(&Envelope { task: view })
+    }
+
+    /// Parses the document back into a wire type (for library callers and tests).
+    pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_slice(&self.0)
     }
 }
 

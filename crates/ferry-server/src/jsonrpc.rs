@@ -3,15 +3,15 @@
 //! parameters (version, extensions).
 
 use crate::app::AppState;
-use crate::handler::CallContext;
+use crate::handler::{CallContext, JsonDoc};
 use crate::params;
 use crate::response::{is_json_content_type, json, with_extensions};
 use crate::sse::{SseFraming, sse_response};
 use crate::stream::StreamItem;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::Response;
-use bytes::{BufMut, Bytes, BytesMut};
+use bytes::{BufMut, BytesMut};
 use ferry_proto::{
     A2aError, CancelTaskRequest, ErrorKind, GetExtendedAgentCardRequest, GetTaskRequest, JsonRpcRequest,
     ListTaskPushNotificationConfigsRequest, ListTasksRequest, SendMessageRequest, SubscribeToTaskRequest,
@@ -66,9 +66,25 @@ struct Success<'a, T: Serialize> {
     result: T,
 }
 
-/// Handles a POST to the JSON-RPC endpoint.
-pub async fn handle(State(app): State<Arc<AppState>>, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+/// Handles a POST to the JSON-RPC endpoint. Takes the request whole so that nothing of it is
+/// copied before it is needed.
+pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Response {
     let null = Value::Null;
+    let (parts, body) = request.into_parts();
+    let (uri, headers) = (parts.uri, parts.headers);
+    let body = match axum::body::to_bytes(body, app.config.max_body_bytes).await {
+        Ok(b) => b,
+        Err(_) => {
+            let limit = app.config.max_body_bytes;
+            let e = A2aError::new(
+                ErrorKind::InvalidRequest,
+                format!("the request body could not be read within the limit of {limit} bytes"),
+            );
+            let mut r = error_response(&null, &e);
+            *r.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
+            return r;
+        }
+    };
     if !is_json_content_type(headers.get(header::CONTENT_TYPE)) {
         let e = A2aError::new(ErrorKind::ContentTypeNotSupported, "the request content type must be application/json");
         return error_response(&null, &e);
@@ -127,14 +143,14 @@ async fn dispatch(
     let mut call = CallContext { tenant: parsed.tenant().to_owned(), extensions, caller: None };
     let h = &app.handler;
     let response = match parsed {
-        Parsed::Send(req) => ok(id, h.send_message(&call, req).await?),
+        Parsed::Send(req) => ok_doc(id, &h.send_message(&call, req).await?),
         Parsed::Stream(req) => {
             let stream = h.send_streaming(&call, req).await?;
             sse_response(stream, RpcFraming { id: id.clone() }, app.config.sse_keepalive(), app.closing.subscribe())
         }
-        Parsed::Get(req) => ok(id, h.get_task(&call, &req)?),
+        Parsed::Get(req) => ok_doc(id, &h.get_task(&call, &req)?),
         Parsed::List(req) => ok(id, h.list_tasks(&call, &req)?),
-        Parsed::Cancel(req) => ok(id, h.cancel_task(&call, &req).await?),
+        Parsed::Cancel(req) => ok_doc(id, &h.cancel_task(&call, &req).await?),
         Parsed::Subscribe(req) => {
             let stream = h.subscribe(&call, &req)?;
             sse_response(stream, RpcFraming { id: id.clone() }, app.config.sse_keepalive(), app.closing.subscribe())
@@ -197,6 +213,19 @@ impl Parsed {
 
 fn ok<T: Serialize>(id: &Value, result: T) -> Response {
     let body = serde_json::to_vec(&Success { jsonrpc: "2.0", id, result }).unwrap_or_default();
+    json(StatusCode::OK, body)
+}
+
+/// A success envelope around a pre-serialized result.
+fn ok_doc(id: &Value, doc: &JsonDoc) -> Response {
+    let mut body = Vec::with_capacity(doc.0.len() + 48);
+    body.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    if serde_json::to_writer(&mut body, id).is_err() {
+        body.extend_from_slice(b"null");
+    }
+    body.extend_from_slice(b",\"result\":");
+    body.extend_from_slice(&doc.0);
+    body.push(b'}');
     json(StatusCode::OK, body)
 }
 

@@ -34,7 +34,7 @@ mod turn;
 pub use app::{A2aServer, AppState, router};
 pub use card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
 pub use config::ServerConfig;
-pub use handler::{CallContext, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, RequestHandler};
+pub use handler::{CallContext, DEFAULT_PAGE_SIZE, JsonDoc, MAX_PAGE_SIZE, RequestHandler};
 pub use params::{EXTENSIONS_HEADER, VERSION_HEADER};
 pub use store::{InMemoryTaskStore, StoreError, TaskStore};
 pub use stream::{StreamItem, TaskStream};

@@ -104,7 +104,7 @@ impl TaskRecord {
             tenant,
             data: Mutex::new(TaskData {
                 task,
-                log: VecDeque::new(),
+                log: VecDeque::with_capacity(8),
                 next_seq: 0,
                 status_seq: 0,
                 published: false,
@@ -182,19 +182,63 @@ impl TaskRecord {
     }
 }
 
+/// A borrowed view of a task shaped for output: history cut to the `history_length` most recent
+/// messages (`None`: all; 0: none), artifacts only when asked. Serializing it copies nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct TaskView<'a> {
+    /// The task.
+    pub task: &'a Task,
+    /// History limit.
+    pub history_length: Option<i32>,
+    /// Include artifacts.
+    pub with_artifacts: bool,
+}
+
+impl TaskView<'_> {
+    fn history(&self) -> &[Message] {
+        let h = &self.task.history;
+        let keep = match self.history_length {
+            None => h.len(),
+            Some(n) => usize::try_from(n).unwrap_or(0).min(h.len()),
+        };
+        &h[h.len() - keep..]
+    }
+}
+
+impl serde::Serialize for TaskView<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let t = self.task;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("id", &t.id)?;
+        if !t.context_id.is_empty() {
+            m.serialize_entry("contextId", &t.context_id)?;
+        }
+        m.serialize_entry("status", &t.status)?;
+        if self.with_artifacts && !t.artifacts.is_empty() {
+            m.serialize_entry("artifacts", &t.artifacts)?;
+        }
+        let history = self.history();
+        if !history.is_empty() {
+            m.serialize_entry("history", history)?;
+        }
+        if let Some(md) = &t.metadata {
+            m.serialize_entry("metadata", md)?;
+        }
+        m.end()
+    }
+}
+
 /// A copy of `task` with its history cut to the `history_length` most recent messages
 /// (`None`: all; 0: none) and without artifacts unless `with_artifacts`.
 pub fn shaped_task(task: &Task, history_length: Option<i32>, with_artifacts: bool) -> Task {
-    let keep = match history_length {
-        None => task.history.len(),
-        Some(n) => usize::try_from(n).unwrap_or(0).min(task.history.len()),
-    };
+    let view = TaskView { task, history_length, with_artifacts };
     Task {
         id: task.id.clone(),
         context_id: task.context_id.clone(),
         status: task.status.clone(),
         artifacts: if with_artifacts { task.artifacts.clone() } else { Vec::new() },
-        history: task.history[task.history.len() - keep..].to_vec(),
+        history: view.history().to_vec(),
         metadata: task.metadata.clone(),
     }
 }

@@ -5,7 +5,7 @@
 //! only when the path does not already match a route without one.
 
 use crate::app::AppState;
-use crate::handler::CallContext;
+use crate::handler::{CallContext, JsonDoc};
 use crate::params;
 use crate::response::{is_json_content_type, json, with_extensions};
 use crate::sse::{SseFraming, sse_response};
@@ -155,17 +155,17 @@ async fn serve(
     let h = &app.handler;
     let keepalive = app.config.sse_keepalive();
     let response = match route {
-        Route::Send => ok(h.send_message(&call, send_body(&body, &call)?).await?),
+        Route::Send => ok_doc(h.send_message(&call, send_body(&body, &call)?).await?),
         Route::Stream => sse_response(h.send_streaming(&call, send_body(&body, &call)?).await?, RestFraming(app.config.error_table), keepalive, app.closing.subscribe()),
         Route::ListTasks => ok(h.list_tasks(&call, &list_query(query)?)?),
         Route::GetTask(id) => {
             let history_length = query_pairs(query).find(|(k, _)| is_key(k, "historyLength")).map(|(_, v)| parse_int("historyLength", &v)).transpose()?;
-            ok(h.get_task(&call, &GetTaskRequest { tenant: call.tenant.clone(), id, history_length })?)
+            ok_doc(h.get_task(&call, &GetTaskRequest { tenant: call.tenant.clone(), id, history_length })?)
         }
         Route::Cancel(id) => {
             let mut req: CancelTaskRequest = optional_body(&body, serde_json::json!({"id": id}))?;
             req.id = id;
-            ok(h.cancel_task(&call, &req).await?)
+            ok_doc(h.cancel_task(&call, &req).await?)
         }
         Route::Subscribe(id) => {
             let req = SubscribeToTaskRequest { tenant: call.tenant.clone(), id };
@@ -280,6 +280,10 @@ fn list_query(query: &str) -> Result<ListTasksRequest, A2aError> {
         }
     }
     Ok(req)
+}
+
+fn ok_doc(doc: JsonDoc) -> Response {
+    json(StatusCode::OK, doc.0)
 }
 
 fn ok<T: Serialize>(result: T) -> Response {
