@@ -355,7 +355,17 @@ impl RequestHandler {
     }
 
     /// `SubscribeToTask`: the current task first, then live events until terminal.
-    pub fn subscribe(&self, call: &CallContext, req: &SubscribeToTaskRequest) -> Result<TaskStream, A2aError> {
+    ///
+    /// With `resume_after` (the SSE `Last-Event-ID` a client saw last), the stream replays the
+    /// events after that sequence number from the task's log instead of starting with a snapshot,
+    /// so a dropped stream resumes without loss or duplicates. When the log no longer holds
+    /// them, the stream starts with the snapshot as usual.
+    pub fn subscribe(
+        &self,
+        call: &CallContext,
+        req: &SubscribeToTaskRequest,
+        resume_after: Option<u64>,
+    ) -> Result<TaskStream, A2aError> {
         if !self.streaming() {
             return Err(A2aError::unsupported("this agent does not stream (capabilities.streaming is false)"));
         }
@@ -370,6 +380,14 @@ impl RequestHandler {
             .with_meta("taskId", record.id.as_str()));
         }
         let rx = TaskRecord::subscribe_locked(&mut data);
+        if let Some(after) = resume_after {
+            let replay_complete = data.log.front().is_some_and(|e| e.seq <= after + 1) && after < data.next_seq;
+            if replay_complete {
+                let missed = data.log.iter().filter(|e| e.seq > after).cloned().collect();
+                drop(data);
+                return Ok(TaskStream::resumed(record.clone(), rx, after, missed));
+            }
+        }
         let snapshot = StreamResponse::Task(shaped_task(&data.task, None, true));
         let seq = data.next_seq.checked_sub(1);
         drop(data);

@@ -152,7 +152,7 @@ async fn dispatch(
         Parsed::List(req) => ok(id, h.list_tasks(&call, &req)?),
         Parsed::Cancel(req) => ok_doc(id, &h.cancel_task(&call, &req).await?),
         Parsed::Subscribe(req) => {
-            let stream = h.subscribe(&call, &req)?;
+            let stream = h.subscribe(&call, &req, params::last_event_id(headers))?;
             sse_response(stream, RpcFraming { id: id.clone() }, app.config.sse_keepalive(), app.closing.subscribe())
         }
         Parsed::PushConfig(_) => return Err(h.push_config_unsupported()),

@@ -73,6 +73,11 @@ pub fn activate_extensions(headers: &HeaderMap, declared: &[String], required: &
     Ok(active)
 }
 
+/// The SSE `Last-Event-ID` a reconnecting client sends (ferry's event ids are sequence numbers).
+pub fn last_event_id(headers: &HeaderMap) -> Option<u64> {
+    headers.get("last-event-id")?.to_str().ok()?.trim().parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

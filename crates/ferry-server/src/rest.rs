@@ -169,7 +169,7 @@ async fn serve(
         }
         Route::Subscribe(id) => {
             let req = SubscribeToTaskRequest { tenant: call.tenant.clone(), id };
-            sse_response(h.subscribe(&call, &req)?, RestFraming(app.config.error_table), keepalive, app.closing.subscribe())
+            sse_response(h.subscribe(&call, &req, params::last_event_id(headers))?, RestFraming(app.config.error_table), keepalive, app.closing.subscribe())
         }
         Route::PushConfigs(_) | Route::PushConfig(..) => return Err(h.push_config_unsupported().into()),
         Route::ExtendedCard => ok(h.extended_card()?),

@@ -74,6 +74,25 @@ impl TaskStream {
         }
     }
 
+    /// A stream that resumes after sequence number `after`, replaying `missed` first.
+    pub(crate) fn resumed(
+        record: Arc<TaskRecord>,
+        rx: broadcast::Receiver<LiveItem>,
+        after: u64,
+        missed: Vec<Arc<LoggedEvent>>,
+    ) -> Self {
+        Self {
+            first: None,
+            record,
+            rx,
+            pending: missed.into(),
+            last_seq: Some(after),
+            close_after_turn: None,
+            turn_over: false,
+            done: false,
+        }
+    }
+
     /// Waits for the first item of a brand-new task's stream: the task (first logged event), a
     /// direct reply, or the error that ended the turn before either.
     pub(crate) async fn open_new(record: Arc<TaskRecord>, rx: broadcast::Receiver<LiveItem>, turn: u64) -> Opening {
