@@ -338,7 +338,8 @@ async def scenario_turns(h: Harness) -> None:
         print(f"  turn {turn}:", flush=True)
         msg = user_message(
             f"ferry-turns-3-{uuid.uuid4()}",
-            [new_text_part(f"this is turn {turn}")],
+            # No "turn N" in our own text: the artifact check must see the agent's words.
+            [new_text_part(f"ferry interop message {turn} of 3")],
             task_id=task_id,
             context_id=context_id,
         )

@@ -160,11 +160,8 @@ impl AgentExecutor for ConformanceAgent {
 /// `ferry-turns-3`: INPUT_REQUIRED after the first and second message, COMPLETED after the
 /// third, with an artifact on every turn that says which turn it was.
 fn three_turns(ctx: &RequestContext, events: &EventSink) -> Result<(), AgentError> {
-    let turn = ctx
-        .task
-        .as_ref()
-        .map_or(0, |t| t.history.iter().filter(|m| m.role == Role::User).count())
-        .max(1);
+    // `ctx.task` is the task before this turn: its user messages are the earlier turns.
+    let turn = ctx.task.as_ref().map_or(0, |t| t.history.iter().filter(|m| m.role == Role::User).count()) + 1;
     events.working(None)?;
     let id = format!("turn-{turn}");
     let note = format!("turn {turn} of {TURNS}: got {:?}", ctx.message.text());
