@@ -77,7 +77,7 @@ impl RequestHandler {
     }
 
     fn check_tenant(&self, call: &CallContext) -> Result<(), A2aError> {
-        if self.config.tenants.is_empty() || self.config.tenants.iter().any(|t| *t == call.tenant) {
+        if self.config.tenants.is_empty() || self.config.tenants.contains(&call.tenant) {
             Ok(())
         } else {
             Err(A2aError::invalid_params(format!("unknown tenant {:?}", call.tenant)).with_violation("tenant", "not served here"))

@@ -157,11 +157,11 @@ impl TaskRecord {
 
     /// Sends a live item to current subscribers (if any).
     pub fn broadcast_locked(data: &mut TaskData, item: LiveItem) {
-        if let Some(tx) = &data.live {
-            if tx.send(item).is_err() {
-                // Nobody listens any more: drop the channel so idle tasks hold no buffer.
-                data.live = None;
-            }
+        if let Some(tx) = &data.live
+            && tx.send(item).is_err()
+        {
+            // Nobody listens any more: drop the channel so idle tasks hold no buffer.
+            data.live = None;
         }
     }
 

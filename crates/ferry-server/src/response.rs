@@ -15,10 +15,10 @@ pub fn json(status: StatusCode, body: impl Into<Body>) -> Response {
 
 /// Echoes the activated extension URIs in `A2A-Extensions` (spec §11, SHOULD).
 pub fn with_extensions(mut r: Response, activated: &[String]) -> Response {
-    if !activated.is_empty() {
-        if let Ok(v) = HeaderValue::from_str(&activated.join(", ")) {
-            r.headers_mut().insert(EXTENSIONS_HEADER, v);
-        }
+    if !activated.is_empty()
+        && let Ok(v) = HeaderValue::from_str(&activated.join(", "))
+    {
+        r.headers_mut().insert(EXTENSIONS_HEADER, v);
     }
     r
 }

@@ -189,25 +189,21 @@ impl TaskStream {
 
     /// Refills from the event log after the live channel dropped items for this subscriber.
     fn catch_up(&mut self) -> Result<(), A2aError> {
-        let after = self.last_seq.map_or(0, |s| s + 1);
-        let missed = self.record.events_after(self.last_seq.unwrap_or(0));
-        let missed: Vec<_> = if self.last_seq.is_none() {
-            self.record.data.lock().log.iter().cloned().collect()
-        } else {
-            missed
-        };
-        if let Some(first) = missed.first() {
-            if first.seq > after {
-                return Err(A2aError::internal(format!(
-                    "the stream fell behind and events {after}..{} are no longer kept",
-                    first.seq
-                )));
-            }
+        let data = self.record.data.lock();
+        let last = self.last_seq;
+        let missed: Vec<_> = data.log.iter().filter(|e| last.is_none_or(|l| e.seq > l)).cloned().collect();
+        let expected = last.map_or(0, |s| s + 1);
+        if let Some(first) = missed.first()
+            && first.seq > expected
+        {
+            return Err(A2aError::internal(format!(
+                "the stream fell behind and events {expected}..{} are no longer kept",
+                first.seq
+            )));
         }
+        self.turn_over = self.close_after_turn.is_some_and(|t| data.turns_finished >= t);
+        drop(data);
         self.pending.extend(missed);
-        if let Some(turn) = self.close_after_turn {
-            self.turn_over = self.record.data.lock().turns_finished >= turn;
-        }
         Ok(())
     }
 }
