@@ -44,14 +44,20 @@ pub struct EventSink {
 
 impl fmt::Debug for EventSink {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("EventSink").field("task_id", &self.task_id).finish_non_exhaustive()
+        f.debug_struct("EventSink")
+            .field("task_id", &self.task_id)
+            .finish_non_exhaustive()
     }
 }
 
 impl EventSink {
     /// A sink for `task_id` in `context_id` that forwards to `target`.
     pub fn new(task_id: &str, context_id: &str, target: Arc<dyn EventTarget>) -> Self {
-        Self { task_id: task_id.into(), context_id: context_id.into(), target }
+        Self {
+            task_id: task_id.into(),
+            context_id: context_id.into(),
+            target,
+        }
     }
 
     /// The task this sink reports for.
@@ -93,8 +99,17 @@ impl EventSink {
     }
 
     /// Adds, replaces or extends an artifact.
-    pub fn artifact(&self, artifact: Artifact, append: bool, last_chunk: bool) -> Result<(), EmitError> {
-        self.emit(AgentEvent::Artifact { artifact, append, last_chunk })
+    pub fn artifact(
+        &self,
+        artifact: Artifact,
+        append: bool,
+        last_chunk: bool,
+    ) -> Result<(), EmitError> {
+        self.emit(AgentEvent::Artifact {
+            artifact,
+            append,
+            last_chunk,
+        })
     }
 
     /// The agent needs more input; `message` says what.

@@ -30,12 +30,20 @@ pub struct AgentCard {
     /// The agent's own version.
     pub version: String,
     /// Documentation URL.
-    #[serde(default, alias = "documentation_url", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "documentation_url",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub documentation_url: Option<String>,
     /// What the agent supports.
     pub capabilities: AgentCapabilities,
     /// Authentication schemes by name.
-    #[serde(default, alias = "security_schemes", skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        alias = "security_schemes",
+        skip_serializing_if = "BTreeMap::is_empty"
+    )]
     pub security_schemes: BTreeMap<String, SecurityScheme>,
     /// Alternatives (OR) of scheme sets (AND).
     #[serde(
@@ -55,7 +63,11 @@ pub struct AgentCard {
     #[serde(deserialize_with = "de::vec_or_null")]
     pub skills: Vec<AgentSkill>,
     /// JWS signatures over the card.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "de::vec_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "de::vec_or_null"
+    )]
     pub signatures: Vec<AgentCardSignature>,
     /// Icon URL.
     #[serde(default, alias = "icon_url", skip_serializing_if = "Option::is_none")]
@@ -72,7 +84,11 @@ pub struct AgentInterface {
     #[serde(alias = "protocol_binding")]
     pub protocol_binding: String,
     /// Tenant value clients must send.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub tenant: String,
     /// `Major.Minor`.
     #[serde(alias = "protocol_version")]
@@ -96,13 +112,25 @@ pub struct AgentCapabilities {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streaming: Option<bool>,
     /// Push notification configs work.
-    #[serde(default, alias = "push_notifications", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "push_notifications",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub push_notifications: Option<bool>,
     /// Extensions supported.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "de::vec_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "de::vec_or_null"
+    )]
     pub extensions: Vec<AgentExtension>,
     /// GetExtendedAgentCard works for authenticated callers.
-    #[serde(default, alias = "extended_agent_card", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "extended_agent_card",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub extended_agent_card: Option<bool>,
 }
 
@@ -110,10 +138,18 @@ pub struct AgentCapabilities {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AgentExtension {
     /// Identifying URI.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub uri: String,
     /// How the agent uses it.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub description: String,
     /// Clients must activate it.
     #[serde(default, skip_serializing_if = "de::is_false")]
@@ -137,13 +173,27 @@ pub struct AgentSkill {
     #[serde(deserialize_with = "de::vec_or_null")]
     pub tags: Vec<String>,
     /// Example prompts.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "de::vec_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "de::vec_or_null"
+    )]
     pub examples: Vec<String>,
     /// Input media types (override the card's defaults).
-    #[serde(default, alias = "input_modes", skip_serializing_if = "Vec::is_empty", deserialize_with = "de::vec_or_null")]
+    #[serde(
+        default,
+        alias = "input_modes",
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "de::vec_or_null"
+    )]
     pub input_modes: Vec<String>,
     /// Output media types (override the card's defaults).
-    #[serde(default, alias = "output_modes", skip_serializing_if = "Vec::is_empty", deserialize_with = "de::vec_or_null")]
+    #[serde(
+        default,
+        alias = "output_modes",
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "de::vec_or_null"
+    )]
     pub output_modes: Vec<String>,
     /// Security needed for this skill.
     #[serde(
@@ -252,7 +302,9 @@ impl<'de> Deserialize<'de> for SecurityScheme {
         }
         match (found.pop(), found.is_empty()) {
             (Some(s), true) => Ok(s),
-            _ => Err(D::Error::custom("a security scheme needs exactly one scheme member")),
+            _ => Err(D::Error::custom(
+                "a security scheme needs exactly one scheme member",
+            )),
         }
     }
 }
@@ -261,7 +313,11 @@ impl<'de> Deserialize<'de> for SecurityScheme {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ApiKeySecurityScheme {
     /// Description.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub description: String,
     /// `query`, `header` or `cookie`.
     pub location: String,
@@ -274,12 +330,21 @@ pub struct ApiKeySecurityScheme {
 #[serde(rename_all = "camelCase")]
 pub struct HttpAuthSecurityScheme {
     /// Description.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub description: String,
     /// RFC 7235 scheme name, e.g. `Bearer`.
     pub scheme: String,
     /// Token format hint.
-    #[serde(default, alias = "bearer_format", skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        alias = "bearer_format",
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub bearer_format: String,
 }
 
@@ -288,12 +353,21 @@ pub struct HttpAuthSecurityScheme {
 #[serde(rename_all = "camelCase")]
 pub struct OAuth2SecurityScheme {
     /// Description.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub description: String,
     /// The flow.
     pub flows: OAuthFlows,
     /// RFC 8414 metadata URL.
-    #[serde(default, alias = "oauth2_metadata_url", skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        alias = "oauth2_metadata_url",
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub oauth2_metadata_url: String,
 }
 
@@ -302,7 +376,11 @@ pub struct OAuth2SecurityScheme {
 #[serde(rename_all = "camelCase")]
 pub struct OpenIdConnectSecurityScheme {
     /// Description.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub description: String,
     /// Discovery URL.
     #[serde(alias = "open_id_connect_url")]
@@ -313,7 +391,11 @@ pub struct OpenIdConnectSecurityScheme {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MutualTlsSecurityScheme {
     /// Description.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub description: String,
 }
 
@@ -342,16 +424,36 @@ pub enum OAuthFlows {
 #[serde(rename_all = "camelCase")]
 pub struct OAuthFlow {
     /// Authorization endpoint.
-    #[serde(default, alias = "authorization_url", skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        alias = "authorization_url",
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub authorization_url: String,
     /// Device authorization endpoint.
-    #[serde(default, alias = "device_authorization_url", skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        alias = "device_authorization_url",
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub device_authorization_url: String,
     /// Token endpoint.
-    #[serde(default, alias = "token_url", skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        alias = "token_url",
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub token_url: String,
     /// Refresh endpoint.
-    #[serde(default, alias = "refresh_url", skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        alias = "refresh_url",
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub refresh_url: String,
     /// Scope name → description.
     #[serde(default)]
@@ -401,7 +503,8 @@ mod tests {
         assert_eq!(schemes.len(), 4);
         assert!(serde_json::from_value::<SecurityScheme>(json!({})).is_err());
         let req: SecurityRequirement =
-            serde_json::from_value(json!({"schemes":{"g":["openid"],"h":{"list":["a"]},"i":{}}})).expect("both forms");
+            serde_json::from_value(json!({"schemes":{"g":["openid"],"h":{"list":["a"]},"i":{}}}))
+                .expect("both forms");
         assert_eq!(
             serde_json::to_value(&req).expect("ser"),
             json!({"schemes":{"g":{"list":["openid"]},"h":{"list":["a"]},"i":{}}})

@@ -103,7 +103,10 @@ proto_enum! {
 impl TaskState {
     /// Terminal tasks are immutable: no more messages, no cancel, no subscribe.
     pub const fn is_terminal(self) -> bool {
-        matches!(self, Self::Completed | Self::Failed | Self::Canceled | Self::Rejected)
+        matches!(
+            self,
+            Self::Completed | Self::Failed | Self::Canceled | Self::Rejected
+        )
     }
 
     /// Interrupted tasks wait for the client; a blocking send returns at them.
@@ -137,6 +140,9 @@ mod tests {
         assert_eq!(s, TaskState::InputRequired);
         assert!(serde_json::from_str::<TaskState>("\"completed\"").is_err());
         assert!(serde_json::from_str::<TaskState>("42").is_err());
-        assert_eq!(serde_json::to_string(&Role::Agent).expect("ser"), "\"ROLE_AGENT\"");
+        assert_eq!(
+            serde_json::to_string(&Role::Agent).expect("ser"),
+            "\"ROLE_AGENT\""
+        );
     }
 }

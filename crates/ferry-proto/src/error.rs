@@ -92,7 +92,10 @@ impl ErrorKind {
 
     /// The kind for a JSON-RPC code, if A2A or JSON-RPC defines it.
     pub fn from_code(code: i64) -> Option<Self> {
-        Self::ALL.iter().copied().find(|k| i64::from(k.code()) == code)
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|k| i64::from(k.code()) == code)
     }
 
     /// The `ErrorInfo.reason`: the error name in UPPER_SNAKE_CASE without `Error`.
@@ -141,7 +144,9 @@ impl ErrorKind {
             (Self::MethodNotFound, _) => "NOT_FOUND",
             (Self::Internal, _) => "INTERNAL",
             (Self::InvalidAgentResponse, _) => "INTERNAL",
-            (Self::ParseError | Self::InvalidRequest | Self::InvalidParams, _) => "INVALID_ARGUMENT",
+            (Self::ParseError | Self::InvalidRequest | Self::InvalidParams, _) => {
+                "INVALID_ARGUMENT"
+            }
             (Self::ContentTypeNotSupported, _) => "INVALID_ARGUMENT",
             (
                 Self::PushNotificationNotSupported
@@ -201,7 +206,13 @@ pub struct A2aError {
 
 impl fmt::Display for A2aError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({}): {}", self.kind.reason(), self.kind.code(), self.message)
+        write!(
+            f,
+            "{} ({}): {}",
+            self.kind.reason(),
+            self.kind.code(),
+            self.message
+        )
     }
 }
 
@@ -210,7 +221,12 @@ impl std::error::Error for A2aError {}
 impl A2aError {
     /// An error of `kind` with a specific message.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self { kind, message: message.into(), metadata: BTreeMap::new(), field_violations: Vec::new() }
+        Self {
+            kind,
+            message: message.into(),
+            metadata: BTreeMap::new(),
+            field_violations: Vec::new(),
+        }
     }
 
     /// Adds an `ErrorInfo.metadata` entry.
@@ -220,15 +236,23 @@ impl A2aError {
     }
 
     /// Adds a field violation (reported as a `google.rpc.BadRequest` detail).
-    pub fn with_violation(mut self, field: impl Into<String>, description: impl Into<String>) -> Self {
-        self.field_violations.push((field.into(), description.into()));
+    pub fn with_violation(
+        mut self,
+        field: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Self {
+        self.field_violations
+            .push((field.into(), description.into()));
         self
     }
 
     /// TaskNotFound for `task_id`.
     pub fn task_not_found(task_id: &str) -> Self {
-        Self::new(ErrorKind::TaskNotFound, format!("task {task_id:?} was not found"))
-            .with_meta("taskId", task_id)
+        Self::new(
+            ErrorKind::TaskNotFound,
+            format!("task {task_id:?} was not found"),
+        )
+        .with_meta("taskId", task_id)
     }
 
     /// InvalidParams with a message.
@@ -253,8 +277,11 @@ impl A2aError {
         info.insert("reason".into(), Value::from(self.kind.reason()));
         info.insert("domain".into(), Value::from(ERROR_DOMAIN));
         if !self.metadata.is_empty() {
-            let md: Map<String, Value> =
-                self.metadata.iter().map(|(k, v)| (k.clone(), Value::from(v.as_str()))).collect();
+            let md: Map<String, Value> = self
+                .metadata
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+                .collect();
             info.insert("metadata".into(), Value::Object(md));
         }
         let mut details = vec![Value::Object(info)];
@@ -287,20 +314,34 @@ impl A2aError {
     /// Rebuilds an error from a JSON-RPC `error` object or a REST `error` object, mapping by
     /// `ErrorInfo.reason` first and the JSON-RPC code second (never by HTTP status alone).
     pub fn from_wire(error: &Value) -> Option<Self> {
-        let message = error.get("message").and_then(Value::as_str).unwrap_or_default();
-        let details = error.get("data").or_else(|| error.get("details")).and_then(Value::as_array);
+        let message = error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let details = error
+            .get("data")
+            .or_else(|| error.get("details"))
+            .and_then(Value::as_array);
         let info = details.into_iter().flatten().find(|d| {
-            d.get("@type").and_then(Value::as_str).is_some_and(|t| t.ends_with("google.rpc.ErrorInfo"))
+            d.get("@type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| t.ends_with("google.rpc.ErrorInfo"))
                 && d.get("domain").and_then(Value::as_str) == Some(ERROR_DOMAIN)
         });
         let by_reason = info
             .and_then(|i| i.get("reason"))
             .and_then(Value::as_str)
             .and_then(ErrorKind::from_reason);
-        let by_code = error.get("code").and_then(Value::as_i64).and_then(ErrorKind::from_code);
+        let by_code = error
+            .get("code")
+            .and_then(Value::as_i64)
+            .and_then(ErrorKind::from_code);
         let kind = by_reason.or(by_code)?;
         let mut e = A2aError::new(kind, message);
-        if let Some(md) = info.and_then(|i| i.get("metadata")).and_then(Value::as_object) {
+        if let Some(md) = info
+            .and_then(|i| i.get("metadata"))
+            .and_then(Value::as_object)
+        {
             for (k, v) in md {
                 if let Some(s) = v.as_str() {
                     e.metadata.insert(k.clone(), s.to_owned());
@@ -318,15 +359,69 @@ mod tests {
     #[test]
     fn v1_0_1_table() {
         let rows = [
-            (ErrorKind::TaskNotFound, -32001, 404, "NOT_FOUND", "TASK_NOT_FOUND"),
-            (ErrorKind::TaskNotCancelable, -32002, 400, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE"),
-            (ErrorKind::PushNotificationNotSupported, -32003, 400, "FAILED_PRECONDITION", "PUSH_NOTIFICATION_NOT_SUPPORTED"),
-            (ErrorKind::UnsupportedOperation, -32004, 400, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION"),
-            (ErrorKind::ContentTypeNotSupported, -32005, 400, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED"),
-            (ErrorKind::InvalidAgentResponse, -32006, 500, "INTERNAL", "INVALID_AGENT_RESPONSE"),
-            (ErrorKind::ExtendedAgentCardNotConfigured, -32007, 400, "FAILED_PRECONDITION", "EXTENDED_AGENT_CARD_NOT_CONFIGURED"),
-            (ErrorKind::ExtensionSupportRequired, -32008, 400, "FAILED_PRECONDITION", "EXTENSION_SUPPORT_REQUIRED"),
-            (ErrorKind::VersionNotSupported, -32009, 400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED"),
+            (
+                ErrorKind::TaskNotFound,
+                -32001,
+                404,
+                "NOT_FOUND",
+                "TASK_NOT_FOUND",
+            ),
+            (
+                ErrorKind::TaskNotCancelable,
+                -32002,
+                400,
+                "FAILED_PRECONDITION",
+                "TASK_NOT_CANCELABLE",
+            ),
+            (
+                ErrorKind::PushNotificationNotSupported,
+                -32003,
+                400,
+                "FAILED_PRECONDITION",
+                "PUSH_NOTIFICATION_NOT_SUPPORTED",
+            ),
+            (
+                ErrorKind::UnsupportedOperation,
+                -32004,
+                400,
+                "FAILED_PRECONDITION",
+                "UNSUPPORTED_OPERATION",
+            ),
+            (
+                ErrorKind::ContentTypeNotSupported,
+                -32005,
+                400,
+                "INVALID_ARGUMENT",
+                "CONTENT_TYPE_NOT_SUPPORTED",
+            ),
+            (
+                ErrorKind::InvalidAgentResponse,
+                -32006,
+                500,
+                "INTERNAL",
+                "INVALID_AGENT_RESPONSE",
+            ),
+            (
+                ErrorKind::ExtendedAgentCardNotConfigured,
+                -32007,
+                400,
+                "FAILED_PRECONDITION",
+                "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
+            ),
+            (
+                ErrorKind::ExtensionSupportRequired,
+                -32008,
+                400,
+                "FAILED_PRECONDITION",
+                "EXTENSION_SUPPORT_REQUIRED",
+            ),
+            (
+                ErrorKind::VersionNotSupported,
+                -32009,
+                400,
+                "FAILED_PRECONDITION",
+                "VERSION_NOT_SUPPORTED",
+            ),
         ];
         for (kind, code, http, grpc, reason) in rows {
             assert_eq!(kind.code(), code, "{kind:?}");
@@ -336,8 +431,14 @@ mod tests {
             assert_eq!(ErrorKind::from_code(i64::from(code)), Some(kind));
             assert_eq!(ErrorKind::from_reason(reason), Some(kind));
         }
-        assert_eq!(ErrorKind::TaskNotCancelable.http_status(ErrorTable::V1_0_0), 409);
-        assert_eq!(ErrorKind::ContentTypeNotSupported.http_status(ErrorTable::V1_0_0), 415);
+        assert_eq!(
+            ErrorKind::TaskNotCancelable.http_status(ErrorTable::V1_0_0),
+            409
+        );
+        assert_eq!(
+            ErrorKind::ContentTypeNotSupported.http_status(ErrorTable::V1_0_0),
+            415
+        );
     }
 
     #[test]
@@ -349,11 +450,20 @@ mod tests {
         assert_eq!(body["error"]["details"][0]["@type"], ERROR_INFO_TYPE);
         assert_eq!(body["error"]["details"][0]["reason"], "TASK_NOT_FOUND");
         assert_eq!(body["error"]["details"][0]["domain"], "a2a-protocol.org");
-        assert_eq!(body["error"]["details"][0]["metadata"]["taskId"], "task-123");
+        assert_eq!(
+            body["error"]["details"][0]["metadata"]["taskId"],
+            "task-123"
+        );
         let rpc = e.to_jsonrpc_error();
         let keys: Vec<&String> = rpc.as_object().expect("object").keys().collect();
         assert_eq!(keys, ["code", "data", "message"]);
-        assert_eq!(A2aError::from_wire(&rpc).map(|e| e.kind), Some(ErrorKind::TaskNotFound));
-        assert_eq!(A2aError::from_wire(&body["error"]).map(|e| e.kind), Some(ErrorKind::TaskNotFound));
+        assert_eq!(
+            A2aError::from_wire(&rpc).map(|e| e.kind),
+            Some(ErrorKind::TaskNotFound)
+        );
+        assert_eq!(
+            A2aError::from_wire(&body["error"]).map(|e| e.kind),
+            Some(ErrorKind::TaskNotFound)
+        );
     }
 }

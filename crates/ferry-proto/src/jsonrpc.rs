@@ -2,8 +2,8 @@
 
 use crate::{A2aError, ErrorTable};
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// A request id: a string, a number, or `null` (a missing id is treated as `null`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -29,7 +29,9 @@ mod time;
 pub use card::*;
 pub use enums::{Role, TaskState};
 pub use error::{A2aError, ErrorKind, ErrorTable};
-pub use jsonrpc::{JsonRpcId, JsonRpcRequest, JsonRpcResponse, jsonrpc_error_body, rest_error_body};
+pub use jsonrpc::{
+    JsonRpcId, JsonRpcRequest, JsonRpcResponse, jsonrpc_error_body, rest_error_body,
+};
 pub use part::{Part, PartContent};
 pub use requests::*;
 pub use task::*;

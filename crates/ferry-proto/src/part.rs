@@ -46,7 +46,12 @@ impl Part {
 
     /// A part with the given content and no extras.
     pub fn new(content: PartContent) -> Self {
-        Self { content, metadata: None, filename: String::new(), media_type: String::new() }
+        Self {
+            content,
+            metadata: None,
+            filename: String::new(),
+            media_type: String::new(),
+        }
     }
 
     /// Sets the media type.
@@ -117,17 +122,27 @@ struct WirePart {
     metadata: Option<Map<String, Value>>,
     #[serde(default, deserialize_with = "de::string_or_null")]
     filename: String,
-    #[serde(default, alias = "media_type", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        rename = "mediaType",
+        alias = "media_type",
+        deserialize_with = "de::string_or_null"
+    )]
     media_type: String,
 }
 
 impl<'de> Deserialize<'de> for Part {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let w = WirePart::deserialize(d)?;
-        let present = [w.text.is_some(), w.raw.is_some(), w.url.is_some(), w.data.is_some()]
-            .iter()
-            .filter(|p| **p)
-            .count();
+        let present = [
+            w.text.is_some(),
+            w.raw.is_some(),
+            w.url.is_some(),
+            w.data.is_some(),
+        ]
+        .iter()
+        .filter(|p| **p)
+        .count();
         if present != 1 {
             return Err(D::Error::custom(format!(
                 "a part needs exactly one of text, raw, url or data; found {present}"
@@ -145,7 +160,12 @@ impl<'de> Deserialize<'de> for Part {
         } else {
             PartContent::Data(w.data.unwrap_or(Value::Null))
         };
-        Ok(Part { content, metadata: w.metadata, filename: w.filename, media_type: w.media_type })
+        Ok(Part {
+            content,
+            metadata: w.metadata,
+            filename: w.filename,
+            media_type: w.media_type,
+        })
     }
 }
 
@@ -169,9 +189,19 @@ mod tests {
         for input in ["//4=", "//4", "__4=", "__4"] {
             let p: Part = serde_json::from_value(json!({"raw": input})).expect(input);
             assert_eq!(p.content, PartContent::Raw(vec![0xff, 0xfe]), "{input}");
-            assert_eq!(serde_json::to_value(&p).expect("ser"), json!({"raw":"//4="}));
+            assert_eq!(
+                serde_json::to_value(&p).expect("ser"),
+                json!({"raw":"//4="})
+            );
         }
         assert!(serde_json::from_value::<Part>(json!({"raw":"***"})).is_err());
+    }
+
+    #[test]
+    fn media_type_in_camel_case() {
+        let p: Part =
+            serde_json::from_value(json!({"text":"x","mediaType":"text/plain"})).expect("camel");
+        assert_eq!(p.media_type, "text/plain");
     }
 
     #[test]

@@ -10,7 +10,11 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "camelCase")]
 pub struct SendMessageRequest {
     /// Tenant routing value.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub tenant: String,
     /// The message.
     pub message: Message,
@@ -35,7 +39,11 @@ pub struct SendMessageConfiguration {
     )]
     pub accepted_output_modes: Vec<String>,
     /// A push config to register for the task.
-    #[serde(default, alias = "task_push_notification_config", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "task_push_notification_config",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub task_push_notification_config: Option<TaskPushNotificationConfig>,
     /// At most this many recent history messages in the answer.
     #[serde(
@@ -46,7 +54,11 @@ pub struct SendMessageConfiguration {
     )]
     pub history_length: Option<i32>,
     /// Answer right after the task is created instead of waiting.
-    #[serde(default, alias = "return_immediately", skip_serializing_if = "de::is_false")]
+    #[serde(
+        default,
+        alias = "return_immediately",
+        skip_serializing_if = "de::is_false"
+    )]
     pub return_immediately: bool,
 }
 
@@ -55,7 +67,11 @@ pub struct SendMessageConfiguration {
 #[serde(rename_all = "camelCase")]
 pub struct GetTaskRequest {
     /// Tenant routing value.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub tenant: String,
     /// The task id.
     pub id: String,
@@ -74,7 +90,11 @@ pub struct GetTaskRequest {
 #[serde(rename_all = "camelCase")]
 pub struct ListTasksRequest {
     /// Tenant routing value.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub tenant: String,
     /// Only tasks of this context.
     #[serde(
@@ -112,10 +132,18 @@ pub struct ListTasksRequest {
     )]
     pub history_length: Option<i32>,
     /// Only tasks whose status timestamp is at or after this time.
-    #[serde(default, alias = "status_timestamp_after", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "status_timestamp_after",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub status_timestamp_after: Option<Timestamp>,
     /// Include artifacts (default false: the key is absent from every task).
-    #[serde(default, alias = "include_artifacts", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        alias = "include_artifacts",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub include_artifacts: Option<bool>,
 }
 
@@ -131,7 +159,11 @@ pub struct ListTasksResponse {
     #[serde(default, deserialize_with = "de::vec_or_null")]
     pub tasks: Vec<Task>,
     /// Cursor for the next page; `""` on the last page.
-    #[serde(default, alias = "next_page_token", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        alias = "next_page_token",
+        deserialize_with = "de::string_or_null"
+    )]
     pub next_page_token: String,
     /// The page size used.
     #[serde(default, alias = "page_size", deserialize_with = "de::i32_or_zero")]
@@ -146,7 +178,11 @@ pub struct ListTasksResponse {
 #[serde(rename_all = "camelCase")]
 pub struct CancelTaskRequest {
     /// Tenant routing value.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub tenant: String,
     /// The task id.
     pub id: String,
@@ -160,7 +196,11 @@ pub struct CancelTaskRequest {
 #[serde(rename_all = "camelCase")]
 pub struct SubscribeToTaskRequest {
     /// Tenant routing value.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub tenant: String,
     /// The task id.
     pub id: String,
@@ -172,10 +212,18 @@ pub struct SubscribeToTaskRequest {
 #[serde(rename_all = "camelCase")]
 pub struct TaskPushNotificationConfig {
     /// Tenant routing value.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub tenant: String,
     /// Config id (assigned by the server when empty).
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub id: String,
     /// The task.
     #[serde(
@@ -188,7 +236,11 @@ pub struct TaskPushNotificationConfig {
     /// The webhook URL.
     pub url: String,
     /// Opaque client token.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub token: String,
     /// How to authenticate to the webhook.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -201,7 +253,11 @@ pub struct AuthenticationInfo {
     /// IANA HTTP auth scheme, e.g. `Bearer`.
     pub scheme: String,
     /// The credentials.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub credentials: String,
 }
 
@@ -210,7 +266,11 @@ pub struct AuthenticationInfo {
 #[serde(rename_all = "camelCase")]
 pub struct TaskPushNotificationConfigRef {
     /// Tenant routing value.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub tenant: String,
     /// The task.
     #[serde(alias = "task_id")]
@@ -224,13 +284,22 @@ pub struct TaskPushNotificationConfigRef {
 #[serde(rename_all = "camelCase")]
 pub struct ListTaskPushNotificationConfigsRequest {
     /// Tenant routing value.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub tenant: String,
     /// The task.
     #[serde(alias = "task_id")]
     pub task_id: String,
     /// Page size (0 = server default).
-    #[serde(default, alias = "page_size", skip_serializing_if = "de::is_zero", deserialize_with = "de::i32_or_zero")]
+    #[serde(
+        default,
+        alias = "page_size",
+        skip_serializing_if = "de::is_zero",
+        deserialize_with = "de::i32_or_zero"
+    )]
     pub page_size: i32,
     /// Cursor from a previous page.
     #[serde(
@@ -250,7 +319,11 @@ pub struct ListTaskPushNotificationConfigsResponse {
     #[serde(default, deserialize_with = "de::vec_or_null")]
     pub configs: Vec<TaskPushNotificationConfig>,
     /// Cursor for the next page; `""` on the last page.
-    #[serde(default, alias = "next_page_token", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        alias = "next_page_token",
+        deserialize_with = "de::string_or_null"
+    )]
     pub next_page_token: String,
 }
 
@@ -258,7 +331,11 @@ pub struct ListTaskPushNotificationConfigsResponse {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GetExtendedAgentCardRequest {
     /// Tenant routing value.
-    #[serde(default, skip_serializing_if = "String::is_empty", deserialize_with = "de::string_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "String::is_empty",
+        deserialize_with = "de::string_or_null"
+    )]
     pub tenant: String,
 }
 
@@ -276,7 +353,10 @@ mod tests {
           "message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"hi"}]},
           "configuration":{"acceptedOutputModes":["text/plain"],"historyLength":5,"returnImmediately":false}}))
         .expect("parse");
-        assert_eq!(r.configuration.as_ref().and_then(|c| c.history_length), Some(5));
+        assert_eq!(
+            r.configuration.as_ref().and_then(|c| c.history_length),
+            Some(5)
+        );
         assert_eq!(serde_json::to_value(&r).expect("ser"), wire);
     }
 
@@ -300,7 +380,12 @@ mod tests {
 
     #[test]
     fn list_response_prints_every_member() {
-        let r = ListTasksResponse { tasks: vec![], next_page_token: String::new(), page_size: 50, total_size: 0 };
+        let r = ListTasksResponse {
+            tasks: vec![],
+            next_page_token: String::new(),
+            page_size: 50,
+            total_size: 0,
+        };
         assert_eq!(
             serde_json::to_value(&r).expect("ser"),
             json!({"tasks":[],"nextPageToken":"","pageSize":50,"totalSize":0})

@@ -15,15 +15,27 @@ pub struct Task {
     /// Server-generated id.
     pub id: String,
     /// The conversation this task belongs to.
-    #[serde(default, alias = "context_id", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "context_id",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub context_id: String,
     /// Current status.
     pub status: TaskStatus,
     /// Outputs; omitted when empty.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "de::vec_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "de::vec_or_null"
+    )]
     pub artifacts: Vec<Artifact>,
     /// Messages exchanged, oldest first.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "de::vec_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "de::vec_or_null"
+    )]
     pub history: Vec<Message>,
     /// Custom metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -46,7 +58,11 @@ pub struct TaskStatus {
 impl TaskStatus {
     /// A status in `state`, stamped now.
     pub fn now(state: TaskState, message: Option<Message>) -> Self {
-        Self { state, message, timestamp: Some(Timestamp::now()) }
+        Self {
+            state,
+            message,
+            timestamp: Some(Timestamp::now()),
+        }
     }
 }
 
@@ -58,7 +74,11 @@ pub struct Message {
     #[serde(alias = "message_id")]
     pub message_id: String,
     /// The conversation.
-    #[serde(default, alias = "context_id", skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        alias = "context_id",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub context_id: String,
     /// The task this message is about.
     #[serde(default, alias = "task_id", skip_serializing_if = "String::is_empty")]
@@ -72,7 +92,11 @@ pub struct Message {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Struct>,
     /// Extensions that contributed to this message.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "de::vec_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "de::vec_or_null"
+    )]
     pub extensions: Vec<String>,
     /// Related tasks.
     #[serde(
@@ -135,7 +159,11 @@ pub struct Artifact {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Struct>,
     /// Extensions that contributed to this artifact.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "de::vec_or_null")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "de::vec_or_null"
+    )]
     pub extensions: Vec<String>,
 }
 
@@ -261,7 +289,9 @@ mod tests {
     fn message_requires_id_role_and_parts() {
         assert!(serde_json::from_value::<Message>(json!({"role":"ROLE_USER","parts":[]})).is_err());
         assert!(serde_json::from_value::<Message>(json!({"messageId":"m","parts":[]})).is_err());
-        assert!(serde_json::from_value::<Message>(json!({"messageId":"m","role":"ROLE_USER"})).is_err());
+        assert!(
+            serde_json::from_value::<Message>(json!({"messageId":"m","role":"ROLE_USER"})).is_err()
+        );
         let m: Message = serde_json::from_value(
             json!({"messageId":"m","role":1,"parts":[{"text":"hi"}],"kind":"message","extra":{"x":1}}),
         )

@@ -53,7 +53,9 @@ impl FromStr for Timestamp {
         // A lowercase `t`/`z` is allowed by RFC 3339, and jiff accepts it too.
         jiff::Timestamp::from_str(s)
             .map(Self)
-            .map_err(|_| TimestampError { input: s.to_owned() })
+            .map_err(|_| TimestampError {
+                input: s.to_owned(),
+            })
     }
 }
 

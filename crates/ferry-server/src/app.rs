@@ -46,28 +46,59 @@ pub struct A2aServer {
 
 impl std::fmt::Debug for A2aServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("A2aServer").field("local_addr", &self.local_addr).finish_non_exhaustive()
+        f.debug_struct("A2aServer")
+            .field("local_addr", &self.local_addr)
+            .finish_non_exhaustive()
     }
 }
 
 impl A2aServer {
     /// Binds `config.bind` and prepares to serve `executor` with an in-memory store.
-    pub async fn bind(executor: Arc<dyn AgentExecutor>, config: ServerConfig) -> std::io::Result<Self> {
+    pub async fn bind(
+        executor: Arc<dyn AgentExecutor>,
+        config: ServerConfig,
+    ) -> std::io::Result<Self> {
         let listener = TcpListener::bind(config.bind).await?;
         let local_addr = listener.local_addr()?;
-        let store: Arc<dyn TaskStore> = Arc::new(InMemoryTaskStore::new(config.task_capacity, config.task_ttl()));
-        let base_url = config.public_url.clone().unwrap_or_else(|| format!("http://{local_addr}"));
+        let store: Arc<dyn TaskStore> = Arc::new(InMemoryTaskStore::new(
+            config.task_capacity,
+            config.task_ttl(),
+        ));
+        let base_url = config
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{local_addr}"));
         let config = Arc::new(config);
         let handler = RequestHandler::new(executor, store, config.clone());
         let card = build_card(handler.description(), &config, &base_url);
-        let declared_extensions = card.capabilities.extensions.iter().map(|e| e.uri.clone()).collect();
-        let required_extensions =
-            card.capabilities.extensions.iter().filter(|e| e.required).map(|e| e.uri.clone()).collect();
+        let declared_extensions = card
+            .capabilities
+            .extensions
+            .iter()
+            .map(|e| e.uri.clone())
+            .collect();
+        let required_extensions = card
+            .capabilities
+            .extensions
+            .iter()
+            .filter(|e| e.required)
+            .map(|e| e.uri.clone())
+            .collect();
         let card = ServedCard::new(card, config.card_max_age_secs);
         let (closing, _) = tokio::sync::watch::channel(false);
-        let state =
-            Arc::new(AppState { handler, config, card, declared_extensions, required_extensions, closing });
-        Ok(Self { listener, state, local_addr })
+        let state = Arc::new(AppState {
+            handler,
+            config,
+            card,
+            declared_extensions,
+            required_extensions,
+            closing,
+        });
+        Ok(Self {
+            listener,
+            state,
+            local_addr,
+        })
     }
 
     /// The address actually bound (useful with port 0).
@@ -77,7 +108,12 @@ impl A2aServer {
 
     /// The URL of the agent card.
     pub fn card_url(&self) -> String {
-        let base = self.state.config.public_url.clone().unwrap_or_else(|| format!("http://{}", self.local_addr));
+        let base = self
+            .state
+            .config
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", self.local_addr));
         format!("{}{WELL_KNOWN_CARD_PATH}", base.trim_end_matches('/'))
     }
 
@@ -88,7 +124,10 @@ impl A2aServer {
 
     /// Serves until `shutdown` resolves, then stops accepting, ends open streams, and gives
     /// in-flight requests up to [`DRAIN_TIMEOUT`] to finish.
-    pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
         let store = self.state.handler.store().clone();
         let sweeper = tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(1));

@@ -8,7 +8,8 @@ use axum::response::Response;
 use bytes::Bytes;
 use ferry_agent::AgentDescription;
 use ferry_proto::{
-    AgentCapabilities, AgentCard, AgentExtension, AgentInterface, BINDING_HTTP_JSON, BINDING_JSONRPC, PROTOCOL_VERSION,
+    AgentCapabilities, AgentCard, AgentExtension, AgentInterface, BINDING_HTTP_JSON,
+    BINDING_JSONRPC, PROTOCOL_VERSION,
 };
 
 /// The well-known path of the agent card (RFC 8615).
@@ -27,7 +28,11 @@ pub struct ServedCard {
 
 /// Builds the public card: both interfaces (JSON-RPC first) under `base_url`, the agent's
 /// description, and the capabilities this server implements.
-pub fn build_card(description: &AgentDescription, config: &ServerConfig, base_url: &str) -> AgentCard {
+pub fn build_card(
+    description: &AgentDescription,
+    config: &ServerConfig,
+    base_url: &str,
+) -> AgentCard {
     let base = base_url.trim_end_matches('/');
     let mut extensions: Vec<AgentExtension> = description.extensions.clone();
     for uri in &config.required_extensions {
@@ -84,11 +89,18 @@ impl ServedCard {
         let etag = HeaderValue::from_str(&format!("\"{:016x}\"", fnv1a(&body)))
             .unwrap_or_else(|_| HeaderValue::from_static("\"0\""));
         let now = jiff::Timestamp::now();
-        let last_modified = HeaderValue::from_str(&now.strftime("%a, %d %b %Y %H:%M:%S GMT").to_string())
-            .unwrap_or_else(|_| HeaderValue::from_static("Thu, 01 Jan 1970 00:00:00 GMT"));
+        let last_modified =
+            HeaderValue::from_str(&now.strftime("%a, %d %b %Y %H:%M:%S GMT").to_string())
+                .unwrap_or_else(|_| HeaderValue::from_static("Thu, 01 Jan 1970 00:00:00 GMT"));
         let cache_control = HeaderValue::from_str(&format!("public, max-age={max_age_secs}"))
             .unwrap_or_else(|_| HeaderValue::from_static("public, max-age=300"));
-        Self { card, body, etag, last_modified, cache_control }
+        Self {
+            card,
+            body,
+            etag,
+            last_modified,
+            cache_control,
+        }
     }
 
     /// The card as served (for tests and the CLI).
@@ -113,7 +125,9 @@ impl ServedCard {
             builder = builder.status(StatusCode::NOT_MODIFIED);
             Body::empty()
         } else {
-            builder = builder.status(StatusCode::OK).header(header::CONTENT_TYPE, "application/json");
+            builder = builder
+                .status(StatusCode::OK)
+                .header(header::CONTENT_TYPE, "application/json");
             Body::from(self.body.clone())
         };
         builder.body(body).unwrap_or_default()
@@ -122,5 +136,7 @@ impl ServedCard {
 
 /// FNV-1a 64: a stable content hash for the ETag (not a security boundary).
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }

@@ -94,7 +94,9 @@ mod error_table {
         match String::deserialize(d)?.as_str() {
             "v1.0.1" | "1.0.1" => Ok(ErrorTable::V1_0_1),
             "v1.0.0" | "1.0.0" => Ok(ErrorTable::V1_0_0),
-            other => Err(D::Error::custom(format!("unknown error table {other:?}; use v1.0.1 or v1.0.0"))),
+            other => Err(D::Error::custom(format!(
+                "unknown error table {other:?}; use v1.0.1 or v1.0.0"
+            ))),
         }
     }
 }

@@ -3,16 +3,17 @@
 
 use crate::config::ServerConfig;
 use crate::record::{TaskRecord, TaskView, shaped_task};
-use bytes::Bytes;
 use crate::store::TaskStore;
 use crate::stream::{Opening, TaskStream};
 use crate::turn::{TurnTarget, finish_turn, run_turn};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use bytes::Bytes;
 use ferry_agent::{AgentDescription, AgentExecutor, RequestContext};
 use ferry_proto::{
-    A2aError, CancelTaskRequest, ErrorKind, GetTaskRequest, ListTasksRequest, ListTasksResponse, Message, Role, SendMessageRequest, SendMessageResponse,
-    StreamResponse, SubscribeToTaskRequest, Task, TaskState,
+    A2aError, CancelTaskRequest, ErrorKind, GetTaskRequest, ListTasksRequest, ListTasksResponse,
+    Message, Role, SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest,
+    Task, TaskState,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,15 +46,26 @@ pub struct RequestHandler {
 
 impl std::fmt::Debug for RequestHandler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RequestHandler").field("agent", &self.description.name).finish_non_exhaustive()
+        f.debug_struct("RequestHandler")
+            .field("agent", &self.description.name)
+            .finish_non_exhaustive()
     }
 }
 
 impl RequestHandler {
     /// A handler serving `executor` with tasks in `store`.
-    pub fn new(executor: Arc<dyn AgentExecutor>, store: Arc<dyn TaskStore>, config: Arc<ServerConfig>) -> Self {
+    pub fn new(
+        executor: Arc<dyn AgentExecutor>,
+        store: Arc<dyn TaskStore>,
+        config: Arc<ServerConfig>,
+    ) -> Self {
         let description = executor.describe();
-        Self { store, executor, description, config }
+        Self {
+            store,
+            executor,
+            description,
+            config,
+        }
     }
 
     /// The agent's description (as read once at start).
@@ -80,18 +92,27 @@ impl RequestHandler {
         if self.config.tenants.is_empty() || self.config.tenants.contains(&call.tenant) {
             Ok(())
         } else {
-            Err(A2aError::invalid_params(format!("unknown tenant {:?}", call.tenant)).with_violation("tenant", "not served here"))
+            Err(
+                A2aError::invalid_params(format!("unknown tenant {:?}", call.tenant))
+                    .with_violation("tenant", "not served here"),
+            )
         }
     }
 
     fn find(&self, call: &CallContext, id: &str) -> Result<Arc<TaskRecord>, A2aError> {
         self.check_tenant(call)?;
-        self.store.get(&call.tenant, id).ok_or_else(|| A2aError::task_not_found(id))
+        self.store
+            .get(&call.tenant, id)
+            .ok_or_else(|| A2aError::task_not_found(id))
     }
 
     /// `SendMessage`: creates or continues a task and, unless `returnImmediately`, waits for a
     /// terminal or interrupted state (or the end of the agent's turn).
-    pub async fn send_message(&self, call: &CallContext, req: SendMessageRequest) -> Result<JsonDoc, A2aError> {
+    pub async fn send_message(
+        &self,
+        call: &CallContext,
+        req: SendMessageRequest,
+    ) -> Result<JsonDoc, A2aError> {
         let config = req.configuration.clone().unwrap_or_default();
         check_history_length(config.history_length)?;
         let started = self.start(call, req, false)?;
@@ -108,7 +129,8 @@ impl RequestHandler {
                 }
                 if data.published {
                     let state = data.task.status.state;
-                    let settled = data.status_seq >= started.start_seq && (state.is_terminal() || state.is_interrupted());
+                    let settled = data.status_seq >= started.start_seq
+                        && (state.is_terminal() || state.is_interrupted());
                     let turn_over = data.turns_finished >= started.turn;
                     if config.return_immediately {
                         // The task as it was created, not whatever the agent did since.
@@ -116,10 +138,18 @@ impl RequestHandler {
                             Some(StreamResponse::Task(t)) if started.is_new => t,
                             _ => &data.task,
                         };
-                        return Ok(JsonDoc::send_task(TaskView { task: created, history_length: config.history_length, with_artifacts: true }));
+                        return Ok(JsonDoc::send_task(TaskView {
+                            task: created,
+                            history_length: config.history_length,
+                            with_artifacts: true,
+                        }));
                     }
                     if settled || turn_over {
-                        return Ok(JsonDoc::send_task(TaskView { task: &data.task, history_length: config.history_length, with_artifacts: true }));
+                        return Ok(JsonDoc::send_task(TaskView {
+                            task: &data.task,
+                            history_length: config.history_length,
+                            with_artifacts: true,
+                        }));
                     }
                 }
             }
@@ -129,18 +159,26 @@ impl RequestHandler {
 
     /// `SendStreamingMessage`: like `send_message`, but answers with the task's event stream.
     /// Errors before the first event come back as `Err` (an ordinary error response).
-    pub async fn send_streaming(&self, call: &CallContext, req: SendMessageRequest) -> Result<TaskStream, A2aError> {
+    pub async fn send_streaming(
+        &self,
+        call: &CallContext,
+        req: SendMessageRequest,
+    ) -> Result<TaskStream, A2aError> {
         if !self.streaming() {
-            return Err(A2aError::unsupported("this agent does not stream (capabilities.streaming is false)"));
+            return Err(A2aError::unsupported(
+                "this agent does not stream (capabilities.streaming is false)",
+            ));
         }
         let history_length = req.configuration.as_ref().and_then(|c| c.history_length);
         check_history_length(history_length)?;
         let started = self.start(call, req, true)?;
         match started.stream {
-            Some(StartStream::New(rx)) => match TaskStream::open_new(started.record, rx, started.turn).await {
-                Opening::Stream(s) => Ok(s),
-                Opening::Error(e) => Err(e),
-            },
+            Some(StartStream::New(rx)) => {
+                match TaskStream::open_new(started.record, rx, started.turn).await {
+                    Opening::Stream(s) => Ok(s),
+                    Opening::Error(e) => Err(e),
+                }
+            }
             Some(StartStream::Existing(s)) => Ok(*s),
             None => Err(A2aError::internal("stream was not prepared")),
         }
@@ -149,7 +187,12 @@ impl RequestHandler {
     /// Validates a send, then creates the task record or continues the existing task, and starts
     /// the agent's turn. With `want_stream`, the record is subscribed before the turn starts, so
     /// the stream misses nothing.
-    fn start(&self, call: &CallContext, req: SendMessageRequest, want_stream: bool) -> Result<Started, A2aError> {
+    fn start(
+        &self,
+        call: &CallContext,
+        req: SendMessageRequest,
+        want_stream: bool,
+    ) -> Result<Started, A2aError> {
         self.check_tenant(call)?;
         let mut message = req.message;
         validate_message(&message)?;
@@ -246,9 +289,21 @@ impl RequestHandler {
             tenant: call.tenant.clone(),
             caller: call.caller.clone(),
         };
-        let handle = tokio::spawn(run_turn(self.executor.clone(), ctx, record.clone(), self.store.clone(), turn));
+        let handle = tokio::spawn(run_turn(
+            self.executor.clone(),
+            ctx,
+            record.clone(),
+            self.store.clone(),
+            turn,
+        ));
         record.data.lock().running = Some(handle.abort_handle());
-        Ok(Started { record, turn, start_seq, is_new, stream })
+        Ok(Started {
+            record,
+            turn,
+            start_seq,
+            is_new,
+            stream,
+        })
     }
 
     /// `GetTask`.
@@ -256,19 +311,33 @@ impl RequestHandler {
         check_history_length(req.history_length)?;
         let record = self.find(call, &req.id)?;
         let data = record.data.lock();
-        Ok(JsonDoc::of(&TaskView { task: &data.task, history_length: req.history_length, with_artifacts: true }))
+        Ok(JsonDoc::of(&TaskView {
+            task: &data.task,
+            history_length: req.history_length,
+            with_artifacts: true,
+        }))
     }
 
     /// `ListTasks` (spec §4.11): newest status first, opaque cursor, filters.
-    pub fn list_tasks(&self, call: &CallContext, req: &ListTasksRequest) -> Result<ListTasksResponse, A2aError> {
+    pub fn list_tasks(
+        &self,
+        call: &CallContext,
+        req: &ListTasksRequest,
+    ) -> Result<ListTasksResponse, A2aError> {
         self.check_tenant(call)?;
         let page_size = req.page_size.unwrap_or(DEFAULT_PAGE_SIZE);
         if !(1..=MAX_PAGE_SIZE).contains(&page_size) {
-            return Err(A2aError::invalid_params(format!("pageSize must be between 1 and {MAX_PAGE_SIZE}, got {page_size}"))
-                .with_violation("pageSize", "out of range"));
+            return Err(A2aError::invalid_params(format!(
+                "pageSize must be between 1 and {MAX_PAGE_SIZE}, got {page_size}"
+            ))
+            .with_violation("pageSize", "out of range"));
         }
         check_history_length(req.history_length)?;
-        let cursor = if req.page_token.is_empty() { None } else { Some(Cursor::decode(&req.page_token)?) };
+        let cursor = if req.page_token.is_empty() {
+            None
+        } else {
+            Some(Cursor::decode(&req.page_token)?)
+        };
         let after = req.status_timestamp_after.map(|t| t.as_nanos());
         let mut keys: Vec<(i128, Arc<TaskRecord>)> = self
             .store
@@ -289,7 +358,9 @@ impl RequestHandler {
         let total_size = i32::try_from(keys.len()).unwrap_or(i32::MAX);
         let start = match &cursor {
             None => 0,
-            Some(c) => keys.partition_point(|(ts, r)| (*ts, r.id.as_str()) >= (c.ts, c.id.as_str())),
+            Some(c) => {
+                keys.partition_point(|(ts, r)| (*ts, r.id.as_str()) >= (c.ts, c.id.as_str()))
+            }
         };
         let page_len = usize::try_from(page_size).unwrap_or(1);
         let end = (start + page_len).min(keys.len());
@@ -300,15 +371,28 @@ impl RequestHandler {
             .collect();
         let next_page_token = if end < keys.len() {
             let (ts, r) = &keys[end - 1];
-            Cursor { ts: *ts, id: r.id.clone() }.encode()
+            Cursor {
+                ts: *ts,
+                id: r.id.clone(),
+            }
+            .encode()
         } else {
             String::new()
         };
-        Ok(ListTasksResponse { tasks, next_page_token, page_size, total_size })
+        Ok(ListTasksResponse {
+            tasks,
+            next_page_token,
+            page_size,
+            total_size,
+        })
     }
 
     /// `CancelTask`: asks the agent, then makes sure the task ends CANCELED.
-    pub async fn cancel_task(&self, call: &CallContext, req: &CancelTaskRequest) -> Result<JsonDoc, A2aError> {
+    pub async fn cancel_task(
+        &self,
+        call: &CallContext,
+        req: &CancelTaskRequest,
+    ) -> Result<JsonDoc, A2aError> {
         let record = self.find(call, &req.id)?;
         let task_before = {
             let data = record.data.lock();
@@ -324,7 +408,11 @@ impl RequestHandler {
         };
         let sink = TurnTarget::sink(&record, &self.store);
         let ctx = RequestContext {
-            message: task_before.history.last().cloned().unwrap_or_else(|| Message::user("", Vec::new())),
+            message: task_before
+                .history
+                .last()
+                .cloned()
+                .unwrap_or_else(|| Message::user("", Vec::new())),
             task_id: record.id.clone(),
             context_id: record.context_id.clone(),
             task: Some(task_before),
@@ -351,7 +439,11 @@ impl RequestHandler {
         }
         finish_turn(&record, turn);
         let data = record.data.lock();
-        Ok(JsonDoc::of(&TaskView { task: &data.task, history_length: None, with_artifacts: true }))
+        Ok(JsonDoc::of(&TaskView {
+            task: &data.task,
+            history_length: None,
+            with_artifacts: true,
+        }))
     }
 
     /// `SubscribeToTask`: the current task first, then live events until terminal.
@@ -367,7 +459,9 @@ impl RequestHandler {
         resume_after: Option<u64>,
     ) -> Result<TaskStream, A2aError> {
         if !self.streaming() {
-            return Err(A2aError::unsupported("this agent does not stream (capabilities.streaming is false)"));
+            return Err(A2aError::unsupported(
+                "this agent does not stream (capabilities.streaming is false)",
+            ));
         }
         let record = self.find(call, &req.id)?;
         let mut data = record.data.lock();
@@ -381,7 +475,8 @@ impl RequestHandler {
         }
         let rx = TaskRecord::subscribe_locked(&mut data);
         if let Some(after) = resume_after {
-            let replay_complete = data.log.front().is_some_and(|e| e.seq <= after + 1) && after < data.next_seq;
+            let replay_complete =
+                data.log.front().is_some_and(|e| e.seq <= after + 1) && after < data.next_seq;
             if replay_complete {
                 let missed = data.log.iter().filter(|e| e.seq > after).cloned().collect();
                 drop(data);
@@ -391,18 +486,29 @@ impl RequestHandler {
         let snapshot = StreamResponse::Task(shaped_task(&data.task, None, true));
         let seq = data.next_seq.checked_sub(1);
         drop(data);
-        Ok(TaskStream::with_snapshot(record.clone(), rx, &snapshot, seq, None))
+        Ok(TaskStream::with_snapshot(
+            record.clone(),
+            rx,
+            &snapshot,
+            seq,
+            None,
+        ))
     }
 
     /// The answer to the four push-config operations until push delivery exists
     /// (`capabilities.pushNotifications` is not declared, spec §8.7).
     pub fn push_config_unsupported(&self) -> A2aError {
-        A2aError::new(ErrorKind::PushNotificationNotSupported, "push notifications are not supported by this server")
+        A2aError::new(
+            ErrorKind::PushNotificationNotSupported,
+            "push notifications are not supported by this server",
+        )
     }
 
     /// `GetExtendedAgentCard`: not declared, so UnsupportedOperation (spec §8.7).
     pub fn extended_card(&self) -> Result<ferry_proto::AgentCard, A2aError> {
-        Err(A2aError::unsupported("this agent has no extended agent card (capabilities.extendedAgentCard is not set)"))
+        Err(A2aError::unsupported(
+            "this agent has no extended agent card (capabilities.extendedAgentCard is not set)",
+        ))
     }
 }
 
@@ -456,19 +562,26 @@ fn validate_message(message: &Message) -> Result<(), A2aError> {
             .with_violation("message.messageId", "required"));
     }
     if message.role == Role::Unspecified {
-        return Err(A2aError::invalid_params("message.role is required (ROLE_USER)").with_violation("message.role", "required"));
+        return Err(
+            A2aError::invalid_params("message.role is required (ROLE_USER)")
+                .with_violation("message.role", "required"),
+        );
     }
     if message.parts.is_empty() {
-        return Err(A2aError::invalid_params("message.parts needs at least one part")
-            .with_violation("message.parts", "must not be empty"));
+        return Err(
+            A2aError::invalid_params("message.parts needs at least one part")
+                .with_violation("message.parts", "must not be empty"),
+        );
     }
     Ok(())
 }
 
 fn check_history_length(h: Option<i32>) -> Result<(), A2aError> {
     match h {
-        Some(n) if n < 0 => Err(A2aError::invalid_params(format!("historyLength must not be negative, got {n}"))
-            .with_violation("historyLength", "negative")),
+        Some(n) if n < 0 => Err(A2aError::invalid_params(format!(
+            "historyLength must not be negative, got {n}"
+        ))
+        .with_violation("historyLength", "negative")),
         _ => Ok(()),
     }
 }
@@ -485,11 +598,17 @@ impl Cursor {
     }
 
     fn decode(token: &str) -> Result<Self, A2aError> {
-        let bad = || A2aError::invalid_params("pageToken is not a token this server issued").with_violation("pageToken", "invalid");
+        let bad = || {
+            A2aError::invalid_params("pageToken is not a token this server issued")
+                .with_violation("pageToken", "invalid")
+        };
         let raw = URL_SAFE_NO_PAD.decode(token).map_err(|_| bad())?;
         let text = String::from_utf8(raw).map_err(|_| bad())?;
         let rest = text.strip_prefix("v1:").ok_or_else(bad)?;
         let (ts, id) = rest.split_once(':').ok_or_else(bad)?;
-        Ok(Self { ts: ts.parse().map_err(|_| bad())?, id: id.to_owned() })
+        Ok(Self {
+            ts: ts.parse().map_err(|_| bad())?,
+            id: id.to_owned(),
+        })
     }
 }

@@ -13,9 +13,9 @@ use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::Response;
 use bytes::{BufMut, BytesMut};
 use ferry_proto::{
-    A2aError, CancelTaskRequest, ErrorKind, GetExtendedAgentCardRequest, GetTaskRequest, JsonRpcRequest,
-    ListTaskPushNotificationConfigsRequest, ListTasksRequest, SendMessageRequest, SubscribeToTaskRequest,
-    TaskPushNotificationConfig, TaskPushNotificationConfigRef,
+    A2aError, CancelTaskRequest, ErrorKind, GetExtendedAgentCardRequest, GetTaskRequest,
+    JsonRpcRequest, ListTaskPushNotificationConfigsRequest, ListTasksRequest, SendMessageRequest,
+    SubscribeToTaskRequest, TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -86,33 +86,62 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
         }
     };
     if !is_json_content_type(headers.get(header::CONTENT_TYPE)) {
-        let e = A2aError::new(ErrorKind::ContentTypeNotSupported, "the request content type must be application/json");
+        let e = A2aError::new(
+            ErrorKind::ContentTypeNotSupported,
+            "the request content type must be application/json",
+        );
         return error_response(&null, &e);
     }
     let req: JsonRpcRequest<'_> = match serde_json::from_slice(&body) {
         Ok(r) => r,
         Err(e) if e.is_syntax() || e.is_eof() => {
-            return error_response(&null, &A2aError::new(ErrorKind::ParseError, format!("invalid JSON: {e}")));
+            return error_response(
+                &null,
+                &A2aError::new(ErrorKind::ParseError, format!("invalid JSON: {e}")),
+            );
         }
         Err(e) => {
-            let e = A2aError::new(ErrorKind::InvalidRequest, format!("not a JSON-RPC 2.0 request object: {e}"));
+            let e = A2aError::new(
+                ErrorKind::InvalidRequest,
+                format!("not a JSON-RPC 2.0 request object: {e}"),
+            );
             return error_response(&null, &e);
         }
     };
+    // A JSON array would otherwise be read positionally into the envelope's fields.
+    if body.trim_ascii_start().first() != Some(&b'{') {
+        let e = A2aError::new(
+            ErrorKind::InvalidRequest,
+            "a JSON-RPC request is a JSON object (batches are not supported)",
+        );
+        return error_response(&null, &e);
+    }
     let id = req.id.clone().unwrap_or(Value::Null);
     if !(id.is_string() || id.is_number() || id.is_null()) {
-        let e = A2aError::new(ErrorKind::InvalidRequest, "id must be a string, a number or null");
+        let e = A2aError::new(
+            ErrorKind::InvalidRequest,
+            "id must be a string, a number or null",
+        );
         return error_response(&null, &e);
     }
     if req.jsonrpc != Some("2.0") {
-        return error_response(&id, &A2aError::new(ErrorKind::InvalidRequest, "jsonrpc must be \"2.0\""));
+        return error_response(
+            &id,
+            &A2aError::new(ErrorKind::InvalidRequest, "jsonrpc must be \"2.0\""),
+        );
     }
     let Some(method_name) = req.method.as_deref() else {
-        return error_response(&id, &A2aError::new(ErrorKind::InvalidRequest, "method is required"));
+        return error_response(
+            &id,
+            &A2aError::new(ErrorKind::InvalidRequest, "method is required"),
+        );
     };
     let Some(method) = Method::parse(method_name) else {
-        let e = A2aError::new(ErrorKind::MethodNotFound, format!("method {method_name:?} does not exist"))
-            .with_meta("method", method_name);
+        let e = A2aError::new(
+            ErrorKind::MethodNotFound,
+            format!("method {method_name:?} does not exist"),
+        )
+        .with_meta("method", method_name);
         return error_response(&id, &e);
     };
     match dispatch(&app, method, req.params, &id, &uri, &headers).await {
@@ -125,6 +154,11 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
 fn parse_params<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, A2aError> {
     let raw = params.map_or("{}", RawValue::get);
     let raw = if raw.trim() == "null" { "{}" } else { raw };
+    // Params are proto messages, so objects; an array would be read positionally.
+    if !raw.trim_start().starts_with('{') {
+        return Err(A2aError::invalid_params("params must be a JSON object")
+            .with_violation("params", "not an object"));
+    }
     serde_json::from_str(raw).map_err(|e| A2aError::invalid_params(format!("invalid params: {e}")))
 }
 
@@ -139,21 +173,36 @@ async fn dispatch(
     // Params first (validation order step 4), then the service parameters (step 5).
     let parsed = Parsed::parse(method, params)?;
     params::check_version(headers, uri.query(), &app.config)?;
-    let extensions = params::activate_extensions(headers, &app.declared_extensions, &app.required_extensions)?;
-    let mut call = CallContext { tenant: parsed.tenant().to_owned(), extensions, caller: None };
+    let extensions =
+        params::activate_extensions(headers, &app.declared_extensions, &app.required_extensions)?;
+    let mut call = CallContext {
+        tenant: parsed.tenant().to_owned(),
+        extensions,
+        caller: None,
+    };
     let h = &app.handler;
     let response = match parsed {
         Parsed::Send(req) => ok_doc(id, &h.send_message(&call, req).await?),
         Parsed::Stream(req) => {
             let stream = h.send_streaming(&call, req).await?;
-            sse_response(stream, RpcFraming { id: id.clone() }, app.config.sse_keepalive(), app.closing.subscribe())
+            sse_response(
+                stream,
+                RpcFraming { id: id.clone() },
+                app.config.sse_keepalive(),
+                app.closing.subscribe(),
+            )
         }
         Parsed::Get(req) => ok_doc(id, &h.get_task(&call, &req)?),
         Parsed::List(req) => ok(id, h.list_tasks(&call, &req)?),
         Parsed::Cancel(req) => ok_doc(id, &h.cancel_task(&call, &req).await?),
         Parsed::Subscribe(req) => {
             let stream = h.subscribe(&call, &req, params::last_event_id(headers))?;
-            sse_response(stream, RpcFraming { id: id.clone() }, app.config.sse_keepalive(), app.closing.subscribe())
+            sse_response(
+                stream,
+                RpcFraming { id: id.clone() },
+                app.config.sse_keepalive(),
+                app.closing.subscribe(),
+            )
         }
         Parsed::PushConfig(_) => return Err(h.push_config_unsupported()),
         Parsed::ExtendedCard(req) => {
@@ -191,9 +240,9 @@ impl Parsed {
             Method::GetTaskPushNotificationConfig | Method::DeleteTaskPushNotificationConfig => {
                 Self::PushConfig(parse_params::<TaskPushNotificationConfigRef>(params)?.tenant)
             }
-            Method::ListTaskPushNotificationConfigs => {
-                Self::PushConfig(parse_params::<ListTaskPushNotificationConfigsRequest>(params)?.tenant)
-            }
+            Method::ListTaskPushNotificationConfigs => Self::PushConfig(
+                parse_params::<ListTaskPushNotificationConfigsRequest>(params)?.tenant,
+            ),
             Method::GetExtendedAgentCard => Self::ExtendedCard(parse_params(params)?),
         })
     }
@@ -212,7 +261,12 @@ impl Parsed {
 }
 
 fn ok<T: Serialize>(id: &Value, result: T) -> Response {
-    let body = serde_json::to_vec(&Success { jsonrpc: "2.0", id, result }).unwrap_or_default();
+    let body = serde_json::to_vec(&Success {
+        jsonrpc: "2.0",
+        id,
+        result,
+    })
+    .unwrap_or_default();
     json(StatusCode::OK, body)
 }
 

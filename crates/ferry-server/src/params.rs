@@ -11,15 +11,24 @@ pub const EXTENSIONS_HEADER: &str = "a2a-extensions";
 
 /// Checks the requested protocol version: `1.x` is accepted; a missing header is 1.0 unless
 /// `strict_version` is set; anything else is VersionNotSupportedError.
-pub fn check_version(headers: &HeaderMap, query: Option<&str>, config: &ServerConfig) -> Result<(), A2aError> {
-    let from_header = headers.get(VERSION_HEADER).and_then(|v| v.to_str().ok()).map(str::trim);
+pub fn check_version(
+    headers: &HeaderMap,
+    query: Option<&str>,
+    config: &ServerConfig,
+) -> Result<(), A2aError> {
+    let from_header = headers
+        .get(VERSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim);
     let from_query = query.and_then(|q| {
         q.split('&')
             .filter_map(|kv| kv.split_once('='))
             .find(|(k, _)| k.eq_ignore_ascii_case("A2A-Version"))
             .map(|(_, v)| v.trim())
     });
-    let requested = from_header.filter(|v| !v.is_empty()).or(from_query.filter(|v| !v.is_empty()));
+    let requested = from_header
+        .filter(|v| !v.is_empty())
+        .or(from_query.filter(|v| !v.is_empty()));
     let Some(requested) = requested else {
         if config.strict_version {
             return Err(version_error("(none; a missing A2A-Version means 0.3)"));
@@ -27,7 +36,10 @@ pub fn check_version(headers: &HeaderMap, query: Option<&str>, config: &ServerCo
         return Ok(());
     };
     let major = requested.split('.').next().unwrap_or_default();
-    let minor_ok = requested.split('.').nth(1).is_none_or(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()));
+    let minor_ok = requested
+        .split('.')
+        .nth(1)
+        .is_none_or(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()));
     if major == "1" && minor_ok && requested.split('.').count() <= 2 {
         Ok(())
     } else {
@@ -59,7 +71,11 @@ pub fn requested_extensions(headers: &HeaderMap) -> Vec<String> {
 
 /// Activates the requested extensions the agent declared (unknown ones are ignored) and checks
 /// that every required extension was requested.
-pub fn activate_extensions(headers: &HeaderMap, declared: &[String], required: &[String]) -> Result<Vec<String>, A2aError> {
+pub fn activate_extensions(
+    headers: &HeaderMap,
+    declared: &[String],
+    required: &[String],
+) -> Result<Vec<String>, A2aError> {
     let requested = requested_extensions(headers);
     if let Some(missing) = required.iter().find(|r| !requested.contains(r)) {
         return Err(A2aError::new(
@@ -68,14 +84,23 @@ pub fn activate_extensions(headers: &HeaderMap, declared: &[String], required: &
         )
         .with_meta("extension", missing.as_str()));
     }
-    let mut active: Vec<String> = requested.into_iter().filter(|u| declared.contains(u)).collect();
+    let mut active: Vec<String> = requested
+        .into_iter()
+        .filter(|u| declared.contains(u))
+        .collect();
     active.dedup();
     Ok(active)
 }
 
 /// The SSE `Last-Event-ID` a reconnecting client sends (ferry's event ids are sequence numbers).
 pub fn last_event_id(headers: &HeaderMap) -> Option<u64> {
-    headers.get("last-event-id")?.to_str().ok()?.trim().parse().ok()
+    headers
+        .get("last-event-id")?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]
@@ -106,17 +131,27 @@ mod tests {
             let e = check_version(&h, None, &c).expect_err(bad);
             assert_eq!(e.kind, ErrorKind::VersionNotSupported, "{bad}");
         }
-        let strict = ServerConfig { strict_version: true, ..ServerConfig::default() };
+        let strict = ServerConfig {
+            strict_version: true,
+            ..ServerConfig::default()
+        };
         assert!(check_version(&headers(&[]), None, &strict).is_err());
     }
 
     #[test]
     fn extensions_merge_lines_and_check_required() {
-        let h = headers(&[("a2a-extensions", " urn:a , urn:b"), ("a2a-extensions", "urn:c,,")]);
+        let h = headers(&[
+            ("a2a-extensions", " urn:a , urn:b"),
+            ("a2a-extensions", "urn:c,,"),
+        ]);
         assert_eq!(requested_extensions(&h), ["urn:a", "urn:b", "urn:c"]);
         let declared = vec!["urn:b".to_owned(), "urn:c".to_owned()];
-        assert_eq!(activate_extensions(&h, &declared, &[]).expect("ok"), ["urn:b", "urn:c"]);
-        let e = activate_extensions(&headers(&[]), &declared, &["urn:c".to_owned()]).expect_err("required");
+        assert_eq!(
+            activate_extensions(&h, &declared, &[]).expect("ok"),
+            ["urn:b", "urn:c"]
+        );
+        let e = activate_extensions(&headers(&[]), &declared, &["urn:c".to_owned()])
+            .expect_err("required");
         assert_eq!(e.kind, ErrorKind::ExtensionSupportRequired);
     }
 }

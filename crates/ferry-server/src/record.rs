@@ -13,7 +13,7 @@ use tokio::sync::{Notify, broadcast};
 
 /// Capacity of a task's live channel; a subscriber that falls further behind catches up from
 /// the event log.
-const LIVE_CHANNEL_CAPACITY: usize = 64;
+pub(crate) const LIVE_CHANNEL_CAPACITY: usize = 64;
 
 /// An event as stored in a task's log.
 #[derive(Debug)]
@@ -30,7 +30,8 @@ pub struct LoggedEvent {
 impl LoggedEvent {
     /// The event's ProtoJSON bytes, serialized once and shared.
     pub fn json(&self) -> &Bytes {
-        self.json.get_or_init(|| Bytes::from(serde_json::to_vec(&self.event).unwrap_or_default()))
+        self.json
+            .get_or_init(|| Bytes::from(serde_json::to_vec(&self.event).unwrap_or_default()))
     }
 }
 
@@ -89,7 +90,13 @@ pub struct TaskRecord {
 
 impl TaskRecord {
     /// A new, not yet published task in SUBMITTED with `message` as its history.
-    pub fn new(id: String, context_id: String, tenant: String, message: Message, max_events: usize) -> Self {
+    pub fn new(
+        id: String,
+        context_id: String,
+        tenant: String,
+        message: Message,
+        max_events: usize,
+    ) -> Self {
         let task = Task {
             id: id.clone(),
             context_id: context_id.clone(),
@@ -138,7 +145,10 @@ impl TaskRecord {
     pub fn append_locked(&self, data: &mut TaskData, event: StreamResponse) -> Arc<LoggedEvent> {
         let seq = data.next_seq;
         data.next_seq += 1;
-        if matches!(event, StreamResponse::StatusUpdate(_) | StreamResponse::Task(_)) {
+        if matches!(
+            event,
+            StreamResponse::StatusUpdate(_) | StreamResponse::Task(_)
+        ) {
             data.status_seq = seq;
         }
         let logged = Arc::new(LoggedEvent {
@@ -178,7 +188,12 @@ impl TaskRecord {
 
     /// The status timestamp (what ListTasks orders by).
     pub fn status_time(&self) -> Timestamp {
-        self.data.lock().task.status.timestamp.unwrap_or_else(|| Timestamp::from_millis(0))
+        self.data
+            .lock()
+            .task
+            .status
+            .timestamp
+            .unwrap_or_else(|| Timestamp::from_millis(0))
     }
 }
 
@@ -232,12 +247,20 @@ impl serde::Serialize for TaskView<'_> {
 /// A copy of `task` with its history cut to the `history_length` most recent messages
 /// (`None`: all; 0: none) and without artifacts unless `with_artifacts`.
 pub fn shaped_task(task: &Task, history_length: Option<i32>, with_artifacts: bool) -> Task {
-    let view = TaskView { task, history_length, with_artifacts };
+    let view = TaskView {
+        task,
+        history_length,
+        with_artifacts,
+    };
     Task {
         id: task.id.clone(),
         context_id: task.context_id.clone(),
         status: task.status.clone(),
-        artifacts: if with_artifacts { task.artifacts.clone() } else { Vec::new() },
+        artifacts: if with_artifacts {
+            task.artifacts.clone()
+        } else {
+            Vec::new()
+        },
         history: view.history().to_vec(),
         metadata: task.metadata.clone(),
     }

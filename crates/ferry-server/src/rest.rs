@@ -15,8 +15,8 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::Response;
 use bytes::{BufMut, Bytes, BytesMut};
 use ferry_proto::{
-    A2aError, CancelTaskRequest, ErrorKind, ErrorTable, GetTaskRequest, ListTasksRequest, SendMessageRequest,
-    SubscribeToTaskRequest, TaskState, Timestamp,
+    A2aError, CancelTaskRequest, ErrorKind, ErrorTable, GetTaskRequest, ListTasksRequest,
+    SendMessageRequest, SubscribeToTaskRequest, TaskState, Timestamp,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -52,7 +52,9 @@ impl Route {
                 _ => return None,
             },
             ["tasks", id, "pushNotificationConfigs"] => Self::PushConfigs((*id).to_owned()),
-            ["tasks", id, "pushNotificationConfigs", cid] => Self::PushConfig((*id).to_owned(), (*cid).to_owned()),
+            ["tasks", id, "pushNotificationConfigs", cid] => {
+                Self::PushConfig((*id).to_owned(), (*cid).to_owned())
+            }
             _ => return None,
         })
     }
@@ -73,7 +75,13 @@ impl Route {
 fn segments(path: &str) -> Result<Vec<String>, A2aError> {
     path.split('/')
         .filter(|s| !s.is_empty())
-        .map(|s| percent_decode(s).ok_or_else(|| A2aError::invalid_params(format!("path segment {s:?} is not valid percent-encoded UTF-8"))))
+        .map(|s| {
+            percent_decode(s).ok_or_else(|| {
+                A2aError::invalid_params(format!(
+                    "path segment {s:?} is not valid percent-encoded UTF-8"
+                ))
+            })
+        })
         .collect()
 }
 
@@ -95,16 +103,29 @@ fn percent_decode(s: &str) -> Option<String> {
 }
 
 /// Handles every request under the REST base path.
-pub async fn handle(State(app): State<Arc<AppState>>, method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Response {
+pub async fn handle(
+    State(app): State<Arc<AppState>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
     let table = app.config.error_table;
-    let rest_path = uri.path().strip_prefix(app.config.rest_path.as_str()).unwrap_or(uri.path());
+    let rest_path = uri
+        .path()
+        .strip_prefix(app.config.rest_path.as_str())
+        .unwrap_or(uri.path());
     match serve(&app, &method, &uri, rest_path, &headers, body).await {
         Ok(r) => r,
         Err(Failure::A2a(e)) => error_response(&e, table),
         Err(Failure::Http(status, e)) => {
-            let mut r = error_response(&e, table);
-            *r.status_mut() = status;
-            r
+            // AIP-193: `error.code` is the HTTP status actually sent.
+            let mut body = e.to_rest_body(table);
+            body["error"]["code"] = status.as_u16().into();
+            if status == StatusCode::METHOD_NOT_ALLOWED {
+                body["error"]["status"] = "UNIMPLEMENTED".into();
+            }
+            json(status, serde_json::to_vec(&body).unwrap_or_default())
         }
     }
 }
@@ -141,26 +162,52 @@ async fn serve(
         },
     };
     if !route.allows(method) {
-        let e = A2aError::new(ErrorKind::MethodNotFound, format!("{method} is not allowed on {path}"));
+        let e = A2aError::new(
+            ErrorKind::MethodNotFound,
+            format!("{method} is not allowed on {path}"),
+        );
         return Err(Failure::Http(StatusCode::METHOD_NOT_ALLOWED, e));
     }
     if *method == Method::POST && !is_json_content_type(headers.get(header::CONTENT_TYPE)) {
-        let e = A2aError::new(ErrorKind::ContentTypeNotSupported, "the request content type must be application/json");
+        let e = A2aError::new(
+            ErrorKind::ContentTypeNotSupported,
+            "the request content type must be application/json",
+        );
         return Err(Failure::Http(StatusCode::UNSUPPORTED_MEDIA_TYPE, e));
     }
     params::check_version(headers, uri.query(), &app.config)?;
-    let extensions = params::activate_extensions(headers, &app.declared_extensions, &app.required_extensions)?;
-    let call = CallContext { tenant, extensions, caller: None };
+    let extensions =
+        params::activate_extensions(headers, &app.declared_extensions, &app.required_extensions)?;
+    let call = CallContext {
+        tenant,
+        extensions,
+        caller: None,
+    };
     let query = uri.query().unwrap_or_default();
     let h = &app.handler;
     let keepalive = app.config.sse_keepalive();
     let response = match route {
         Route::Send => ok_doc(h.send_message(&call, send_body(&body, &call)?).await?),
-        Route::Stream => sse_response(h.send_streaming(&call, send_body(&body, &call)?).await?, RestFraming(app.config.error_table), keepalive, app.closing.subscribe()),
+        Route::Stream => sse_response(
+            h.send_streaming(&call, send_body(&body, &call)?).await?,
+            RestFraming(app.config.error_table),
+            keepalive,
+            app.closing.subscribe(),
+        ),
         Route::ListTasks => ok(h.list_tasks(&call, &list_query(query)?)?),
         Route::GetTask(id) => {
-            let history_length = query_pairs(query).find(|(k, _)| is_key(k, "historyLength")).map(|(_, v)| parse_int("historyLength", &v)).transpose()?;
-            ok_doc(h.get_task(&call, &GetTaskRequest { tenant: call.tenant.clone(), id, history_length })?)
+            let history_length = query_pairs(query)
+                .find(|(k, _)| is_key(k, "historyLength"))
+                .map(|(_, v)| parse_int("historyLength", &v))
+                .transpose()?;
+            ok_doc(h.get_task(
+                &call,
+                &GetTaskRequest {
+                    tenant: call.tenant.clone(),
+                    id,
+                    history_length,
+                },
+            )?)
         }
         Route::Cancel(id) => {
             let mut req: CancelTaskRequest = optional_body(&body, serde_json::json!({"id": id}))?;
@@ -168,10 +215,20 @@ async fn serve(
             ok_doc(h.cancel_task(&call, &req).await?)
         }
         Route::Subscribe(id) => {
-            let req = SubscribeToTaskRequest { tenant: call.tenant.clone(), id };
-            sse_response(h.subscribe(&call, &req, params::last_event_id(headers))?, RestFraming(app.config.error_table), keepalive, app.closing.subscribe())
+            let req = SubscribeToTaskRequest {
+                tenant: call.tenant.clone(),
+                id,
+            };
+            sse_response(
+                h.subscribe(&call, &req, params::last_event_id(headers))?,
+                RestFraming(app.config.error_table),
+                keepalive,
+                app.closing.subscribe(),
+            )
         }
-        Route::PushConfigs(_) | Route::PushConfig(..) => return Err(h.push_config_unsupported().into()),
+        Route::PushConfigs(_) | Route::PushConfig(..) => {
+            return Err(h.push_config_unsupported().into());
+        }
         Route::ExtendedCard => ok(h.extended_card()?),
     };
     Ok(with_extensions(response, &call.extensions))
@@ -180,7 +237,10 @@ async fn serve(
 fn not_found(path: &str) -> Failure {
     Failure::Http(
         StatusCode::NOT_FOUND,
-        A2aError::new(ErrorKind::MethodNotFound, format!("no A2A operation at {path:?}")),
+        A2aError::new(
+            ErrorKind::MethodNotFound,
+            format!("no A2A operation at {path:?}"),
+        ),
     )
 }
 
@@ -204,7 +264,10 @@ fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, A2aError> {
 }
 
 /// A body that may be empty, `{}` or `null`; missing members are filled from `defaults`.
-fn optional_body<T: DeserializeOwned>(body: &[u8], defaults: serde_json::Value) -> Result<T, A2aError> {
+fn optional_body<T: DeserializeOwned>(
+    body: &[u8],
+    defaults: serde_json::Value,
+) -> Result<T, A2aError> {
     let text = std::str::from_utf8(body).unwrap_or_default().trim();
     let mut value: serde_json::Value = if text.is_empty() || text == "null" {
         serde_json::json!({})
@@ -216,7 +279,8 @@ fn optional_body<T: DeserializeOwned>(body: &[u8], defaults: serde_json::Value) 
             obj.entry(k.clone()).or_insert_with(|| v.clone());
         }
     }
-    serde_json::from_value(value).map_err(|e| A2aError::invalid_params(format!("invalid request body: {e}")))
+    serde_json::from_value(value)
+        .map_err(|e| A2aError::invalid_params(format!("invalid request body: {e}")))
 }
 
 fn query_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
@@ -245,11 +309,17 @@ fn is_key(key: &str, camel: &str) -> bool {
 }
 
 fn bad_query(name: &str, value: &str, why: &str) -> A2aError {
-    A2aError::invalid_params(format!("query parameter {name}={value:?} is invalid: {why}")).with_violation(name, why)
+    A2aError::invalid_params(format!(
+        "query parameter {name}={value:?} is invalid: {why}"
+    ))
+    .with_violation(name, why)
 }
 
 fn parse_int(name: &str, value: &str) -> Result<i32, A2aError> {
-    value.trim().parse().map_err(|_| bad_query(name, value, "not an integer"))
+    value
+        .trim()
+        .parse()
+        .map_err(|_| bad_query(name, value, "not an integer"))
 }
 
 /// Parses the ListTasks query string (spec §11.5).
@@ -269,7 +339,9 @@ fn list_query(query: &str) -> Result<ListTasksRequest, A2aError> {
         } else if is_key(&k, "historyLength") {
             req.history_length = Some(parse_int("historyLength", &v)?);
         } else if is_key(&k, "statusTimestampAfter") {
-            let t: Timestamp = v.parse().map_err(|_| bad_query("statusTimestampAfter", &v, "not an RFC 3339 timestamp"))?;
+            let t: Timestamp = v
+                .parse()
+                .map_err(|_| bad_query("statusTimestampAfter", &v, "not an RFC 3339 timestamp"))?;
             req.status_timestamp_after = Some(t);
         } else if is_key(&k, "includeArtifacts") {
             req.include_artifacts = Some(match v.as_str() {
@@ -287,12 +359,16 @@ fn ok_doc(doc: JsonDoc) -> Response {
 }
 
 fn ok<T: Serialize>(result: T) -> Response {
-    json(StatusCode::OK, serde_json::to_vec(&result).unwrap_or_default())
+    json(
+        StatusCode::OK,
+        serde_json::to_vec(&result).unwrap_or_default(),
+    )
 }
 
 /// An AIP-193 error response with the status of `table`.
 pub fn error_response(e: &A2aError, table: ErrorTable) -> Response {
-    let status = StatusCode::from_u16(e.kind.http_status(table)).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let status = StatusCode::from_u16(e.kind.http_status(table))
+        .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     json(status, ferry_proto::rest_error_body(e, table))
 }
 
@@ -319,12 +395,22 @@ mod tests {
 
     #[test]
     fn actions_never_fall_into_get_task() {
-        assert_eq!(route("/tasks/abc:subscribe"), Some(Route::Subscribe("abc".into())));
-        assert_eq!(route("/tasks/abc:cancel"), Some(Route::Cancel("abc".into())));
+        assert_eq!(
+            route("/tasks/abc:subscribe"),
+            Some(Route::Subscribe("abc".into()))
+        );
+        assert_eq!(
+            route("/tasks/abc:cancel"),
+            Some(Route::Cancel("abc".into()))
+        );
         assert_eq!(route("/tasks/abc"), Some(Route::GetTask("abc".into())));
         assert_eq!(route("/tasks/a%2Fb"), Some(Route::GetTask("a/b".into())));
         assert_eq!(route("/message:send"), Some(Route::Send));
-        assert_eq!(route("/t1/message:send"), None, "tenant prefixes are tried by the caller");
+        assert_eq!(
+            route("/t1/message:send"),
+            None,
+            "tenant prefixes are tried by the caller"
+        );
     }
 
     #[test]
@@ -337,7 +423,12 @@ mod tests {
         assert_eq!(q.include_artifacts, Some(true));
         assert_eq!(q.page_token, "x");
         assert!(q.status_timestamp_after.is_some());
-        for bad in ["status=working", "pageSize=ten", "includeArtifacts=yes", "statusTimestampAfter=yesterday"] {
+        for bad in [
+            "status=working",
+            "pageSize=ten",
+            "includeArtifacts=yes",
+            "statusTimestampAfter=yesterday",
+        ] {
             assert!(list_query(bad).is_err(), "{bad}");
         }
     }

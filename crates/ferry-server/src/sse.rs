@@ -41,7 +41,10 @@ pub fn sse_response<F: SseFraming>(
         };
         let Some(next) = next else {
             let keep = Bytes::from_static(KEEP_ALIVE);
-            return Some((Ok::<Bytes, Infallible>(keep), Some((stream, framing, closing))));
+            return Some((
+                Ok::<Bytes, Infallible>(keep),
+                Some((stream, framing, closing)),
+            ));
         };
         let mut out = BytesMut::with_capacity(256);
         match next {
@@ -69,7 +72,10 @@ pub fn sse_response<F: SseFraming>(
     let mut response = Response::new(Body::from_stream(body));
     *response.status_mut() = StatusCode::OK;
     let h = response.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     h.insert("x-accel-buffering", HeaderValue::from_static("no"));
     response

@@ -1,9 +1,11 @@
 //! Where tasks live: the `TaskStore` trait and the bounded in-memory store.
 //!
 //! The in-memory store is sharded by task id, each shard behind its own lock, so requests for
-//! different tasks never wait on each other. It is bounded twice: by capacity (only terminal
-//! tasks are evicted to make room, oldest terminal first) and by a TTL that removes terminal
-//! tasks some time after they ended. Active and interrupted tasks are never evicted.
+//! different tasks never wait on each other and no lock is shared by every request. It is
+//! bounded twice: by capacity (one atomic count; only terminal tasks are evicted to make room,
+//! the one that ended first goes first) and by a TTL that removes terminal tasks some time after
+//! they ended. Active and interrupted tasks are never evicted. Each shard keeps its own queue of
+//! ended tasks; the oldest across shards is the oldest of the shards' queue fronts.
 
 use crate::record::TaskRecord;
 use parking_lot::Mutex;
@@ -49,20 +51,20 @@ pub trait TaskStore: Send + Sync + 'static {
 
 const SHARDS: usize = 32;
 
+/// One shard: tasks by id, and its terminal tasks in the order they ended.
 #[derive(Default)]
 struct Shard {
     tasks: HashMap<String, Arc<TaskRecord>>,
-    /// Terminal tasks in the order they ended: (when, id).
-    terminal: VecDeque<(Instant, String)>,
+    ended: VecDeque<(Instant, String)>,
 }
 
 /// The default store: bounded, sharded, in memory.
 pub struct InMemoryTaskStore {
     shards: Box<[Mutex<Shard>]>,
     hasher: RandomState,
-    shard_capacity: usize,
     capacity: usize,
     ttl: Duration,
+    /// Stored tasks plus slots reserved by inserts in progress; never above `capacity`.
     len: AtomicUsize,
 }
 
@@ -78,12 +80,10 @@ impl std::fmt::Debug for InMemoryTaskStore {
 impl InMemoryTaskStore {
     /// A store for at most `capacity` tasks whose terminal tasks expire after `ttl`.
     pub fn new(capacity: usize, ttl: Duration) -> Self {
-        let capacity = capacity.max(1);
         Self {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
             hasher: RandomState::new(),
-            shard_capacity: capacity.div_ceil(SHARDS),
-            capacity,
+            capacity: capacity.max(1),
             ttl,
             len: AtomicUsize::new(0),
         }
@@ -94,36 +94,66 @@ impl InMemoryTaskStore {
         &self.shards[i]
     }
 
-    /// Removes terminal tasks from the front of a shard's queue while `pred` holds.
-    fn evict_front(&self, shard: &mut Shard, mut pred: impl FnMut(&Instant, usize) -> bool) -> usize {
-        let mut removed = 0;
-        while let Some((when, id)) = shard.terminal.front() {
-            if !pred(when, shard.tasks.len()) {
-                break;
-            }
-            let id = id.clone();
-            shard.terminal.pop_front();
+    /// Reserves a slot for one more task, or says there is none.
+    fn try_reserve(&self) -> bool {
+        self.len
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.capacity).then_some(n + 1)
+            })
+            .is_ok()
+    }
+
+    /// Pops the front of a shard's ended queue and removes that task; true when one was stored.
+    fn pop_ended(&self, shard: &mut Shard) -> bool {
+        while let Some((_, id)) = shard.ended.pop_front() {
             if shard.tasks.remove(&id).is_some() {
-                removed += 1;
-                self.len.fetch_sub(1, Ordering::Relaxed);
+                self.len.fetch_sub(1, Ordering::AcqRel);
+                return true;
             }
         }
-        removed
+        false
+    }
+
+    /// Evicts the terminal task that ended first; false when no terminal task is stored. Locks
+    /// one shard at a time.
+    fn evict_oldest_terminal(&self) -> bool {
+        loop {
+            let oldest = self
+                .shards
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| s.lock().ended.front().map(|(when, _)| (*when, i)))
+                .min();
+            let Some((when, i)) = oldest else {
+                return false;
+            };
+            let mut shard = self.shards[i].lock();
+            // Another insert may have taken it meanwhile: look again.
+            if shard.ended.front().is_some_and(|(w, _)| *w == when) && self.pop_ended(&mut shard) {
+                return true;
+            }
+        }
     }
 }
 
 impl TaskStore for InMemoryTaskStore {
     fn insert(&self, record: Arc<TaskRecord>) -> Result<(), StoreError> {
-        let now = Instant::now();
-        let ttl = self.ttl;
-        let cap = self.shard_capacity;
-        let mut shard = self.shard(&record.id).lock();
-        self.evict_front(&mut shard, |when, len| len >= cap || now.duration_since(*when) >= ttl);
-        if shard.tasks.len() >= cap {
-            return Err(StoreError::Full { capacity: self.capacity });
+        while !self.try_reserve() {
+            if !self.evict_oldest_terminal() {
+                return Err(StoreError::Full {
+                    capacity: self.capacity,
+                });
+            }
         }
-        if shard.tasks.insert(record.id.clone(), record).is_none() {
-            self.len.fetch_add(1, Ordering::Relaxed);
+        let replaced = self
+            .shard(&record.id)
+            .lock()
+            .tasks
+            .insert(record.id.clone(), record)
+            .is_some();
+        if replaced {
+            // Replaced a task with the same id: the count did not grow.
+            self.len.fetch_sub(1, Ordering::AcqRel);
         }
         Ok(())
     }
@@ -136,8 +166,14 @@ impl TaskStore for InMemoryTaskStore {
     fn tasks_of(&self, tenant: &str) -> Vec<Arc<TaskRecord>> {
         let mut out = Vec::new();
         for shard in self.shards.iter() {
-            let shard = shard.lock();
-            out.extend(shard.tasks.values().filter(|r| r.tenant == tenant).cloned());
+            out.extend(
+                shard
+                    .lock()
+                    .tasks
+                    .values()
+                    .filter(|r| r.tenant == tenant)
+                    .cloned(),
+            );
         }
         out
     }
@@ -145,21 +181,28 @@ impl TaskStore for InMemoryTaskStore {
     fn mark_terminal(&self, record: &TaskRecord) {
         let mut shard = self.shard(&record.id).lock();
         if shard.tasks.contains_key(&record.id) {
-            shard.terminal.push_back((Instant::now(), record.id.clone()));
+            shard.ended.push_back((Instant::now(), record.id.clone()));
         }
     }
 
     fn sweep(&self) -> usize {
         let now = Instant::now();
-        let ttl = self.ttl;
-        self.shards
-            .iter()
-            .map(|s| self.evict_front(&mut s.lock(), |when, _| now.duration_since(*when) >= ttl))
-            .sum()
+        let mut removed = 0;
+        for shard in self.shards.iter() {
+            let mut shard = shard.lock();
+            while shard
+                .ended
+                .front()
+                .is_some_and(|(when, _)| now.duration_since(*when) >= self.ttl)
+            {
+                removed += usize::from(self.pop_ended(&mut shard));
+            }
+        }
+        removed
     }
 
     fn len(&self) -> usize {
-        self.len.load(Ordering::Relaxed)
+        self.len.load(Ordering::Acquire)
     }
 }
 
@@ -175,25 +218,40 @@ mod tests {
 
     #[test]
     fn full_store_evicts_only_terminal_tasks() {
-        let store = InMemoryTaskStore::new(SHARDS, Duration::from_secs(3600));
-        // One slot per shard: fill until some shard refuses, with nothing terminal.
-        let mut refused = None;
-        for i in 0..10 * SHARDS {
-            let r = record(&format!("t{i}"));
-            if store.insert(r.clone()).is_err() {
-                refused = Some(r);
-                break;
-            }
+        // More than one task per shard on average would hide a per-shard bound; 3 tasks in 32
+        // shards checks that the bound is global.
+        let store = InMemoryTaskStore::new(3, Duration::from_secs(3600));
+        let tasks: Vec<_> = (0..3).map(|i| record(&format!("t{i}"))).collect();
+        for r in &tasks {
+            store.insert(r.clone()).expect("room for three");
         }
-        let refused = refused.expect("an active-only store must refuse eventually");
-        // Make every stored task terminal; now the insert evicts one and succeeds.
-        for r in store.tasks_of("") {
-            store.mark_terminal(&r);
+        assert_eq!(
+            store.insert(record("t3")),
+            Err(StoreError::Full { capacity: 3 }),
+            "all active"
+        );
+        assert_eq!(store.len(), 3);
+        store.mark_terminal(&tasks[1]);
+        store.mark_terminal(&tasks[0]);
+        store
+            .insert(record("t3"))
+            .expect("a terminal task can be evicted");
+        assert_eq!(store.len(), 3, "one evicted, one added");
+        assert!(
+            store.get("", "t1").is_none(),
+            "the task that ended first went first"
+        );
+        for id in ["t0", "t2", "t3"] {
+            assert!(store.get("", id).is_some(), "{id}");
         }
-        let before = store.len();
-        store.insert(refused.clone()).expect("a terminal task can be evicted");
-        assert_eq!(store.len(), before, "one evicted, one added");
-        assert!(store.get("", &refused.id).is_some());
+        store
+            .insert(record("t4"))
+            .expect("the other terminal task makes room");
+        assert!(store.get("", "t0").is_none());
+        assert_eq!(
+            store.insert(record("t5")),
+            Err(StoreError::Full { capacity: 3 })
+        );
     }
 
     #[test]

@@ -24,11 +24,17 @@ pub struct StreamItem {
 
 impl StreamItem {
     fn logged(e: &LoggedEvent) -> Self {
-        Self { seq: Some(e.seq), json: e.json().clone() }
+        Self {
+            seq: Some(e.seq),
+            json: e.json().clone(),
+        }
     }
 
     fn fresh(seq: Option<u64>, event: &StreamResponse) -> Self {
-        Self { seq, json: Bytes::from(serde_json::to_vec(event).unwrap_or_default()) }
+        Self {
+            seq,
+            json: Bytes::from(serde_json::to_vec(event).unwrap_or_default()),
+        }
     }
 }
 
@@ -95,7 +101,11 @@ impl TaskStream {
 
     /// Waits for the first item of a brand-new task's stream: the task (first logged event), a
     /// direct reply, or the error that ended the turn before either.
-    pub(crate) async fn open_new(record: Arc<TaskRecord>, rx: broadcast::Receiver<LiveItem>, turn: u64) -> Opening {
+    pub(crate) async fn open_new(
+        record: Arc<TaskRecord>,
+        rx: broadcast::Receiver<LiveItem>,
+        turn: u64,
+    ) -> Opening {
         let mut s = Self {
             record,
             rx,
@@ -115,7 +125,10 @@ impl TaskStream {
             None => {
                 let early = s.record.data.lock().early_error.clone();
                 Opening::Error(early.unwrap_or_else(|| {
-                    A2aError::new(ErrorKind::InvalidAgentResponse, "the agent ended its turn without a reply or a task")
+                    A2aError::new(
+                        ErrorKind::InvalidAgentResponse,
+                        "the agent ended its turn without a reply or a task",
+                    )
                 }))
             }
         }
@@ -153,7 +166,10 @@ impl TaskStream {
                 }
                 Ok(LiveItem::Reply(m)) => {
                     self.done = true;
-                    return Some(Ok(StreamItem::fresh(None, &StreamResponse::Message((*m).clone()))));
+                    return Some(Ok(StreamItem::fresh(
+                        None,
+                        &StreamResponse::Message((*m).clone()),
+                    )));
                 }
                 Ok(LiveItem::TurnEnded(n)) => {
                     if self.close_after_turn.is_some_and(|t| n >= t) {
@@ -191,7 +207,12 @@ impl TaskStream {
     fn catch_up(&mut self) -> Result<(), A2aError> {
         let data = self.record.data.lock();
         let last = self.last_seq;
-        let missed: Vec<_> = data.log.iter().filter(|e| last.is_none_or(|l| e.seq > l)).cloned().collect();
+        let missed: Vec<_> = data
+            .log
+            .iter()
+            .filter(|e| last.is_none_or(|l| e.seq > l))
+            .cloned()
+            .collect();
         let expected = last.map_or(0, |s| s + 1);
         if let Some(first) = missed.first()
             && first.seq > expected
@@ -201,9 +222,115 @@ impl TaskStream {
                 first.seq
             )));
         }
-        self.turn_over = self.close_after_turn.is_some_and(|t| data.turns_finished >= t);
+        self.turn_over = self
+            .close_after_turn
+            .is_some_and(|t| data.turns_finished >= t);
         drop(data);
         self.pending.extend(missed);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::LIVE_CHANNEL_CAPACITY;
+    use ferry_proto::{Message, Part, TaskState, TaskStatus, TaskStatusUpdateEvent};
+    use std::time::Duration;
+
+    fn record(max_events: usize) -> Arc<TaskRecord> {
+        let m = Message::user("m", vec![Part::text("x")]);
+        Arc::new(TaskRecord::new(
+            "t".into(),
+            "c".into(),
+            String::new(),
+            m,
+            max_events,
+        ))
+    }
+
+    /// A subscriber that joins before any event, as SubscribeToTask does.
+    fn subscriber(record: &Arc<TaskRecord>) -> TaskStream {
+        let mut data = record.data.lock();
+        let rx = TaskRecord::subscribe_locked(&mut data);
+        let snapshot = StreamResponse::Task(data.task.clone());
+        let seq = data.next_seq.checked_sub(1);
+        drop(data);
+        TaskStream::with_snapshot(record.clone(), rx, &snapshot, seq, None)
+    }
+
+    /// Appends `working` WORKING updates and then a COMPLETED one, without yielding: far more
+    /// than the live channel holds.
+    fn flood_then_complete(record: &TaskRecord, working: usize) {
+        let mut data = record.data.lock();
+        for i in 0..=working {
+            let state = if i == working {
+                TaskState::Completed
+            } else {
+                TaskState::Working
+            };
+            data.task.status = TaskStatus::now(state, None);
+            let event = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                task_id: record.id.clone(),
+                context_id: record.context_id.clone(),
+                status: data.task.status.clone(),
+                metadata: None,
+            });
+            record.append_locked(&mut data, event);
+        }
+    }
+
+    /// Subscribes to a task that keeps `max_events` in its log, floods it with three times what
+    /// the live channel holds, and returns every item the subscriber then reads until its
+    /// stream ends (bounded, so a regression cannot hang the test).
+    async fn flooded_subscriber(max_events: usize) -> Vec<Result<StreamItem, A2aError>> {
+        let record = record(max_events);
+        let mut stream = subscriber(&record);
+        flood_then_complete(&record, 3 * LIVE_CHANNEL_CAPACITY);
+        let all = async {
+            let mut out = Vec::new();
+            while let Some(item) = stream.next().await {
+                out.push(item);
+            }
+            out
+        };
+        tokio::time::timeout(Duration::from_secs(5), all)
+            .await
+            .expect("the stream ends")
+    }
+
+    #[tokio::test]
+    async fn a_lagging_subscriber_catches_up_from_the_log_without_a_gap() {
+        let items = flooded_subscriber(1024).await;
+        let seqs: Vec<Option<u64>> = items
+            .iter()
+            .map(|i| i.as_ref().expect("no error").seq)
+            .collect();
+        let expected: Vec<Option<u64>> = std::iter::once(None)
+            .chain((0..=3 * LIVE_CHANNEL_CAPACITY as u64).map(Some))
+            .collect();
+        assert_eq!(
+            seqs, expected,
+            "the snapshot, then every event once, in order, then the end"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_subscriber_behind_the_log_gets_an_error_and_the_end() {
+        let items = flooded_subscriber(2).await;
+        assert_eq!(
+            items.len(),
+            2,
+            "the snapshot, then the error, then nothing: {items:?}"
+        );
+        assert!(
+            items[0].as_ref().is_ok_and(|i| i.seq.is_none()),
+            "{items:?}"
+        );
+        let error = items[1]
+            .as_ref()
+            .expect_err("an error instead of a silent gap");
+        assert_eq!(error.kind, ErrorKind::Internal);
+        assert!(error.message.contains("fell behind"), "{error}");
     }
 }

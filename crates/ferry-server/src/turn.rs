@@ -7,10 +7,12 @@
 
 use crate::record::{LiveItem, TaskRecord};
 use crate::store::TaskStore;
-use ferry_agent::{AgentError, AgentEvent, AgentExecutor, EmitError, EventSink, EventTarget, RequestContext};
+use ferry_agent::{
+    AgentError, AgentEvent, AgentExecutor, EmitError, EventSink, EventTarget, RequestContext,
+};
 use ferry_proto::{
-    A2aError, ErrorKind, Message, Part, Role, StreamResponse, TaskArtifactUpdateEvent, TaskState, TaskStatus,
-    TaskStatusUpdateEvent,
+    A2aError, ErrorKind, Message, Part, Role, StreamResponse, TaskArtifactUpdateEvent, TaskState,
+    TaskStatus, TaskStatusUpdateEvent,
 };
 use futures_util::FutureExt;
 use std::panic::AssertUnwindSafe;
@@ -25,7 +27,10 @@ pub(crate) struct TurnTarget {
 impl TurnTarget {
     /// A sink for the task that reports through a new target.
     pub(crate) fn sink(record: &Arc<TaskRecord>, store: &Arc<dyn TaskStore>) -> EventSink {
-        let target = Arc::new(TurnTarget { record: record.clone(), store: store.clone() });
+        let target = Arc::new(TurnTarget {
+            record: record.clone(),
+            store: store.clone(),
+        });
         EventSink::new(&record.id, &record.context_id, target)
     }
 
@@ -59,7 +64,10 @@ impl EventTarget for TurnTarget {
         let mut data = record.data.lock();
         let state = data.task.status.state;
         if state.is_terminal() {
-            return Err(EmitError::TaskTerminal { task_id: record.id.clone(), state: state.as_str() });
+            return Err(EmitError::TaskTerminal {
+                task_id: record.id.clone(),
+                state: state.as_str(),
+            });
         }
         if data.reply.is_some() {
             return Err(EmitError::MessageAfterTask);
@@ -67,16 +75,25 @@ impl EventTarget for TurnTarget {
         // Validate before publishing anything.
         match &event {
             AgentEvent::Message(m) if m.parts.is_empty() => {
-                return Err(EmitError::Invalid("a message needs at least one part".into()));
+                return Err(EmitError::Invalid(
+                    "a message needs at least one part".into(),
+                ));
             }
-            AgentEvent::Status { state: TaskState::Unspecified, .. } => {
-                return Err(EmitError::Invalid("TASK_STATE_UNSPECIFIED is not a state to report".into()));
+            AgentEvent::Status {
+                state: TaskState::Unspecified,
+                ..
+            } => {
+                return Err(EmitError::Invalid(
+                    "TASK_STATE_UNSPECIFIED is not a state to report".into(),
+                ));
             }
             AgentEvent::Artifact { artifact, .. } if artifact.artifact_id.is_empty() => {
                 return Err(EmitError::Invalid("an artifact needs an artifactId".into()));
             }
             AgentEvent::Artifact { artifact, .. } if artifact.parts.is_empty() => {
-                return Err(EmitError::Invalid("an artifact needs at least one part".into()));
+                return Err(EmitError::Invalid(
+                    "an artifact needs at least one part".into(),
+                ));
             }
             _ => {}
         }
@@ -90,7 +107,11 @@ impl EventTarget for TurnTarget {
                 return Ok(());
             }
             AgentEvent::Status { state, message } => Change::Status(state, message),
-            AgentEvent::Artifact { artifact, append, last_chunk } => Change::Artifact(artifact, append, last_chunk),
+            AgentEvent::Artifact {
+                artifact,
+                append,
+                last_chunk,
+            } => Change::Artifact(artifact, append, last_chunk),
         };
         if !data.published {
             if let Err(e) = self.store.insert(record.clone()) {
@@ -122,8 +143,13 @@ impl EventTarget for TurnTarget {
             }
             Change::Artifact(artifact, append, last_chunk) => {
                 let artifacts = &mut data.task.artifacts;
-                match artifacts.iter_mut().find(|a| a.artifact_id == artifact.artifact_id) {
-                    Some(existing) if append => existing.parts.extend(artifact.parts.iter().cloned()),
+                match artifacts
+                    .iter_mut()
+                    .find(|a| a.artifact_id == artifact.artifact_id)
+                {
+                    Some(existing) if append => {
+                        existing.parts.extend(artifact.parts.iter().cloned())
+                    }
                     Some(existing) => *existing = artifact.clone(),
                     None => artifacts.push(artifact.clone()),
                 }
@@ -163,7 +189,9 @@ pub(crate) async fn run_turn(
     turn: u64,
 ) {
     let sink = TurnTarget::sink(&record, &store);
-    let outcome = AssertUnwindSafe(executor.execute(ctx, sink.clone())).catch_unwind().await;
+    let outcome = AssertUnwindSafe(executor.execute(ctx, sink.clone()))
+        .catch_unwind()
+        .await;
     let failure = match outcome {
         Ok(Ok(())) => None,
         Ok(Err(AgentError::Protocol(e))) => {

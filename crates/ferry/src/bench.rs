@@ -47,7 +47,10 @@ pub struct BenchArgs {
 
 /// Runs the benchmark on a current-thread runtime (one core for the load generator).
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().context("starting the runtime")?;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
     rt.block_on(bench(args))
 }
 
@@ -56,7 +59,9 @@ fn split_url(url: &str) -> anyhow::Result<(String, String)> {
     let Some(rest) = url.strip_prefix("http://") else {
         bail!("only http:// URLs are supported by the load generator, got {url}");
     };
-    let (authority, path) = rest.split_once('/').map_or((rest, "/".to_owned()), |(a, p)| (a, format!("/{p}")));
+    let (authority, path) = rest
+        .split_once('/')
+        .map_or((rest, "/".to_owned()), |(a, p)| (a, format!("/{p}")));
     Ok((authority.to_owned(), path))
 }
 
@@ -81,7 +86,13 @@ async fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let mut workers = Vec::with_capacity(args.connections);
     for _ in 0..args.connections.max(1) {
         let (authority, path, body) = (authority.clone(), path.clone(), body.clone());
-        workers.push(tokio::spawn(connection_loop(authority, path, body, measure_from, stop_at)));
+        workers.push(tokio::spawn(connection_loop(
+            authority,
+            path,
+            body,
+            measure_from,
+            stop_at,
+        )));
     }
     let mut latencies_us: Vec<u32> = Vec::new();
     let mut errors = 0u64;
@@ -91,7 +102,10 @@ async fn bench(args: BenchArgs) -> anyhow::Result<()> {
         errors += r.errors;
     }
     if latencies_us.is_empty() {
-        bail!("no request completed ({errors} errors); is the server at {} running?", args.url);
+        bail!(
+            "no request completed ({errors} errors); is the server at {} running?",
+            args.url
+        );
     }
     latencies_us.sort_unstable();
     let pct = |p: f64| {
@@ -99,7 +113,11 @@ async fn bench(args: BenchArgs) -> anyhow::Result<()> {
         f64::from(latencies_us[i]) / 1000.0
     };
     let rate = latencies_us.len() as f64 / duration.as_secs_f64();
-    let unit = if args.mode == BenchMode::Send { "requests/s" } else { "streams/s" };
+    let unit = if args.mode == BenchMode::Send {
+        "requests/s"
+    } else {
+        "streams/s"
+    };
     if args.json {
         let out = serde_json::json!({
             "mode": format!("{:?}", args.mode).to_lowercase(), "url": args.url,
@@ -138,11 +156,16 @@ async fn connection_loop(
     measure_from: Instant,
     stop_at: Instant,
 ) -> anyhow::Result<ConnectionResult> {
-    let stream = TcpStream::connect(&authority).await.with_context(|| format!("connecting to {authority}"))?;
+    let stream = TcpStream::connect(&authority)
+        .await
+        .with_context(|| format!("connecting to {authority}"))?;
     stream.set_nodelay(true).ok();
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
     tokio::spawn(conn);
-    let mut result = ConnectionResult { latencies_us: Vec::with_capacity(1 << 16), errors: 0 };
+    let mut result = ConnectionResult {
+        latencies_us: Vec::with_capacity(1 << 16),
+        errors: 0,
+    };
     loop {
         let now = Instant::now();
         if now >= stop_at {
@@ -157,7 +180,8 @@ async fn connection_loop(
             Ok(resp) => {
                 let status_ok = resp.status().is_success();
                 let collected = resp.into_body().collect().await;
-                status_ok && collected.is_ok_and(|b| !b.to_bytes().windows(8).any(|w| w == b"\"error\":"))
+                status_ok
+                    && collected.is_ok_and(|b| !b.to_bytes().windows(8).any(|w| w == b"\"error\":"))
             }
             Err(_) => false,
         };

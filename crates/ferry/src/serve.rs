@@ -81,7 +81,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         task_capacity: args.task_capacity,
         task_ttl_secs: args.task_ttl,
         strict_version: args.strict_version,
-        error_table: if args.v1_0_0_errors { ferry_proto::ErrorTable::V1_0_0 } else { ferry_proto::ErrorTable::V1_0_1 },
+        error_table: if args.v1_0_0_errors {
+            ferry_proto::ErrorTable::V1_0_0
+        } else {
+            ferry_proto::ErrorTable::V1_0_1
+        },
         required_extensions: args.required_extensions,
         ..ServerConfig::default()
     };
@@ -90,7 +94,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         AgentName::Conformance => Arc::new(ConformanceAgent),
     };
     let bind = config.bind;
-    let server = A2aServer::bind(agent, config).await.with_context(|| format!("binding {bind}"))?;
+    let server = A2aServer::bind(agent, config)
+        .await
+        .with_context(|| format!("binding {bind}"))?;
     tracing::info!(addr = %server.local_addr(), agent = ?args.agent, "listening");
     println!("agent card: {}", server.card_url());
     server.run(shutdown_signal()).await.context("serving")?;
@@ -123,7 +129,9 @@ async fn shutdown_signal() {
 fn init_logging(format: LogFormat) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
     match format {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder.json().init(),

@@ -1,7 +1,9 @@
 //! The conformance agent: behaviour chosen by the prefix of `message.messageId`, as the
 //! official conformance kit expects (`shared/notes/conformance.md` §4.2), plus `ferry-turns-3`.
 
-use ferry_agent::{AgentDescription, AgentError, AgentExecutor, AgentFuture, EventSink, RequestContext};
+use ferry_agent::{
+    AgentDescription, AgentError, AgentExecutor, AgentFuture, EventSink, RequestContext,
+};
 use ferry_proto::{Artifact, Part, PartContent, Role};
 use std::time::Duration;
 
@@ -37,8 +39,14 @@ const PREFIXES: &[(&str, Scenario)] = &[
     ("tck-message-response", Scenario::MessageResponse),
     ("tck-stream-artifact-text", Scenario::StreamArtifactText),
     ("tck-stream-artifact-file", Scenario::StreamArtifactFile),
-    ("tck-stream-artifact-chunked", Scenario::StreamArtifactChunked),
-    ("tck-stream-ordering-001", Scenario::StreamWorkArtifactComplete),
+    (
+        "tck-stream-artifact-chunked",
+        Scenario::StreamArtifactChunked,
+    ),
+    (
+        "tck-stream-ordering-001",
+        Scenario::StreamWorkArtifactComplete,
+    ),
     ("tck-stream-001", Scenario::StreamWorkArtifactComplete),
     ("tck-stream-002", Scenario::StreamStraightToComplete),
     ("tck-stream-003", Scenario::StreamWorkArtifactComplete),
@@ -89,7 +97,11 @@ impl AgentExecutor for ConformanceAgent {
                 }
                 Scenario::ArtifactText | Scenario::StreamArtifactText => {
                     events.working(None)?;
-                    events.artifact(artifact("text-artifact", vec![text("Generated text content")]), false, true)?;
+                    events.artifact(
+                        artifact("text-artifact", vec![text("Generated text content")]),
+                        false,
+                        true,
+                    )?;
                     events.complete(None)?;
                 }
                 Scenario::ArtifactFile | Scenario::StreamArtifactFile => {
@@ -120,7 +132,11 @@ impl AgentExecutor for ConformanceAgent {
                 }
                 Scenario::StreamWorkArtifactComplete => {
                     events.working(None)?;
-                    events.artifact(artifact("stream-artifact", vec![text("Streamed content")]), false, true)?;
+                    events.artifact(
+                        artifact("stream-artifact", vec![text("Streamed content")]),
+                        false,
+                        true,
+                    )?;
                     events.complete(None)?;
                 }
                 Scenario::StreamStraightToComplete => {
@@ -128,9 +144,21 @@ impl AgentExecutor for ConformanceAgent {
                 }
                 Scenario::StreamArtifactChunked => {
                     events.working(None)?;
-                    events.artifact(artifact("chunked-artifact", vec![text("chunk 1")]), false, false)?;
-                    events.artifact(artifact("chunked-artifact", vec![text("chunk 2")]), true, false)?;
-                    events.artifact(artifact("chunked-artifact", vec![text("chunk 3")]), true, true)?;
+                    events.artifact(
+                        artifact("chunked-artifact", vec![text("chunk 1")]),
+                        false,
+                        false,
+                    )?;
+                    events.artifact(
+                        artifact("chunked-artifact", vec![text("chunk 2")]),
+                        true,
+                        false,
+                    )?;
+                    events.artifact(
+                        artifact("chunked-artifact", vec![text("chunk 3")]),
+                        true,
+                        true,
+                    )?;
                     events.complete(None)?;
                 }
                 Scenario::RejectTask => {
@@ -161,13 +189,21 @@ impl AgentExecutor for ConformanceAgent {
 /// third, with an artifact on every turn that says which turn it was.
 fn three_turns(ctx: &RequestContext, events: &EventSink) -> Result<(), AgentError> {
     // `ctx.task` is the task before this turn: its user messages are the earlier turns.
-    let turn = ctx.task.as_ref().map_or(0, |t| t.history.iter().filter(|m| m.role == Role::User).count()) + 1;
+    let turn = ctx.task.as_ref().map_or(0, |t| {
+        t.history.iter().filter(|m| m.role == Role::User).count()
+    }) + 1;
     events.working(None)?;
     let id = format!("turn-{turn}");
     let note = format!("turn {turn} of {TURNS}: got {:?}", ctx.message.text());
-    events.artifact(Artifact::new(id.clone(), id, vec![Part::text(note)]), false, true)?;
+    events.artifact(
+        Artifact::new(id.clone(), id, vec![Part::text(note)]),
+        false,
+        true,
+    )?;
     if turn < TURNS {
-        events.input_required(events.text_message(format!("turn {turn} of {TURNS} done; send the next message")))?;
+        events.input_required(events.text_message(format!(
+            "turn {turn} of {TURNS} done; send the next message"
+        )))?;
     } else {
         events.complete(Some(events.text_message(format!("all {TURNS} turns done"))))?;
     }
@@ -180,11 +216,26 @@ mod tests {
 
     #[test]
     fn longest_prefix_wins() {
-        assert_eq!(Scenario::for_message_id("tck-artifact-file-url-1a2b"), Scenario::ArtifactFileUrl);
-        assert_eq!(Scenario::for_message_id("tck-artifact-file-1a2b"), Scenario::ArtifactFile);
-        assert_eq!(Scenario::for_message_id("tck-stream-artifact-text-x"), Scenario::StreamArtifactText);
-        assert_eq!(Scenario::for_message_id("tck-stream-001-x-jsonrpc"), Scenario::StreamWorkArtifactComplete);
+        assert_eq!(
+            Scenario::for_message_id("tck-artifact-file-url-1a2b"),
+            Scenario::ArtifactFileUrl
+        );
+        assert_eq!(
+            Scenario::for_message_id("tck-artifact-file-1a2b"),
+            Scenario::ArtifactFile
+        );
+        assert_eq!(
+            Scenario::for_message_id("tck-stream-artifact-text-x"),
+            Scenario::StreamArtifactText
+        );
+        assert_eq!(
+            Scenario::for_message_id("tck-stream-001-x-jsonrpc"),
+            Scenario::StreamWorkArtifactComplete
+        );
         assert_eq!(Scenario::for_message_id("tck-dm-test-001"), Scenario::Echo);
-        assert_eq!(Scenario::for_message_id("ferry-turns-3-abc"), Scenario::ThreeTurns);
+        assert_eq!(
+            Scenario::for_message_id("ferry-turns-3-abc"),
+            Scenario::ThreeTurns
+        );
     }
 }

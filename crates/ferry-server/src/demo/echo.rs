@@ -12,7 +12,10 @@ pub struct EchoAgent;
 
 impl AgentExecutor for EchoAgent {
     fn describe(&self) -> AgentDescription {
-        AgentDescription::new("echo", "Echoes the text and data parts of each message back as an artifact.")
+        AgentDescription::new(
+            "echo",
+            "Echoes the text and data parts of each message back as an artifact.",
+        )
     }
 
     fn execute(&self, ctx: RequestContext, events: EventSink) -> AgentFuture<'_> {
@@ -49,7 +52,10 @@ fn split_in_two(mut parts: Vec<Part>) -> (Vec<Part>, Option<Vec<Part>>) {
         None => (vec![Part::text("")], None),
         Some(part) => match part.as_text() {
             Some(text) if text.chars().count() >= 2 => {
-                let mid = text.char_indices().nth(text.chars().count() / 2).map_or(0, |(i, _)| i);
+                let mid = text
+                    .char_indices()
+                    .nth(text.chars().count() / 2)
+                    .map_or(0, |(i, _)| i);
                 let (a, b) = text.split_at(mid);
                 (vec![Part::text(a)], Some(vec![Part::text(b)]))
             }
@@ -66,8 +72,18 @@ mod tests {
     fn halves_keep_everything() {
         let (a, b) = split_in_two(vec![Part::text("hello")]);
         let b = b.expect("two chunks");
-        assert_eq!(format!("{}{}", a[0].as_text().expect("t"), b[0].as_text().expect("t")), "hello");
-        let (a, b) = split_in_two(vec![Part::text("x"), Part::data(serde_json::json!({"n":1}))]);
+        assert_eq!(
+            format!(
+                "{}{}",
+                a[0].as_text().expect("t"),
+                b[0].as_text().expect("t")
+            ),
+            "hello"
+        );
+        let (a, b) = split_in_two(vec![
+            Part::text("x"),
+            Part::data(serde_json::json!({"n":1})),
+        ]);
         assert_eq!(a.len(), 1);
         assert_eq!(b.expect("two").len(), 1);
         let (a, b) = split_in_two(vec![Part::text("x")]);

@@ -1,0 +1,25 @@
+//! ferry-server's integration tests: real servers on 127.0.0.1:0, spoken to over real HTTP.
+//!
+//! One test binary, one module per area (ripgrep's habit). Point numbers in the docs refer to
+//! the conformance points of `shared/spec/a2a-v1.md` §16. Every test runs under a deadline;
+//! scenarios that apply to both bindings run once over JSON-RPC and once over REST.
+
+#[macro_use]
+mod support;
+
+// The agent card and its caching.
+mod card;
+// The JSON-RPC envelope and its validation order.
+mod jsonrpc;
+// REST routing, query parameters and HTTP-level errors.
+mod rest;
+// SendMessage semantics.
+mod send;
+// SSE streams: sends, subscriptions, chunks, errors and keep-alives.
+mod streaming;
+// GetTask, ListTasks, tenants and CancelTask.
+mod tasks;
+// A2A-Version, A2A-Extensions, and the capabilities the card does not declare.
+mod service;
+// The bounded store and graceful shutdown.
+mod lifecycle;

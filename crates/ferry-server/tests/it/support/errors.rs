@@ -1,0 +1,186 @@
+//! Errors as they arrive on the wire, and the spec's v1.0.1 mapping table written out by hand
+//! (spec §7.1), so the tests do not take the server's own table as their oracle.
+
+use super::calls::Binding;
+use serde_json::{Map, Value};
+
+/// One row of the error table: what each binding must show for an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Expected {
+    /// `ErrorInfo.reason`.
+    pub reason: &'static str,
+    /// JSON-RPC `error.code`.
+    pub rpc_code: i64,
+    /// REST HTTP status (and the body's `error.code`).
+    pub http: u16,
+    /// REST body `error.status`.
+    pub status: &'static str,
+}
+
+const fn row(reason: &'static str, rpc_code: i64, http: u16, status: &'static str) -> Expected {
+    Expected {
+        reason,
+        rpc_code,
+        http,
+        status,
+    }
+}
+
+/// TaskNotFoundError.
+pub const TASK_NOT_FOUND: Expected = row("TASK_NOT_FOUND", -32001, 404, "NOT_FOUND");
+/// TaskNotCancelableError.
+pub const TASK_NOT_CANCELABLE: Expected =
+    row("TASK_NOT_CANCELABLE", -32002, 400, "FAILED_PRECONDITION");
+/// PushNotificationNotSupportedError.
+pub const PUSH_NOTIFICATION_NOT_SUPPORTED: Expected = row(
+    "PUSH_NOTIFICATION_NOT_SUPPORTED",
+    -32003,
+    400,
+    "FAILED_PRECONDITION",
+);
+/// UnsupportedOperationError.
+pub const UNSUPPORTED_OPERATION: Expected =
+    row("UNSUPPORTED_OPERATION", -32004, 400, "FAILED_PRECONDITION");
+/// ContentTypeNotSupportedError.
+pub const CONTENT_TYPE_NOT_SUPPORTED: Expected = row(
+    "CONTENT_TYPE_NOT_SUPPORTED",
+    -32005,
+    400,
+    "INVALID_ARGUMENT",
+);
+/// InvalidAgentResponseError.
+pub const INVALID_AGENT_RESPONSE: Expected = row("INVALID_AGENT_RESPONSE", -32006, 500, "INTERNAL");
+/// ExtensionSupportRequiredError.
+pub const EXTENSION_SUPPORT_REQUIRED: Expected = row(
+    "EXTENSION_SUPPORT_REQUIRED",
+    -32008,
+    400,
+    "FAILED_PRECONDITION",
+);
+/// VersionNotSupportedError.
+pub const VERSION_NOT_SUPPORTED: Expected =
+    row("VERSION_NOT_SUPPORTED", -32009, 400, "FAILED_PRECONDITION");
+/// JSON-RPC InvalidParams (REST: 400 INVALID_ARGUMENT).
+pub const INVALID_PARAMS: Expected = row("INVALID_PARAMS", -32602, 400, "INVALID_ARGUMENT");
+/// JSON-RPC InternalError (REST: 500 INTERNAL).
+pub const INTERNAL: Expected = row("INTERNAL_ERROR", -32603, 500, "INTERNAL");
+
+/// An error response (or an error event of a stream) as received.
+#[derive(Debug, Clone)]
+pub struct WireError {
+    /// The binding it came over.
+    pub binding: Binding,
+    /// The HTTP status of the response that carried it (200 for a stream's error event).
+    pub http_status: u16,
+    /// True when it arrived as an SSE `event: error`.
+    pub in_stream: bool,
+    /// The error object: JSON-RPC `error`, or REST `error`.
+    pub body: Value,
+}
+
+impl WireError {
+    /// `code`: the JSON-RPC code, or the REST body's HTTP code.
+    pub fn code(&self) -> i64 {
+        self.body["code"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("error without a numeric code: {}", self.body))
+    }
+
+    /// The human-readable message.
+    pub fn message(&self) -> &str {
+        self.body["message"]
+            .as_str()
+            .unwrap_or_else(|| panic!("error without a message: {}", self.body))
+    }
+
+    /// The details array (`data` in JSON-RPC, `details` in REST).
+    pub fn details(&self) -> &[Value] {
+        let key = match self.binding {
+            Binding::JsonRpc => "data",
+            Binding::Rest => "details",
+        };
+        self.body[key]
+            .as_array()
+            .unwrap_or_else(|| panic!("error without a {key} array: {}", self.body))
+    }
+
+    /// The `google.rpc.ErrorInfo` of domain `a2a-protocol.org` (spec §7.3).
+    pub fn error_info(&self) -> &Map<String, Value> {
+        self.details()
+            .iter()
+            .filter_map(Value::as_object)
+            .find(|d| {
+                d.get("@type").and_then(Value::as_str)
+                    == Some("type.googleapis.com/google.rpc.ErrorInfo")
+                    && d.get("domain").and_then(Value::as_str) == Some("a2a-protocol.org")
+            })
+            .unwrap_or_else(|| panic!("no a2a-protocol.org ErrorInfo in {}", self.body))
+    }
+
+    /// `ErrorInfo.reason`.
+    pub fn reason(&self) -> &str {
+        self.error_info()["reason"]
+            .as_str()
+            .unwrap_or_else(|| panic!("ErrorInfo without a reason: {}", self.body))
+    }
+
+    /// An `ErrorInfo.metadata` value (always a string on the wire).
+    pub fn meta(&self, key: &str) -> Option<&str> {
+        self.error_info()
+            .get("metadata")
+            .and_then(|m| m.get(key))
+            .map(|v| {
+                v.as_str().unwrap_or_else(|| {
+                    panic!("ErrorInfo metadata values are strings, {key} is {v}")
+                })
+            })
+    }
+
+    /// Asserts that this is `expected` as the binding must show it: the reason, the JSON-RPC
+    /// code with HTTP 200, or the REST status, body code and status name; every detail typed.
+    #[track_caller]
+    pub fn assert_is(&self, expected: Expected) {
+        assert_eq!(self.reason(), expected.reason, "reason of {}", self.body);
+        assert!(
+            !self.message().is_empty(),
+            "an error message says what went wrong: {}",
+            self.body
+        );
+        for d in self.details() {
+            assert!(
+                d.get("@type").and_then(Value::as_str).is_some(),
+                "every detail has an @type: {}",
+                self.body
+            );
+        }
+        match self.binding {
+            Binding::JsonRpc => {
+                assert_eq!(
+                    self.code(),
+                    expected.rpc_code,
+                    "JSON-RPC code of {}",
+                    self.body
+                );
+                assert_eq!(
+                    self.http_status, 200,
+                    "JSON-RPC errors travel with HTTP 200"
+                );
+            }
+            Binding::Rest => {
+                assert_eq!(
+                    self.code(),
+                    i64::from(expected.http),
+                    "REST body code of {}",
+                    self.body
+                );
+                assert_eq!(
+                    self.body["status"], expected.status,
+                    "REST status name of {}",
+                    self.body
+                );
+                let http = if self.in_stream { 200 } else { expected.http };
+                assert_eq!(self.http_status, http, "HTTP status for {}", self.body);
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! A real server in the test's runtime: bound to 127.0.0.1:0, served by `A2aServer::run`, and
+//! stopped through a oneshot so shutdown itself can be tested.
+
+use super::agents::{Remote, ScriptedAgent};
+use ferry_agent::AgentExecutor;
+use ferry_server::{A2aServer, ServerConfig};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// How long `run` may take to return after shutdown begins (well under the server's 10 s
+/// drain timeout, so a pass means streams really closed).
+const SHUTDOWN_LIMIT: Duration = Duration::from_secs(5);
+
+/// A running server and a client for it.
+#[derive(Debug)]
+pub struct TestServer {
+    base: String,
+    http: reqwest::Client,
+    next_id: AtomicU64,
+    stop: Option<oneshot::Sender<()>>,
+    running: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl TestServer {
+    /// Serves `agent` with the default configuration.
+    pub async fn start(agent: impl AgentExecutor) -> Self {
+        Self::with_config(agent, ServerConfig::default()).await
+    }
+
+    /// Serves `agent` with `config` (its `bind` is replaced by 127.0.0.1:0).
+    pub async fn with_config(agent: impl AgentExecutor, config: ServerConfig) -> Self {
+        let bind = "127.0.0.1:0".parse().expect("a loopback socket address");
+        let server = A2aServer::bind(Arc::new(agent), ServerConfig { bind, ..config })
+            .await
+            .expect("bind 127.0.0.1:0");
+        let base = format!("http://{}", server.local_addr());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let running = tokio::spawn(server.run(async move {
+            let _ = stopped.await;
+        }));
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("a reqwest client");
+        Self {
+            base,
+            http,
+            next_id: AtomicU64::new(1),
+            stop: Some(stop),
+            running: Some(running),
+        }
+    }
+
+    /// Serves a streaming [`ScriptedAgent`] and returns the handle that drives it.
+    pub async fn scripted() -> (Self, Remote) {
+        Self::scripted_with(ServerConfig::default()).await
+    }
+
+    /// Serves a streaming [`ScriptedAgent`] with `config`.
+    pub async fn scripted_with(config: ServerConfig) -> (Self, Remote) {
+        let (agent, remote) = ScriptedAgent::new();
+        (Self::with_config(agent, config).await, remote)
+    }
+
+    /// `http://127.0.0.1:port` followed by `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// The HTTP client (redirects off).
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
+    /// Sends a hand-made request, for tests of the HTTP surface itself: exactly `headers` (no
+    /// `A2A-Version` unless listed) and `body`.
+    pub async fn request(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> reqwest::Response {
+        let mut request = self
+            .http
+            .request(method, self.url(path))
+            .body(body.to_owned());
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request
+            .send()
+            .await
+            .expect("the request reaches the server")
+    }
+
+    /// Sends a hand-made request whose answer must be JSON; returns the status and the body.
+    pub async fn request_json(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, Value) {
+        let response = self.request(method, path, headers, body).await;
+        let status = response.status().as_u16();
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok());
+        assert!(
+            content_type.is_some_and(|ct| ct.starts_with("application/json")),
+            "{path} answered {status} with {content_type:?}"
+        );
+        (status, response.json().await.expect("the body is JSON"))
+    }
+
+    /// A fresh JSON-RPC id: numbers and strings alternate, so both kinds are always exercised.
+    pub fn next_rpc_id(&self) -> Value {
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        if n.is_multiple_of(2) {
+            json!(n)
+        } else {
+            json!(format!("req-{n}"))
+        }
+    }
+
+    /// Begins shutdown and waits for `run` to return; panics if it takes longer than
+    /// [`SHUTDOWN_LIMIT`] or fails.
+    pub async fn shutdown(mut self) {
+        let stop = self.stop.take().expect("shutdown is called once");
+        let running = self.running.take().expect("the server is running");
+        stop.send(())
+            .expect("the server is still waiting for shutdown");
+        tokio::time::timeout(SHUTDOWN_LIMIT, running)
+            .await
+            .expect("run() returns promptly after shutdown")
+            .expect("the server task did not panic")
+            .expect("run() ends without an I/O error");
+    }
+}
+
+/// A user message with a fresh `messageId` and one text part.
+pub fn message(text: &str) -> Value {
+    json!({"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER", "parts": [{"text": text}]})
+}
+
+/// `SendMessageRequest` params holding [`message`]`(text)`.
+pub fn send_params(text: &str) -> Value {
+    json!({"message": message(text)})
+}
