@@ -113,8 +113,11 @@ impl RequestHandler {
         call: &CallContext,
         req: SendMessageRequest,
     ) -> Result<JsonDoc, A2aError> {
-        let config = req.configuration.clone().unwrap_or_default();
-        check_history_length(config.history_length)?;
+        let (history_length, return_immediately) = req
+            .configuration
+            .as_ref()
+            .map_or((None, false), |c| (c.history_length, c.return_immediately));
+        check_history_length(history_length)?;
         let started = self.start(call, req, false)?;
         let record = started.record;
         loop {
@@ -132,22 +135,25 @@ impl RequestHandler {
                     let settled = data.status_seq >= started.start_seq
                         && (state.is_terminal() || state.is_interrupted());
                     let turn_over = data.turns_finished >= started.turn;
-                    if config.return_immediately {
-                        // The task as it was created, not whatever the agent did since.
+                    // A continued task answers once the new turn reported something, so that
+                    // the caller does not see the previous turn's INPUT_REQUIRED.
+                    let turn_reported = data.next_seq > started.start_seq || turn_over;
+                    if return_immediately && (started.is_new || turn_reported) {
+                        // A new task as it was created, not whatever the agent did since.
                         let created = match data.log.front().map(|e| &e.event) {
                             Some(StreamResponse::Task(t)) if started.is_new => t,
                             _ => &data.task,
                         };
                         return Ok(JsonDoc::send_task(TaskView {
                             task: created,
-                            history_length: config.history_length,
+                            history_length,
                             with_artifacts: true,
                         }));
                     }
                     if settled || turn_over {
                         return Ok(JsonDoc::send_task(TaskView {
                             task: &data.task,
-                            history_length: config.history_length,
+                            history_length,
                             with_artifacts: true,
                         }));
                     }
