@@ -38,6 +38,11 @@ pub enum ErrorKind {
     ExtensionSupportRequired,
     /// -32009: the requested protocol version is not supported.
     VersionNotSupported,
+    /// -32603 over HTTP 503: the server cannot take the request now (shutting down, at a
+    /// capacity limit, timed out); retry later. Not an A2A error: a server condition.
+    Unavailable,
+    /// -32603 over HTTP 429: the caller sent too many requests; retry later.
+    ResourceExhausted,
 }
 
 /// Which HTTP status table to use: the spec changed it in v1.0.1.
@@ -68,11 +73,14 @@ impl ErrorKind {
         Self::ExtendedAgentCardNotConfigured,
         Self::ExtensionSupportRequired,
         Self::VersionNotSupported,
+        Self::Unavailable,
+        Self::ResourceExhausted,
     ];
 
     /// The JSON-RPC error code.
     pub const fn code(self) -> i32 {
         match self {
+            Self::Unavailable | Self::ResourceExhausted => -32603,
             Self::ParseError => -32700,
             Self::InvalidRequest => -32600,
             Self::MethodNotFound => -32601,
@@ -115,6 +123,8 @@ impl ErrorKind {
             Self::ExtendedAgentCardNotConfigured => "EXTENDED_AGENT_CARD_NOT_CONFIGURED",
             Self::ExtensionSupportRequired => "EXTENSION_SUPPORT_REQUIRED",
             Self::VersionNotSupported => "VERSION_NOT_SUPPORTED",
+            Self::Unavailable => "UNAVAILABLE",
+            Self::ResourceExhausted => "RESOURCE_EXHAUSTED",
         }
     }
 
@@ -129,6 +139,8 @@ impl ErrorKind {
             (Self::TaskNotFound, _) => 404,
             (Self::MethodNotFound, _) => 404,
             (Self::Internal, _) => 500,
+            (Self::Unavailable, _) => 503,
+            (Self::ResourceExhausted, _) => 429,
             (Self::TaskNotCancelable, ErrorTable::V1_0_0) => 409,
             (Self::ContentTypeNotSupported, ErrorTable::V1_0_0) => 415,
             (Self::InvalidAgentResponse, ErrorTable::V1_0_0) => 502,
@@ -143,6 +155,8 @@ impl ErrorKind {
             (Self::TaskNotFound, _) => "NOT_FOUND",
             (Self::MethodNotFound, _) => "NOT_FOUND",
             (Self::Internal, _) => "INTERNAL",
+            (Self::Unavailable, _) => "UNAVAILABLE",
+            (Self::ResourceExhausted, _) => "RESOURCE_EXHAUSTED",
             (Self::InvalidAgentResponse, _) => "INTERNAL",
             (Self::ParseError | Self::InvalidRequest | Self::InvalidParams, _) => {
                 "INVALID_ARGUMENT"
@@ -163,6 +177,8 @@ impl ErrorKind {
         match self.http_status(table) {
             404 => "NOT_FOUND",
             409 => "ABORTED",
+            429 => "RESOURCE_EXHAUSTED",
+            503 => "UNAVAILABLE",
             415 => "INVALID_ARGUMENT",
             500 | 502 => "INTERNAL",
             _ => self.grpc_status(table),
@@ -186,6 +202,8 @@ impl ErrorKind {
             Self::ExtendedAgentCardNotConfigured => "Extended agent card is not configured",
             Self::ExtensionSupportRequired => "A required extension was not activated",
             Self::VersionNotSupported => "This protocol version is not supported",
+            Self::Unavailable => "The server cannot take this request now",
+            Self::ResourceExhausted => "Too many requests",
         }
     }
 }
@@ -202,6 +220,9 @@ pub struct A2aError {
     pub metadata: BTreeMap<String, String>,
     /// `google.rpc.BadRequest` field violations: (field path, description).
     pub field_violations: Vec<(String, String)>,
+    /// A more specific `ErrorInfo.reason` than the kind's (for example `SHUTTING_DOWN` for an
+    /// [`ErrorKind::Unavailable`]).
+    pub reason: Option<&'static str>,
 }
 
 impl fmt::Display for A2aError {
@@ -226,6 +247,7 @@ impl A2aError {
             message: message.into(),
             metadata: BTreeMap::new(),
             field_violations: Vec::new(),
+            reason: None,
         }
     }
 
@@ -244,6 +266,22 @@ impl A2aError {
         self.field_violations
             .push((field.into(), description.into()));
         self
+    }
+
+    /// Sets a more specific `ErrorInfo.reason`.
+    pub fn with_reason(mut self, reason: &'static str) -> Self {
+        self.reason = Some(reason);
+        self
+    }
+
+    /// The `ErrorInfo.reason` this error carries.
+    pub fn reason(&self) -> &'static str {
+        self.reason.unwrap_or(self.kind.reason())
+    }
+
+    /// Seconds the caller should wait before retrying (from `retryAfterSeconds`), for 429/503.
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        self.metadata.get("retryAfterSeconds")?.parse().ok()
     }
 
     /// TaskNotFound for `task_id`.
@@ -274,7 +312,7 @@ impl A2aError {
     pub fn details(&self) -> Value {
         let mut info = Map::new();
         info.insert("@type".into(), Value::from(ERROR_INFO_TYPE));
-        info.insert("reason".into(), Value::from(self.kind.reason()));
+        info.insert("reason".into(), Value::from(self.reason()));
         info.insert("domain".into(), Value::from(ERROR_DOMAIN));
         if !self.metadata.is_empty() {
             let md: Map<String, Value> = self

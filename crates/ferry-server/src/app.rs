@@ -1,24 +1,30 @@
-//! Putting it together: the router, the shared state, and a server that drains on shutdown.
+//! Putting it together: the router, the shared state, the accept loop (with the header read
+//! timeout and the client address), and a shutdown that drains.
 
 use crate::card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
 use crate::config::ServerConfig;
+use crate::front_door::{self, ClientAddr, FrontDoor};
 use crate::handler::RequestHandler;
+use crate::sse::{SseFraming, sse_response};
 use crate::store::{InMemoryTaskStore, TaskStore};
-use crate::{jsonrpc, rest};
+use crate::stream::TaskStream;
+use crate::{jsonrpc, probes, rest};
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::{Request, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use axum::routing::{any, get, post};
 use ferry_agent::AgentExecutor;
-use std::future::{Future, IntoFuture};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
-
-/// How long in-flight requests may run after shutdown begins.
-pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+use tokio::sync::OwnedSemaphorePermit;
+use tower::ServiceExt;
 
 /// State shared by every request.
 #[derive(Debug)]
@@ -35,6 +41,36 @@ pub struct AppState {
     pub required_extensions: Vec<String>,
     /// Turns true when the server begins to shut down; open streams end on it.
     pub closing: tokio::sync::watch::Sender<bool>,
+    /// Auth, Host/Origin checks, limits.
+    pub front_door: FrontDoor,
+}
+
+impl AppState {
+    /// Takes a slot for one more open stream, or refuses with 503 `TOO_MANY_STREAMS`. Taken
+    /// before the stream's work starts; held until its body ends.
+    pub fn stream_permit(&self) -> Result<OwnedSemaphorePermit, ferry_proto::A2aError> {
+        self.front_door
+            .streams
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| front_door::too_many_streams())
+    }
+
+    /// The SSE response for `stream` with this server's keep-alive and shutdown signal.
+    pub fn sse<F: SseFraming>(
+        &self,
+        stream: TaskStream,
+        framing: F,
+        permit: OwnedSemaphorePermit,
+    ) -> Response {
+        sse_response(
+            stream,
+            framing,
+            self.config.sse_keepalive(),
+            self.closing.subscribe(),
+            permit,
+        )
+    }
 }
 
 /// An A2A server for one agent, bound to a socket and ready to run.
@@ -52,12 +88,24 @@ impl std::fmt::Debug for A2aServer {
     }
 }
 
+/// The host part of a URL (`http://h:p/x` → `h`), for the Host check.
+fn url_host(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    (!host.is_empty()).then(|| host.to_owned())
+}
+
 impl A2aServer {
-    /// Binds `config.bind` and prepares to serve `executor` with an in-memory store.
+    /// Binds `config.bind` and prepares to serve `executor` with an in-memory store. Refuses a
+    /// non-loopback address without a token.
     pub async fn bind(
         executor: Arc<dyn AgentExecutor>,
         config: ServerConfig,
     ) -> std::io::Result<Self> {
+        config
+            .validate()
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         let listener = TcpListener::bind(config.bind).await?;
         let local_addr = listener.local_addr()?;
         let store: Arc<dyn TaskStore> = Arc::new(InMemoryTaskStore::new(
@@ -68,6 +116,7 @@ impl A2aServer {
             .public_url
             .clone()
             .unwrap_or_else(|| format!("http://{local_addr}"));
+        let front_door = FrontDoor::new(&config, config.public_url.as_deref().and_then(url_host));
         let config = Arc::new(config);
         let handler = RequestHandler::new(executor, store, config.clone());
         let card = build_card(handler.description(), &config, &base_url);
@@ -93,6 +142,7 @@ impl A2aServer {
             declared_extensions,
             required_extensions,
             closing,
+            front_door,
         });
         Ok(Self {
             listener,
@@ -122,13 +172,17 @@ impl A2aServer {
         &self.state
     }
 
-    /// Serves until `shutdown` resolves, then stops accepting, ends open streams, and gives
-    /// in-flight requests up to [`DRAIN_TIMEOUT`] to finish.
+    /// Serves until `shutdown` resolves. Then it stops accepting connections, turns `/readyz`
+    /// to 503, refuses new tasks (503 `SHUTTING_DOWN`), ends open streams cleanly, and gives
+    /// in-flight requests up to `drain_timeout_secs` to finish before returning.
     pub async fn run(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        let store = self.state.handler.store().clone();
+        let Self {
+            listener, state, ..
+        } = self;
+        let store = state.handler.store().clone();
         let sweeper = tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(1));
             loop {
@@ -136,37 +190,63 @@ impl A2aServer {
                 store.sweep();
             }
         });
-        let closing = self.state.closing.clone();
-        let mut closed = closing.subscribe();
-        let app = router(self.state);
-        let signal = async move {
-            shutdown.await;
-            tracing::info!("shutting down: closing streams, draining requests");
-            closing.send_replace(true);
-        };
-        let serve = axum::serve(self.listener, app).with_graceful_shutdown(signal);
-        let deadline = async move {
-            let _ = closed.wait_for(|c| *c).await;
-            tokio::time::sleep(DRAIN_TIMEOUT).await;
-        };
-        let result = tokio::select! {
-            r = serve.into_future() => r,
-            () = deadline => {
-                tracing::warn!("drain timeout reached; aborting what still runs");
-                Ok(())
+        let mut http = hyper::server::conn::http1::Builder::new();
+        http.timer(TokioTimer::new())
+            .header_read_timeout(Duration::from_secs(
+                state.config.header_read_timeout_secs.max(1),
+            ));
+        let graceful = GracefulShutdown::new();
+        let app = router(state.clone());
+        tokio::pin!(shutdown);
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => {
+                    let (stream, peer) = match accepted {
+                        Ok(a) => a,
+                        Err(e) => {
+                            // Out of file descriptors and the like: wait a little, keep serving.
+                            tracing::warn!(error = %e, "accept failed");
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                            continue;
+                        }
+                    };
+                    let _ = stream.set_nodelay(true);
+                    let service = app.clone().map_request(move |mut request: Request<hyper::body::Incoming>| {
+                        request.extensions_mut().insert(ClientAddr(peer));
+                        request
+                    });
+                    let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+                    let connection = graceful.watch(connection);
+                    tokio::spawn(async move {
+                        if let Err(e) = connection.await {
+                            tracing::debug!(error = %e, %peer, "connection ended with an error");
+                        }
+                    });
+                }
+                () = &mut shutdown => break,
             }
-        };
+        }
+        drop(listener);
+        tracing::info!("shutting down: refusing new tasks, closing streams, draining requests");
+        state.handler.begin_shutdown();
+        state.closing.send_replace(true);
+        let drain = Duration::from_secs(state.config.drain_timeout_secs);
+        tokio::select! {
+            () = graceful.shutdown() => tracing::info!("drained"),
+            () = tokio::time::sleep(drain) => tracing::warn!("drain timeout reached; aborting what still runs"),
+        }
+        state.handler.abort_running();
         sweeper.abort();
-        result
+        Ok(())
     }
 }
 
-/// The routes: the card (at the root and under each interface), JSON-RPC, and REST.
+/// The routes: probes (outside the front door), then behind it the card (at the root and under
+/// each interface), JSON-RPC, and REST.
 pub fn router(state: Arc<AppState>) -> Router {
     let rpc = state.config.jsonrpc_path.clone();
     let rest = state.config.rest_path.clone();
-    let limit = state.config.max_body_bytes;
-    Router::new()
+    let guarded = Router::new()
         .route(WELL_KNOWN_CARD_PATH, get(card))
         .route(&format!("{rpc}{WELL_KNOWN_CARD_PATH}"), get(card))
         .route(&format!("{rest}{WELL_KNOWN_CARD_PATH}"), get(card))
@@ -174,7 +254,14 @@ pub fn router(state: Arc<AppState>) -> Router {
         // Clients that join the interface URL with "/" (httpx base_url does) post here.
         .route(&format!("{rpc}/"), post(jsonrpc::handle))
         .route(&format!("{rest}/{{*path}}"), any(rest::handle))
-        .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            front_door::guard,
+        ));
+    Router::new()
+        .route("/healthz", get(probes::healthz))
+        .route("/readyz", get(probes::readyz))
+        .merge(guarded)
         .with_state(state)
 }
 

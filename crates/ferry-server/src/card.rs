@@ -9,7 +9,8 @@ use bytes::Bytes;
 use ferry_agent::AgentDescription;
 use ferry_proto::{
     AgentCapabilities, AgentCard, AgentExtension, AgentInterface, BINDING_HTTP_JSON,
-    BINDING_JSONRPC, PROTOCOL_VERSION,
+    BINDING_JSONRPC, HttpAuthSecurityScheme, PROTOCOL_VERSION, SecurityRequirement, SecurityScheme,
+    StringList,
 };
 
 /// The well-known path of the agent card (RFC 8615).
@@ -46,6 +47,22 @@ pub fn build_card(
             }),
         }
     }
+    // With a token, every call needs `Authorization: Bearer …`; the card says so (never the
+    // token itself).
+    let (security_schemes, security_requirements) =
+        if config.token.as_deref().is_some_and(|t| !t.is_empty()) {
+            let scheme = SecurityScheme::HttpAuthSecurityScheme(HttpAuthSecurityScheme {
+                description: "A bearer token given to you by the operator of this agent.".into(),
+                scheme: "Bearer".into(),
+                bearer_format: String::new(),
+            });
+            let requirement = SecurityRequirement {
+                schemes: [("bearer".to_owned(), StringList::default())].into(),
+            };
+            ([("bearer".to_owned(), scheme)].into(), vec![requirement])
+        } else {
+            (Default::default(), Vec::new())
+        };
     AgentCard {
         name: description.name.clone(),
         description: description.description.clone(),
@@ -72,8 +89,8 @@ pub fn build_card(
             extensions,
             extended_agent_card: None,
         },
-        security_schemes: Default::default(),
-        security_requirements: Vec::new(),
+        security_schemes,
+        security_requirements,
         default_input_modes: description.input_modes.clone(),
         default_output_modes: description.output_modes.clone(),
         skills: description.skills.clone(),

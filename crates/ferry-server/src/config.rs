@@ -44,6 +44,30 @@ pub struct ServerConfig {
     /// Tenants served. Empty (the default): any tenant value is accepted and tasks are kept
     /// apart per tenant. Otherwise an unknown tenant is refused.
     pub tenants: Vec<String>,
+    /// Bearer token every A2A call must carry (`Authorization: Bearer …`). Required when `bind`
+    /// is not a loopback address. Never serialized, never logged, never in the card.
+    #[serde(skip_serializing)]
+    pub token: Option<String>,
+    /// Host names (or `host:port`) accepted in the `Host` header besides loopback names and the
+    /// host of `public_url` (DNS-rebinding defence).
+    pub allowed_hosts: Vec<String>,
+    /// Seconds a client has to send a request's headers before the connection is closed
+    /// (slowloris defence). Default 10.
+    pub header_read_timeout_secs: u64,
+    /// Seconds a request may take to produce its response (for a stream: its first event);
+    /// then 503. Default 120.
+    pub request_timeout_secs: u64,
+    /// Requests served at once; more get 503 with `Retry-After`. Default 1024.
+    pub max_in_flight: usize,
+    /// SSE streams open at once; more get 503 with `Retry-After`. Default 256.
+    pub max_streams: usize,
+    /// Requests per second one client address may send (token bucket; 0 = no limit, the
+    /// default); more get 429 with `Retry-After`.
+    pub rate_limit_per_sec: u32,
+    /// Burst size of the per-client token bucket (0 = twice the rate).
+    pub rate_limit_burst: u32,
+    /// Seconds in-flight requests get to finish after shutdown begins. Default 10.
+    pub drain_timeout_secs: u64,
 }
 
 impl Default for ServerConfig {
@@ -63,6 +87,15 @@ impl Default for ServerConfig {
             card_max_age_secs: 300,
             required_extensions: Vec::new(),
             tenants: Vec::new(),
+            token: None,
+            allowed_hosts: Vec::new(),
+            header_read_timeout_secs: 10,
+            request_timeout_secs: 120,
+            max_in_flight: 1024,
+            max_streams: 256,
+            rate_limit_per_sec: 0,
+            rate_limit_burst: 0,
+            drain_timeout_secs: 10,
         }
     }
 }
@@ -71,6 +104,18 @@ impl ServerConfig {
     /// The TTL of terminal tasks.
     pub fn task_ttl(&self) -> Duration {
         Duration::from_secs(self.task_ttl_secs)
+    }
+
+    /// Checks the combination of settings: a non-loopback bind needs a token.
+    pub fn validate(&self) -> Result<(), String> {
+        if !self.bind.ip().is_loopback() && self.token.as_deref().is_none_or(str::is_empty) {
+            return Err(format!(
+                "refusing to listen on {} without a token: anyone who can reach it could run work \
+                 on this machine; set --token or FERRY_TOKEN, or bind 127.0.0.1",
+                self.bind
+            ));
+        }
+        Ok(())
     }
 
     /// The SSE keep-alive interval (at least 1 s).

@@ -38,6 +38,7 @@ pub struct CallContext {
 
 /// The protocol semantics over a task store and an agent.
 pub struct RequestHandler {
+    shutting_down: std::sync::atomic::AtomicBool,
     store: Arc<dyn TaskStore>,
     executor: Arc<dyn AgentExecutor>,
     description: AgentDescription,
@@ -61,6 +62,7 @@ impl RequestHandler {
     ) -> Self {
         let description = executor.describe();
         Self {
+            shutting_down: std::sync::atomic::AtomicBool::new(false),
             store,
             executor,
             description,
@@ -81,6 +83,21 @@ impl RequestHandler {
     /// The agent.
     pub fn executor(&self) -> &Arc<dyn AgentExecutor> {
         &self.executor
+    }
+
+    /// From now on, new tasks are refused with 503 `SHUTTING_DOWN`; continuing ones still run.
+    pub fn begin_shutdown(&self) {
+        self.shutting_down
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Aborts every turn still running (after the drain timeout).
+    pub fn abort_running(&self) {
+        for record in self.store.all_tasks() {
+            if let Some(running) = record.data.lock().running.take() {
+                running.abort();
+            }
+        }
     }
 
     /// Whether streaming is declared.
@@ -200,6 +217,17 @@ impl RequestHandler {
         want_stream: bool,
     ) -> Result<Started, A2aError> {
         self.check_tenant(call)?;
+        if self
+            .shutting_down
+            .load(std::sync::atomic::Ordering::Acquire)
+        {
+            return Err(A2aError::new(
+                ErrorKind::Unavailable,
+                "the server is shutting down and takes no new tasks",
+            )
+            .with_reason("SHUTTING_DOWN")
+            .with_meta("retryAfterSeconds", "5"));
+        }
         let mut message = req.message;
         validate_message(&message)?;
         let config = req.configuration.unwrap_or_default();

@@ -3,10 +3,11 @@
 //! parameters (version, extensions).
 
 use crate::app::AppState;
+use crate::front_door::RequestId;
 use crate::handler::{CallContext, JsonDoc};
 use crate::params;
-use crate::response::{is_json_content_type, json, with_extensions};
-use crate::sse::{SseFraming, sse_response};
+use crate::response::{is_json_content_type, json, jsonrpc_error, with_extensions};
+use crate::sse::SseFraming;
 use crate::stream::StreamItem;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, Uri, header};
@@ -71,6 +72,8 @@ struct Success<'a, T: Serialize> {
 pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Response {
     let null = Value::Null;
     let (parts, body) = request.into_parts();
+    let rid = parts.extensions.get::<RequestId>().cloned();
+    let error_response = |id: &Value, e: &A2aError| jsonrpc_error(id, e, rid.as_ref());
     let (uri, headers) = (parts.uri, parts.headers);
     let body = match axum::body::to_bytes(body, app.config.max_body_bytes).await {
         Ok(b) => b,
@@ -184,25 +187,17 @@ async fn dispatch(
     let response = match parsed {
         Parsed::Send(req) => ok_doc(id, &h.send_message(&call, req).await?),
         Parsed::Stream(req) => {
+            let permit = app.stream_permit()?;
             let stream = h.send_streaming(&call, req).await?;
-            sse_response(
-                stream,
-                RpcFraming { id: id.clone() },
-                app.config.sse_keepalive(),
-                app.closing.subscribe(),
-            )
+            app.sse(stream, RpcFraming { id: id.clone() }, permit)
         }
         Parsed::Get(req) => ok_doc(id, &h.get_task(&call, &req)?),
         Parsed::List(req) => ok(id, h.list_tasks(&call, &req)?),
         Parsed::Cancel(req) => ok_doc(id, &h.cancel_task(&call, &req).await?),
         Parsed::Subscribe(req) => {
+            let permit = app.stream_permit()?;
             let stream = h.subscribe(&call, &req, params::last_event_id(headers))?;
-            sse_response(
-                stream,
-                RpcFraming { id: id.clone() },
-                app.config.sse_keepalive(),
-                app.closing.subscribe(),
-            )
+            app.sse(stream, RpcFraming { id: id.clone() }, permit)
         }
         Parsed::PushConfig(_) => return Err(h.push_config_unsupported()),
         Parsed::ExtendedCard(req) => {
@@ -281,11 +276,6 @@ fn ok_doc(id: &Value, doc: &JsonDoc) -> Response {
     body.extend_from_slice(&doc.0);
     body.push(b'}');
     json(StatusCode::OK, body)
-}
-
-/// A JSON-RPC error response: always HTTP 200 (spec §2.2).
-pub fn error_response(id: &Value, error: &A2aError) -> Response {
-    json(StatusCode::OK, ferry_proto::jsonrpc_error_body(id, error))
 }
 
 /// Wraps each stream event in a JSON-RPC response envelope carrying the request id.

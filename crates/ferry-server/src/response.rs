@@ -1,9 +1,11 @@
 //! Small response builders shared by the bindings.
 
+use crate::front_door::RequestId;
 use crate::params::EXTENSIONS_HEADER;
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
+use ferry_proto::{A2aError, ErrorKind, ErrorTable};
 
 /// A JSON response with `status` and `body`.
 pub fn json(status: StatusCode, body: impl Into<Body>) -> Response {
@@ -40,4 +42,81 @@ pub fn is_json_content_type(value: Option<&HeaderValue>) -> bool {
         .to_ascii_lowercase();
     essence == "application/json"
         || (essence.starts_with("application/") && essence.ends_with("+json"))
+}
+
+/// A copy of `e` that carries the request id in its `ErrorInfo.metadata`.
+fn with_request_id(e: &A2aError, rid: Option<&RequestId>) -> A2aError {
+    match rid {
+        Some(rid) => e.clone().with_meta("requestId", rid.as_str()),
+        None => e.clone(),
+    }
+}
+
+/// Adds `Retry-After` when the error says how long to wait.
+fn with_retry_after(mut r: Response, e: &A2aError) -> Response {
+    if let Some(secs) = e.retry_after_secs() {
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    r
+}
+
+/// A JSON-RPC error response: HTTP 200 (spec §2.2), except 429 and 503 for the server's own
+/// capacity conditions, which carry `Retry-After`.
+pub fn jsonrpc_error(id: &serde_json::Value, e: &A2aError, rid: Option<&RequestId>) -> Response {
+    let status = match e.kind {
+        ErrorKind::Unavailable | ErrorKind::ResourceExhausted => {
+            StatusCode::from_u16(e.kind.http_status(ErrorTable::V1_0_1))
+                .unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
+        }
+        _ => StatusCode::OK,
+    };
+    let e = with_request_id(e, rid);
+    with_retry_after(json(status, ferry_proto::jsonrpc_error_body(id, &e)), &e)
+}
+
+/// An AIP-193 error response with the status of `table`, the request id in `ErrorInfo` and as
+/// a top-level `requestId`.
+pub fn rest_error(e: &A2aError, table: ErrorTable, rid: Option<&RequestId>) -> Response {
+    let status = StatusCode::from_u16(e.kind.http_status(table))
+        .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    error_with_status(status, e.kind.rest_status_name(table), e, table, rid)
+}
+
+/// A plain JSON error (AIP-193 shape) with an explicit HTTP status, for refusals that happen
+/// before any binding (auth, Host, Origin, limits).
+pub fn plain_error(status: StatusCode, e: &A2aError, rid: Option<&RequestId>) -> Response {
+    let name = match status {
+        StatusCode::UNAUTHORIZED => "UNAUTHENTICATED",
+        StatusCode::FORBIDDEN => "PERMISSION_DENIED",
+        StatusCode::NOT_FOUND => "NOT_FOUND",
+        StatusCode::METHOD_NOT_ALLOWED => "UNIMPLEMENTED",
+        StatusCode::PAYLOAD_TOO_LARGE => "INVALID_ARGUMENT",
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => "INVALID_ARGUMENT",
+        StatusCode::TOO_MANY_REQUESTS => "RESOURCE_EXHAUSTED",
+        StatusCode::SERVICE_UNAVAILABLE => "UNAVAILABLE",
+        _ => e.kind.rest_status_name(ErrorTable::V1_0_1),
+    };
+    error_with_status(status, name, e, ErrorTable::V1_0_1, rid)
+}
+
+fn error_with_status(
+    status: StatusCode,
+    status_name: &str,
+    e: &A2aError,
+    table: ErrorTable,
+    rid: Option<&RequestId>,
+) -> Response {
+    let e = with_request_id(e, rid);
+    let mut body = e.to_rest_body(table);
+    // AIP-193: `error.code` is the HTTP status actually sent.
+    body["error"]["code"] = status.as_u16().into();
+    body["error"]["status"] = status_name.into();
+    if let (Some(rid), Some(obj)) = (rid, body.as_object_mut()) {
+        obj.insert("requestId".into(), rid.as_str().into());
+    }
+    with_retry_after(
+        json(status, serde_json::to_vec(&body).unwrap_or_default()),
+        &e,
+    )
 }

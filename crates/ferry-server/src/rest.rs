@@ -5,12 +5,13 @@
 //! only when the path does not already match a route without one.
 
 use crate::app::AppState;
+use crate::front_door::RequestId;
 use crate::handler::{CallContext, JsonDoc};
 use crate::params;
-use crate::response::{is_json_content_type, json, with_extensions};
-use crate::sse::{SseFraming, sse_response};
+use crate::response::{is_json_content_type, json, plain_error, rest_error, with_extensions};
+use crate::sse::SseFraming;
 use crate::stream::StreamItem;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::Response;
 use bytes::{BufMut, Bytes, BytesMut};
@@ -103,30 +104,31 @@ fn percent_decode(s: &str) -> Option<String> {
 }
 
 /// Handles every request under the REST base path.
-pub async fn handle(
-    State(app): State<Arc<AppState>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
+pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Response {
     let table = app.config.error_table;
+    let (parts, body) = request.into_parts();
+    let rid = parts.extensions.get::<RequestId>().cloned();
+    let rid = rid.as_ref();
+    let (method, uri, headers) = (parts.method, parts.uri, parts.headers);
+    let body = match axum::body::to_bytes(body, app.config.max_body_bytes).await {
+        Ok(b) => b,
+        Err(_) => {
+            let limit = app.config.max_body_bytes;
+            let e = A2aError::new(
+                ErrorKind::InvalidRequest,
+                format!("the request body could not be read within the limit of {limit} bytes"),
+            );
+            return plain_error(StatusCode::PAYLOAD_TOO_LARGE, &e, rid);
+        }
+    };
     let rest_path = uri
         .path()
         .strip_prefix(app.config.rest_path.as_str())
         .unwrap_or(uri.path());
     match serve(&app, &method, &uri, rest_path, &headers, body).await {
         Ok(r) => r,
-        Err(Failure::A2a(e)) => error_response(&e, table),
-        Err(Failure::Http(status, e)) => {
-            // AIP-193: `error.code` is the HTTP status actually sent.
-            let mut body = e.to_rest_body(table);
-            body["error"]["code"] = status.as_u16().into();
-            if status == StatusCode::METHOD_NOT_ALLOWED {
-                body["error"]["status"] = "UNIMPLEMENTED".into();
-            }
-            json(status, serde_json::to_vec(&body).unwrap_or_default())
-        }
+        Err(Failure::A2a(e)) => rest_error(&e, table, rid),
+        Err(Failure::Http(status, e)) => plain_error(status, &e, rid),
     }
 }
 
@@ -185,15 +187,14 @@ async fn serve(
     };
     let query = uri.query().unwrap_or_default();
     let h = &app.handler;
-    let keepalive = app.config.sse_keepalive();
+    let framing = RestFraming(app.config.error_table);
     let response = match route {
         Route::Send => ok_doc(h.send_message(&call, send_body(&body, &call)?).await?),
-        Route::Stream => sse_response(
-            h.send_streaming(&call, send_body(&body, &call)?).await?,
-            RestFraming(app.config.error_table),
-            keepalive,
-            app.closing.subscribe(),
-        ),
+        Route::Stream => {
+            let permit = app.stream_permit()?;
+            let stream = h.send_streaming(&call, send_body(&body, &call)?).await?;
+            app.sse(stream, framing, permit)
+        }
         Route::ListTasks => ok(h.list_tasks(&call, &list_query(query)?)?),
         Route::GetTask(id) => {
             let history_length = query_pairs(query)
@@ -219,11 +220,11 @@ async fn serve(
                 tenant: call.tenant.clone(),
                 id,
             };
-            sse_response(
+            let permit = app.stream_permit()?;
+            app.sse(
                 h.subscribe(&call, &req, params::last_event_id(headers))?,
-                RestFraming(app.config.error_table),
-                keepalive,
-                app.closing.subscribe(),
+                framing,
+                permit,
             )
         }
         Route::PushConfigs(_) | Route::PushConfig(..) => {
@@ -363,13 +364,6 @@ fn ok<T: Serialize>(result: T) -> Response {
         StatusCode::OK,
         serde_json::to_vec(&result).unwrap_or_default(),
     )
-}
-
-/// An AIP-193 error response with the status of `table`.
-pub fn error_response(e: &A2aError, table: ErrorTable) -> Response {
-    let status = StatusCode::from_u16(e.kind.http_status(table))
-        .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    json(status, ferry_proto::rest_error_body(e, table))
 }
 
 /// REST stream events are the bare `StreamResponse`; errors the AIP-193 body.

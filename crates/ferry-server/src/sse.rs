@@ -9,7 +9,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use ferry_proto::A2aError;
 use std::convert::Infallible;
 use std::time::Duration;
-use tokio::sync::watch;
+use tokio::sync::{OwnedSemaphorePermit, watch};
 
 /// How a binding wraps each event and each error.
 pub trait SseFraming: Send + 'static {
@@ -29,10 +29,12 @@ pub fn sse_response<F: SseFraming>(
     framing: F,
     keepalive: Duration,
     closing: watch::Receiver<bool>,
+    permit: OwnedSemaphorePermit,
 ) -> Response {
-    let state = Some((stream, framing, closing));
+    // The permit counts this stream against the open-streams limit until the body ends.
+    let state = Some((stream, framing, closing, permit));
     let body = futures_util::stream::unfold(state, move |state| async move {
-        let (mut stream, framing, mut closing) = state?;
+        let (mut stream, framing, mut closing, permit) = state?;
         let next = tokio::select! {
             biased;
             item = stream.next() => Some(item),
@@ -43,7 +45,7 @@ pub fn sse_response<F: SseFraming>(
             let keep = Bytes::from_static(KEEP_ALIVE);
             return Some((
                 Ok::<Bytes, Infallible>(keep),
-                Some((stream, framing, closing)),
+                Some((stream, framing, closing, permit)),
             ));
         };
         let mut out = BytesMut::with_capacity(256);
@@ -58,7 +60,7 @@ pub fn sse_response<F: SseFraming>(
                 out.put_slice(b"data: ");
                 framing.event(&item, &mut out);
                 out.put_slice(b"\n\n");
-                Some((Ok(out.freeze()), Some((stream, framing, closing))))
+                Some((Ok(out.freeze()), Some((stream, framing, closing, permit))))
             }
             Some(Err(e)) => {
                 out.put_slice(b"event: error\ndata: ");

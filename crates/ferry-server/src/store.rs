@@ -38,6 +38,8 @@ pub trait TaskStore: Send + Sync + 'static {
     fn get(&self, tenant: &str, id: &str) -> Option<Arc<TaskRecord>>;
     /// Every task of `tenant` (in no particular order).
     fn tasks_of(&self, tenant: &str) -> Vec<Arc<TaskRecord>>;
+    /// Every stored task, of every tenant (for shutdown and housekeeping).
+    fn all_tasks(&self) -> Vec<Arc<TaskRecord>>;
     /// Records that a task became terminal (starts its TTL and makes it evictable).
     fn mark_terminal(&self, record: &TaskRecord);
     /// Removes terminal tasks whose TTL expired; returns how many.
@@ -177,6 +179,14 @@ impl TaskStore for InMemoryTaskStore {
                     .filter(|r| r.tenant == tenant)
                     .cloned(),
             );
+        }
+        out
+    }
+
+    fn all_tasks(&self) -> Vec<Arc<TaskRecord>> {
+        let mut out = Vec::with_capacity(self.len());
+        for shard in self.shards.iter() {
+            out.extend(shard.lock().tasks.values().cloned());
         }
         out
     }

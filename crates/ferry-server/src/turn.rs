@@ -115,7 +115,11 @@ impl EventTarget for TurnTarget {
         };
         if !data.published {
             if let Err(e) = self.store.insert(record.clone()) {
-                data.early_error = Some(A2aError::new(ErrorKind::Internal, e.to_string()));
+                data.early_error = Some(
+                    A2aError::new(ErrorKind::Unavailable, e.to_string())
+                        .with_reason("TASK_STORE_FULL")
+                        .with_meta("retryAfterSeconds", "1"),
+                );
                 drop(data);
                 record.changed.notify_waiters();
                 return Err(EmitError::Closed);

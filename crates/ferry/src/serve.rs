@@ -58,6 +58,35 @@ pub struct ServeArgs {
     /// Worker threads (default: one per core).
     #[arg(long)]
     threads: Option<usize>,
+    /// Bearer token every A2A call must carry; required to bind a non-loopback address.
+    /// Prefer the FERRY_TOKEN environment variable: command lines are visible to other users.
+    #[arg(long, env = "FERRY_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Accept this Host header (name or name:port) besides loopback names and the host of
+    /// --public-url (repeatable; DNS-rebinding defence).
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    allowed_hosts: Vec<String>,
+    /// Largest request body in bytes (413 above it).
+    #[arg(long, default_value_t = ServerConfig::default().max_body_bytes)]
+    max_body_bytes: usize,
+    /// Requests served at once (503 with Retry-After above it).
+    #[arg(long, default_value_t = ServerConfig::default().max_in_flight)]
+    max_in_flight: usize,
+    /// SSE streams open at once (503 with Retry-After above it).
+    #[arg(long, default_value_t = ServerConfig::default().max_streams)]
+    max_streams: usize,
+    /// Requests per second per client address (0: no limit; 429 with Retry-After above it).
+    #[arg(long, default_value_t = 0)]
+    rate_limit: u32,
+    /// Seconds a request may take to produce its response (503 after it).
+    #[arg(long, default_value_t = ServerConfig::default().request_timeout_secs)]
+    request_timeout: u64,
+    /// Seconds a client has to send its request headers.
+    #[arg(long, default_value_t = ServerConfig::default().header_read_timeout_secs)]
+    header_timeout: u64,
+    /// Seconds in-flight requests get to finish on shutdown.
+    #[arg(long, default_value_t = ServerConfig::default().drain_timeout_secs)]
+    drain_timeout: u64,
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
@@ -87,6 +116,15 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             ferry_proto::ErrorTable::V1_0_1
         },
         required_extensions: args.required_extensions,
+        token: args.token.filter(|t| !t.is_empty()),
+        allowed_hosts: args.allowed_hosts,
+        max_body_bytes: args.max_body_bytes,
+        max_in_flight: args.max_in_flight,
+        max_streams: args.max_streams,
+        rate_limit_per_sec: args.rate_limit,
+        request_timeout_secs: args.request_timeout,
+        header_read_timeout_secs: args.header_timeout,
+        drain_timeout_secs: args.drain_timeout,
         ..ServerConfig::default()
     };
     let agent: Arc<dyn ferry_agent::AgentExecutor> = match args.agent {

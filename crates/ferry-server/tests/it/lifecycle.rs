@@ -2,7 +2,9 @@
 //! tasks and refuses new ones when every task is still active, and graceful shutdown that ends
 //! open streams cleanly and lets `run` return.
 
-use crate::support::{Binding, INTERNAL, Step, TASK_NOT_FOUND, TestServer, send_params, state_of};
+use crate::support::{
+    Binding, Step, TASK_NOT_FOUND, TASK_STORE_FULL, TestServer, send_params, state_of,
+};
 use ferry_server::ServerConfig;
 use serde_json::{Value, json};
 
@@ -43,18 +45,18 @@ async fn full_store_evicts_only_terminal_tasks(b: Binding) {
     assert_eq!(srv.ok(b, "ListTasks", json!({})).await["totalSize"], 2);
 }
 
-/// When every stored task is active, a new task is refused (an internal error that says the
-/// store is full) on sends and streams alike; once one finishes, there is room again.
+/// When every stored task is active, a new task is refused (503, reason `TASK_STORE_FULL`,
+/// with a retry hint) on sends and streams alike; once one finishes, there is room again.
 async fn full_store_of_active_tasks_refuses(b: Binding) {
     let (srv, remote) = tiny_store().await;
     let first = json!(srv.start_waiting(b, Value::Null).await);
     let second = json!(srv.start_waiting(b, Value::Null).await);
     let e = srv.fails(b, "SendMessage", send_params("three")).await;
-    e.assert_is(INTERNAL);
+    e.assert_is(TASK_STORE_FULL);
     assert!(e.message().contains("full"), "{}", e.body);
     srv.stream_fails(b, "SendStreamingMessage", send_params("three"))
         .await
-        .assert_is(INTERNAL);
+        .assert_is(TASK_STORE_FULL);
     assert_eq!(
         srv.ok(b, "ListTasks", json!({})).await["totalSize"],
         2,

@@ -74,7 +74,15 @@ async fn unknown_task_is_404() {
         body["error"]["details"][0]["metadata"]["taskId"], "no-such-task",
         "{body}"
     );
-    assert_eq!(keys(&body), ["error"], "nothing but the error: {body}");
+    assert_eq!(
+        keys(&body),
+        ["error", "requestId"],
+        "the error and the request id: {body}"
+    );
+    assert_eq!(
+        body["error"]["details"][0]["metadata"]["requestId"], body["requestId"],
+        "{body}"
+    );
 }
 
 /// Point 23: every route answers at the interface URL (no `/v1`) and under `/{tenant}`.

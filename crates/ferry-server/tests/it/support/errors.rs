@@ -26,6 +26,9 @@ const fn row(reason: &'static str, rpc_code: i64, http: u16, status: &'static st
     }
 }
 
+/// The server cannot take a new task now: its task store holds only active tasks (503).
+pub const TASK_STORE_FULL: Expected = row("TASK_STORE_FULL", -32603, 503, "UNAVAILABLE");
+
 /// TaskNotFoundError.
 pub const TASK_NOT_FOUND: Expected = row("TASK_NOT_FOUND", -32001, 404, "NOT_FOUND");
 /// TaskNotCancelableError.
@@ -161,9 +164,16 @@ impl WireError {
                     "JSON-RPC code of {}",
                     self.body
                 );
+                // A2A errors travel with HTTP 200; the server's own capacity refusals (-32603
+                // with 429 or 503) carry the HTTP status that tells clients to retry later.
+                let want = if matches!(expected.http, 429 | 503) {
+                    expected.http
+                } else {
+                    200
+                };
                 assert_eq!(
-                    self.http_status, 200,
-                    "JSON-RPC errors travel with HTTP 200"
+                    self.http_status, want,
+                    "JSON-RPC errors travel with HTTP {want}"
                 );
             }
             Binding::Rest => {

@@ -1,0 +1,100 @@
+//! The `Host` check: only loopback names, configured hosts and the advertised host are served,
+//! so a web page whose DNS name is rebound to 127.0.0.1 cannot talk to the server.
+
+use axum::extract::Request;
+use axum::http::header;
+use std::net::IpAddr;
+
+/// Which `Host` values are served.
+#[derive(Debug, Clone)]
+pub struct HostPolicy {
+    allowed: Vec<String>,
+}
+
+impl HostPolicy {
+    /// Loopback names plus `allowed_hosts` plus the host of the public URL.
+    pub fn new(allowed_hosts: &[String], public_host: Option<String>) -> Self {
+        let mut allowed: Vec<String> = allowed_hosts
+            .iter()
+            .map(|h| strip_port(h).to_ascii_lowercase())
+            .collect();
+        allowed.extend(public_host.map(|h| strip_port(&h).to_ascii_lowercase()));
+        Self { allowed }
+    }
+
+    /// True when the request's `Host` (or, for HTTP/2, its URI authority) is served.
+    pub fn allows(&self, request: &Request) -> bool {
+        let host = request
+            .headers()
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .or_else(|| request.uri().authority().map(|a| a.as_str()));
+        let Some(host) = host else {
+            return false;
+        };
+        let name = strip_port(host).to_ascii_lowercase();
+        is_loopback_name(&name) || self.allowed.contains(&name)
+    }
+}
+
+/// `localhost`, `*.localhost` (RFC 6761) and loopback IP literals.
+fn is_loopback_name(name: &str) -> bool {
+    if name == "localhost" || name.ends_with(".localhost") {
+        return true;
+    }
+    let literal = name.trim_start_matches('[').trim_end_matches(']');
+    literal.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+/// `host:port` → `host`; `[v6]:port` → `[v6]`.
+fn strip_port(host: &str) -> &str {
+    if let Some(end) = host.find(']') {
+        return &host[..=end];
+    }
+    match host.rsplit_once(':') {
+        Some((h, port)) if port.bytes().all(|b| b.is_ascii_digit()) && !h.contains(':') => h,
+        _ => host,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(host: &str) -> Request {
+        Request::builder()
+            .uri("/x")
+            .header(header::HOST, host)
+            .body(axum::body::Body::empty())
+            .expect("request")
+    }
+
+    #[test]
+    fn loopback_configured_and_public_hosts_only() {
+        let p = HostPolicy::new(
+            &["agents.internal".into()],
+            Some("ferry.example.com".into()),
+        );
+        for ok in [
+            "127.0.0.1:8765",
+            "localhost",
+            "LOCALHOST:1",
+            "[::1]:8765",
+            "127.1.2.3",
+            "a.localhost",
+            "agents.internal:9",
+            "ferry.example.com",
+        ] {
+            assert!(p.allows(&req(ok)), "{ok}");
+        }
+        for bad in [
+            "evil.example",
+            "10.0.0.1:8765",
+            "localhost.evil.com",
+            "[::2]:1",
+            "ferry.example.com.evil",
+        ] {
+            assert!(!p.allows(&req(bad)), "{bad}");
+        }
+    }
+}
