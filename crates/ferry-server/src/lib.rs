@@ -19,6 +19,7 @@
 mod app;
 mod card;
 mod config;
+mod config_file;
 pub mod demo;
 pub mod front_door;
 mod handler;
@@ -36,6 +37,7 @@ mod turn;
 pub use app::{A2aServer, AppState, router};
 pub use card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
 pub use config::ServerConfig;
+pub use config_file::ConfigError;
 pub use handler::{CallContext, DEFAULT_PAGE_SIZE, JsonDoc, MAX_PAGE_SIZE, RequestHandler};
 pub use params::{EXTENSIONS_HEADER, VERSION_HEADER};
 pub use store::{InMemoryTaskStore, StoreError, TaskStore};

@@ -5,6 +5,7 @@ use clap::{Args, ValueEnum};
 use ferry_server::demo::{ConformanceAgent, EchoAgent};
 use ferry_server::{A2aServer, ServerConfig};
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The built-in agents.
@@ -25,28 +26,66 @@ pub enum LogFormat {
     Json,
 }
 
-/// Flags of `ferry serve`.
+/// Flags of `ferry serve`. Server settings come from, in rising precedence: defaults, the
+/// `--config` file, `FERRY_*` environment variables, flags.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Which agent to serve.
     #[arg(long, value_enum, default_value = "echo")]
     agent: AgentName,
-    /// Address to listen on (loopback by default; port 0 picks a free port).
-    #[arg(long, default_value = "127.0.0.1:8765", env = "FERRY_BIND")]
-    bind: SocketAddr,
-    /// Base URL the agent card advertises (default: http://<bound address>).
-    #[arg(long, env = "FERRY_PUBLIC_URL")]
-    public_url: Option<String>,
+    /// A TOML file with any ServerConfig fields (`${ENV}` interpolated; unknown keys are errors).
+    #[arg(long, env = "FERRY_CONFIG", value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Print the effective configuration (secrets redacted) and exit.
+    #[arg(long)]
+    print_config: bool,
     /// Log format (RUST_LOG sets the level; default info).
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormat,
-    /// Maximum number of tasks kept in memory (only finished tasks are evicted).
-    #[arg(long, default_value_t = ServerConfig::default().task_capacity)]
-    task_capacity: usize,
-    /// Seconds a finished task stays retrievable.
-    #[arg(long, default_value_t = ServerConfig::default().task_ttl_secs)]
-    task_ttl: u64,
-    /// Reject requests without an A2A-Version header (the spec reads a missing header as 0.3).
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Address to listen on [default: 127.0.0.1:8765; port 0 picks a free port].
+    #[arg(long, env = "FERRY_BIND")]
+    bind: Option<SocketAddr>,
+    /// Base URL the agent card advertises [default: http://<bound address>].
+    #[arg(long, env = "FERRY_PUBLIC_URL")]
+    public_url: Option<String>,
+    /// Bearer token every A2A call must carry; required to bind a non-loopback address.
+    /// Prefer FERRY_TOKEN: command lines are visible to other users of the machine.
+    #[arg(long, env = "FERRY_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Accept this Host header besides loopback names and the --public-url host (repeatable).
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    allowed_hosts: Vec<String>,
+    /// Maximum number of tasks kept in memory; only finished ones are evicted [default: 10000].
+    #[arg(long, env = "FERRY_TASK_CAPACITY")]
+    task_capacity: Option<usize>,
+    /// Seconds a finished task stays retrievable [default: 3600].
+    #[arg(long, env = "FERRY_TASK_TTL")]
+    task_ttl: Option<u64>,
+    /// Largest request body in bytes; 413 above it [default: 1048576].
+    #[arg(long, env = "FERRY_MAX_BODY_BYTES")]
+    max_body_bytes: Option<usize>,
+    /// Requests served at once; 503 with Retry-After above it [default: 1024].
+    #[arg(long, env = "FERRY_MAX_IN_FLIGHT")]
+    max_in_flight: Option<usize>,
+    /// SSE streams open at once; 503 with Retry-After above it [default: 256].
+    #[arg(long, env = "FERRY_MAX_STREAMS")]
+    max_streams: Option<usize>,
+    /// Requests per second per client address; 429 with Retry-After above it [default: 0 = off].
+    #[arg(long, env = "FERRY_RATE_LIMIT")]
+    rate_limit: Option<u32>,
+    /// Seconds a request may take to produce its response; 503 after it [default: 120].
+    #[arg(long, env = "FERRY_REQUEST_TIMEOUT")]
+    request_timeout: Option<u64>,
+    /// Seconds a client has to send its request headers [default: 10].
+    #[arg(long, env = "FERRY_HEADER_TIMEOUT")]
+    header_timeout: Option<u64>,
+    /// Seconds in-flight requests get to finish on shutdown [default: 10].
+    #[arg(long, env = "FERRY_DRAIN_TIMEOUT")]
+    drain_timeout: Option<u64>,
+    /// Reject requests without an A2A-Version header (the spec reads a missing one as 0.3).
     #[arg(long)]
     strict_version: bool,
     /// Use the A2A v1.0.0 HTTP status table for REST errors (409/415/502) instead of v1.0.1.
@@ -55,42 +94,54 @@ pub struct ServeArgs {
     /// Mark an extension URI as required in the card (repeatable).
     #[arg(long = "require-extension", value_name = "URI")]
     required_extensions: Vec<String>,
-    /// Worker threads (default: one per core).
-    #[arg(long)]
-    threads: Option<usize>,
-    /// Bearer token every A2A call must carry; required to bind a non-loopback address.
-    /// Prefer the FERRY_TOKEN environment variable: command lines are visible to other users.
-    #[arg(long, env = "FERRY_TOKEN", hide_env_values = true)]
-    token: Option<String>,
-    /// Accept this Host header (name or name:port) besides loopback names and the host of
-    /// --public-url (repeatable; DNS-rebinding defence).
-    #[arg(long = "allowed-host", value_name = "HOST")]
-    allowed_hosts: Vec<String>,
-    /// Largest request body in bytes (413 above it).
-    #[arg(long, default_value_t = ServerConfig::default().max_body_bytes)]
-    max_body_bytes: usize,
-    /// Requests served at once (503 with Retry-After above it).
-    #[arg(long, default_value_t = ServerConfig::default().max_in_flight)]
-    max_in_flight: usize,
-    /// SSE streams open at once (503 with Retry-After above it).
-    #[arg(long, default_value_t = ServerConfig::default().max_streams)]
-    max_streams: usize,
-    /// Requests per second per client address (0: no limit; 429 with Retry-After above it).
-    #[arg(long, default_value_t = 0)]
-    rate_limit: u32,
-    /// Seconds a request may take to produce its response (503 after it).
-    #[arg(long, default_value_t = ServerConfig::default().request_timeout_secs)]
-    request_timeout: u64,
-    /// Seconds a client has to send its request headers.
-    #[arg(long, default_value_t = ServerConfig::default().header_read_timeout_secs)]
-    header_timeout: u64,
-    /// Seconds in-flight requests get to finish on shutdown.
-    #[arg(long, default_value_t = ServerConfig::default().drain_timeout_secs)]
-    drain_timeout: u64,
+}
+
+impl ServeArgs {
+    /// The effective configuration: defaults, then the file, then environment and flags.
+    fn server_config(&self) -> anyhow::Result<ServerConfig> {
+        let mut c = match &self.config {
+            Some(path) => ServerConfig::from_toml_file(path)?,
+            None => ServerConfig::default(),
+        };
+        fn set<T: Clone>(slot: &mut T, value: &Option<T>) {
+            if let Some(v) = value {
+                *slot = v.clone();
+            }
+        }
+        set(&mut c.bind, &self.bind);
+        if let Some(url) = &self.public_url {
+            c.public_url = Some(url.trim_end_matches('/').to_owned());
+        }
+        if let Some(token) = self.token.as_ref().filter(|t| !t.is_empty()) {
+            c.token = Some(token.clone());
+        }
+        c.allowed_hosts.extend(self.allowed_hosts.iter().cloned());
+        set(&mut c.task_capacity, &self.task_capacity);
+        set(&mut c.task_ttl_secs, &self.task_ttl);
+        set(&mut c.max_body_bytes, &self.max_body_bytes);
+        set(&mut c.max_in_flight, &self.max_in_flight);
+        set(&mut c.max_streams, &self.max_streams);
+        set(&mut c.rate_limit_per_sec, &self.rate_limit);
+        set(&mut c.request_timeout_secs, &self.request_timeout);
+        set(&mut c.header_read_timeout_secs, &self.header_timeout);
+        set(&mut c.drain_timeout_secs, &self.drain_timeout);
+        c.strict_version |= self.strict_version;
+        if self.v1_0_0_errors {
+            c.error_table = ferry_proto::ErrorTable::V1_0_0;
+        }
+        c.required_extensions
+            .extend(self.required_extensions.iter().cloned());
+        Ok(c)
+    }
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let config = args.server_config()?;
+    if args.print_config {
+        print!("{}", config.to_redacted_toml());
+        return Ok(());
+    }
     init_logging(args.log_format);
     // A multi-thread runtime even for one worker: measured, a current-thread runtime serving
     // 32 connections was three times slower (it polls the I/O driver far more often).
@@ -100,33 +151,10 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         runtime.worker_threads(n.max(1));
     }
     let runtime = runtime.build().context("starting the async runtime")?;
-    runtime.block_on(serve(args))
+    runtime.block_on(serve(args, config))
 }
 
-async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let config = ServerConfig {
-        bind: args.bind,
-        public_url: args.public_url.map(|u| u.trim_end_matches('/').to_owned()),
-        task_capacity: args.task_capacity,
-        task_ttl_secs: args.task_ttl,
-        strict_version: args.strict_version,
-        error_table: if args.v1_0_0_errors {
-            ferry_proto::ErrorTable::V1_0_0
-        } else {
-            ferry_proto::ErrorTable::V1_0_1
-        },
-        required_extensions: args.required_extensions,
-        token: args.token.filter(|t| !t.is_empty()),
-        allowed_hosts: args.allowed_hosts,
-        max_body_bytes: args.max_body_bytes,
-        max_in_flight: args.max_in_flight,
-        max_streams: args.max_streams,
-        rate_limit_per_sec: args.rate_limit,
-        request_timeout_secs: args.request_timeout,
-        header_read_timeout_secs: args.header_timeout,
-        drain_timeout_secs: args.drain_timeout,
-        ..ServerConfig::default()
-    };
+async fn serve(args: ServeArgs, config: ServerConfig) -> anyhow::Result<()> {
     let agent: Arc<dyn ferry_agent::AgentExecutor> = match args.agent {
         AgentName::Echo => Arc::new(EchoAgent),
         AgentName::Conformance => Arc::new(ConformanceAgent),

@@ -1,0 +1,166 @@
+//! `ferry serve` as a user runs it: configuration precedence (flags > `FERRY_*` environment >
+//! `--config` file > defaults), `${ENV}` interpolation, unknown keys, redaction in
+//! `--print-config`, refusal to listen off loopback without a token, and a clean exit 0 on
+//! SIGTERM.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn ferry() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ferry"));
+    // Start from a clean slate: no FERRY_* from the developer's shell.
+    for (k, _) in std::env::vars() {
+        if k.starts_with("FERRY_") {
+            c.env_remove(k);
+        }
+    }
+    c
+}
+
+/// Writes `text` to a fresh file in the target directory and returns its path.
+fn config_file(name: &str, text: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    let path = dir.join(format!("{name}-{}.toml", std::process::id()));
+    std::fs::write(&path, text).expect("write the config file");
+    path
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("ferry runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn flags_beat_environment_beat_file_beat_defaults() {
+    let file = config_file(
+        "precedence",
+        "max_streams = 3\nmax_in_flight = 7\nrate_limit_per_sec = 9\n",
+    );
+    let o = run(ferry()
+        .args(["serve", "--print-config", "--config"])
+        .arg(&file)
+        .args(["--max-streams", "5"])
+        .env("FERRY_MAX_STREAMS", "4")
+        .env("FERRY_MAX_IN_FLIGHT", "8"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shown = stdout(&o);
+    assert!(
+        shown.contains("max_streams = 5"),
+        "flag wins over env and file: {shown}"
+    );
+    assert!(
+        shown.contains("max_in_flight = 8"),
+        "env wins over file: {shown}"
+    );
+    assert!(
+        shown.contains("rate_limit_per_sec = 9"),
+        "file wins over defaults: {shown}"
+    );
+    assert!(
+        shown.contains("task_capacity = 10000"),
+        "defaults fill the rest: {shown}"
+    );
+}
+
+#[test]
+fn interpolation_and_redaction() {
+    let file = config_file("interp", "token = \"${FERRY_IT_SECRET}\"\n");
+    let o = run(ferry()
+        .args(["serve", "--print-config", "--config"])
+        .arg(&file)
+        .env("FERRY_IT_SECRET", "hunter2"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        !stdout(&o).contains("hunter2"),
+        "the token is never printed: {}",
+        stdout(&o)
+    );
+    assert!(
+        stdout(&o).contains("token = \"<redacted>\""),
+        "{}",
+        stdout(&o)
+    );
+
+    let o = run(ferry()
+        .args(["serve", "--print-config", "--config"])
+        .arg(&file));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("FERRY_IT_SECRET is not set"),
+        "names the variable: {}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn unknown_keys_are_errors() {
+    let file = config_file("unknown", "max_strems = 3\n");
+    let o = run(ferry()
+        .args(["serve", "--print-config", "--config"])
+        .arg(&file));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("max_strems"),
+        "names the key: {}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn no_token_no_listening_off_loopback() {
+    let o = run(ferry().args(["serve", "--bind", "0.0.0.0:0"]));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("without a token"),
+        "says why: {}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("FERRY_TOKEN"),
+        "says how: {}",
+        stderr(&o)
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_exits_zero() {
+    let mut child = ferry()
+        .args(["serve", "--bind", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("ferry starts");
+    let out = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(out)
+        .read_line(&mut line)
+        .expect("the card line");
+    assert!(line.starts_with("agent card: http://127.0.0.1:"), "{line}");
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            assert_eq!(status.code(), Some(0), "SIGTERM is a clean exit");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "ferry did not exit after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
