@@ -5,6 +5,7 @@ use crate::card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
 use crate::config::ServerConfig;
 use crate::front_door::{self, ClientAddr, FrontDoor};
 use crate::handler::RequestHandler;
+use crate::metrics::{CallLabel, Metrics};
 use crate::sse::{SseFraming, sse_response};
 use crate::store::{InMemoryTaskStore, TaskStore};
 use crate::stream::TaskStream;
@@ -43,6 +44,8 @@ pub struct AppState {
     pub closing: tokio::sync::watch::Sender<bool>,
     /// Auth, Host/Origin checks, limits.
     pub front_door: FrontDoor,
+    /// Counters for `/metrics`.
+    pub metrics: Metrics,
 }
 
 impl AppState {
@@ -143,6 +146,7 @@ impl A2aServer {
             required_extensions,
             closing,
             front_door,
+            metrics: Metrics::default(),
         });
         Ok(Self {
             listener,
@@ -254,6 +258,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         // Clients that join the interface URL with "/" (httpx base_url does) post here.
         .route(&format!("{rpc}/"), post(jsonrpc::handle))
         .route(&format!("{rest}/{{*path}}"), any(rest::handle))
+        .route("/metrics", get(metrics_text))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             front_door::guard,
@@ -266,5 +271,28 @@ pub fn router(state: Arc<AppState>) -> Router {
 }
 
 async fn card(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    app.card.respond(&headers)
+    let mut response = app.card.respond(&headers);
+    let label = CallLabel {
+        method: crate::metrics::Method::AgentCard,
+        ok: true,
+    };
+    response.extensions_mut().insert(label);
+    response
+}
+
+/// `GET /metrics`: Prometheus text (behind the front door: a token is needed when one is set).
+async fn metrics_text(State(app): State<Arc<AppState>>) -> Response {
+    let streams = &app.front_door.streams;
+    let open = app
+        .config
+        .max_streams
+        .max(1)
+        .saturating_sub(streams.available_permits());
+    let body = app.metrics.render(open, app.handler.store().as_ref());
+    let mut response = Response::new(axum::body::Body::from(body));
+    response.headers_mut().insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("text/plain; version=0.0.4"),
+    );
+    response
 }

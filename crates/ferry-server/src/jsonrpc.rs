@@ -5,6 +5,7 @@
 use crate::app::AppState;
 use crate::front_door::RequestId;
 use crate::handler::{CallContext, JsonDoc};
+use crate::metrics::{self, CallLabel};
 use crate::params;
 use crate::response::{is_json_content_type, json, jsonrpc_error, with_extensions};
 use crate::sse::SseFraming;
@@ -41,6 +42,23 @@ enum Method {
 }
 
 impl Method {
+    /// How the metrics name this method.
+    fn metric(self) -> metrics::Method {
+        match self {
+            Self::SendMessage => metrics::Method::SendMessage,
+            Self::SendStreamingMessage => metrics::Method::SendStreamingMessage,
+            Self::GetTask => metrics::Method::GetTask,
+            Self::ListTasks => metrics::Method::ListTasks,
+            Self::CancelTask => metrics::Method::CancelTask,
+            Self::SubscribeToTask => metrics::Method::SubscribeToTask,
+            Self::CreateTaskPushNotificationConfig
+            | Self::GetTaskPushNotificationConfig
+            | Self::ListTaskPushNotificationConfigs
+            | Self::DeleteTaskPushNotificationConfig => metrics::Method::PushConfig,
+            Self::GetExtendedAgentCard => metrics::Method::GetExtendedAgentCard,
+        }
+    }
+
     fn parse(name: &str) -> Option<Self> {
         Some(match name {
             "SendMessage" => Self::SendMessage,
@@ -147,10 +165,15 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
         .with_meta("method", method_name);
         return error_response(&id, &e);
     };
-    match dispatch(&app, method, req.params, &id, &uri, &headers).await {
-        Ok(r) => r,
-        Err(e) => error_response(&id, &e),
-    }
+    let (mut response, ok) = match dispatch(&app, method, req.params, &id, &uri, &headers).await {
+        Ok(r) => (r, true),
+        Err(e) => (error_response(&id, &e), false),
+    };
+    response.extensions_mut().insert(CallLabel {
+        method: method.metric(),
+        ok,
+    });
+    response
 }
 
 /// Parses `params` (absent means `{}`) into the method's request type.

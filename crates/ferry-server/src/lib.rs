@@ -24,6 +24,7 @@ pub mod demo;
 pub mod front_door;
 mod handler;
 mod jsonrpc;
+pub mod metrics;
 mod params;
 mod probes;
 mod record;

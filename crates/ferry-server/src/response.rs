@@ -58,8 +58,16 @@ fn with_retry_after(mut r: Response, e: &A2aError) -> Response {
         r.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(secs));
     }
+    // Errors with a server-specific reason are refusals: mark them for the metrics.
+    if let Some(reason) = e.reason {
+        r.extensions_mut().insert(RefusalReason(reason));
+    }
     r
 }
+
+/// Why a request was refused, put on the response for the metrics.
+#[derive(Debug, Clone, Copy)]
+pub struct RefusalReason(pub &'static str);
 
 /// A JSON-RPC error response: HTTP 200 (spec §2.2), except 429 and 503 for the server's own
 /// capacity conditions, which carry `Retry-After`.

@@ -7,6 +7,7 @@
 use crate::app::AppState;
 use crate::front_door::RequestId;
 use crate::handler::{CallContext, JsonDoc};
+use crate::metrics::{self, CallLabel};
 use crate::params;
 use crate::response::{is_json_content_type, json, plain_error, rest_error, with_extensions};
 use crate::sse::SseFraming;
@@ -58,6 +59,20 @@ impl Route {
             }
             _ => return None,
         })
+    }
+
+    /// How the metrics name this route's operation.
+    fn metric(&self) -> metrics::Method {
+        match self {
+            Self::Send => metrics::Method::SendMessage,
+            Self::Stream => metrics::Method::SendStreamingMessage,
+            Self::ListTasks => metrics::Method::ListTasks,
+            Self::GetTask(_) => metrics::Method::GetTask,
+            Self::Cancel(_) => metrics::Method::CancelTask,
+            Self::Subscribe(_) => metrics::Method::SubscribeToTask,
+            Self::PushConfigs(_) | Self::PushConfig(..) => metrics::Method::PushConfig,
+            Self::ExtendedCard => metrics::Method::GetExtendedAgentCard,
+        }
     }
 
     /// The methods this route answers.
@@ -125,11 +140,17 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
         .path()
         .strip_prefix(app.config.rest_path.as_str())
         .unwrap_or(uri.path());
-    match serve(&app, &method, &uri, rest_path, &headers, body).await {
-        Ok(r) => r,
-        Err(Failure::A2a(e)) => rest_error(&e, table, rid),
-        Err(Failure::Http(status, e)) => plain_error(status, &e, rid),
-    }
+    let mut label = metrics::Method::Other;
+    let (mut response, ok) =
+        match serve(&app, &method, &uri, rest_path, &headers, body, &mut label).await {
+            Ok(r) => (r, true),
+            Err(Failure::A2a(e)) => (rest_error(&e, table, rid), false),
+            Err(Failure::Http(status, e)) => (plain_error(status, &e, rid), false),
+        };
+    response
+        .extensions_mut()
+        .insert(CallLabel { method: label, ok });
+    response
 }
 
 /// Errors whose HTTP status is not the A2A table's (routing, media type).
@@ -151,6 +172,7 @@ async fn serve(
     path: &str,
     headers: &HeaderMap,
     body: Bytes,
+    label: &mut metrics::Method,
 ) -> Result<Response, Failure> {
     let segs = segments(path)?;
     let (tenant, route) = match Route::match_segments(&segs) {
@@ -163,6 +185,7 @@ async fn serve(
             None => return Err(not_found(path)),
         },
     };
+    *label = route.metric();
     if !route.allows(method) {
         let e = A2aError::new(
             ErrorKind::MethodNotFound,

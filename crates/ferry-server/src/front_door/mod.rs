@@ -17,7 +17,8 @@ pub use token::constant_time_eq;
 
 use crate::app::AppState;
 use crate::card::WELL_KNOWN_CARD_PATH;
-use crate::response::{jsonrpc_error, plain_error};
+use crate::metrics::{CallLabel, Method};
+use crate::response::{RefusalReason, jsonrpc_error, plain_error};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
@@ -149,9 +150,22 @@ pub async fn guard(State(app): State<Arc<AppState>>, mut request: Request, next:
     let rid = RequestId::from_headers(request.headers());
     request.extensions_mut().insert(rid.clone());
     let span = tracing::info_span!("request", id = %rid, method = %request.method(), path = %request.uri().path());
+    let started = std::time::Instant::now();
     let mut response = admit_and_run(&app, request, next, &rid)
         .instrument(span)
         .await;
+    let label = response
+        .extensions()
+        .get::<CallLabel>()
+        .copied()
+        .unwrap_or(CallLabel {
+            method: Method::Other,
+            ok: response.status().is_success(),
+        });
+    app.metrics.record(label, started.elapsed());
+    if let Some(RefusalReason(reason)) = response.extensions().get::<RefusalReason>() {
+        app.metrics.refused(reason);
+    }
     response
         .headers_mut()
         .insert(request_id::HEADER, rid.header_value());

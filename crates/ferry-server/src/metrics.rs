@@ -1,0 +1,285 @@
+//! Prometheus metrics: requests by method and outcome, latency histograms, open streams, tasks
+//! by state, refusals by reason. Counters are atomics (no lock on the request path); tasks by
+//! state are counted when scraped.
+
+use crate::store::TaskStore;
+use ferry_proto::TaskState;
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// What a request was, for the metrics (set by the bindings on the response).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallLabel {
+    /// The operation.
+    pub method: Method,
+    /// True when it succeeded (an A2A error answer is not a success).
+    pub ok: bool,
+}
+
+/// Operations as the metrics name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// SendMessage.
+    SendMessage,
+    /// SendStreamingMessage.
+    SendStreamingMessage,
+    /// GetTask.
+    GetTask,
+    /// ListTasks.
+    ListTasks,
+    /// CancelTask.
+    CancelTask,
+    /// SubscribeToTask.
+    SubscribeToTask,
+    /// Any of the four push-config operations.
+    PushConfig,
+    /// GetExtendedAgentCard.
+    GetExtendedAgentCard,
+    /// The agent card.
+    AgentCard,
+    /// Anything that did not name an operation (bad JSON, unknown method or path, refusals).
+    Other,
+}
+
+impl Method {
+    const ALL: [Method; 10] = [
+        Method::SendMessage,
+        Method::SendStreamingMessage,
+        Method::GetTask,
+        Method::ListTasks,
+        Method::CancelTask,
+        Method::SubscribeToTask,
+        Method::PushConfig,
+        Method::GetExtendedAgentCard,
+        Method::AgentCard,
+        Method::Other,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Method::SendMessage => "SendMessage",
+            Method::SendStreamingMessage => "SendStreamingMessage",
+            Method::GetTask => "GetTask",
+            Method::ListTasks => "ListTasks",
+            Method::CancelTask => "CancelTask",
+            Method::SubscribeToTask => "SubscribeToTask",
+            Method::PushConfig => "PushConfig",
+            Method::GetExtendedAgentCard => "GetExtendedAgentCard",
+            Method::AgentCard => "AgentCard",
+            Method::Other => "other",
+        }
+    }
+}
+
+/// Reasons a request is refused before or instead of being served.
+pub const REFUSAL_REASONS: [&str; 9] = [
+    "HOST_NOT_ALLOWED",
+    "ORIGIN_NOT_ALLOWED",
+    "UNAUTHENTICATED",
+    "RATE_LIMITED",
+    "TOO_MANY_REQUESTS_IN_FLIGHT",
+    "TOO_MANY_STREAMS",
+    "REQUEST_TIMEOUT",
+    "SHUTTING_DOWN",
+    "TASK_STORE_FULL",
+];
+
+/// Upper bounds of the latency histogram, in seconds.
+const BUCKETS: [f64; 14] = [
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+#[derive(Debug, Default)]
+struct Histogram {
+    buckets: [AtomicU64; BUCKETS.len()],
+    count: AtomicU64,
+    sum_micros: AtomicU64,
+}
+
+/// The server's counters.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    requests: [[AtomicU64; 2]; Method::ALL.len()],
+    latency: [Histogram; Method::ALL.len()],
+    refusals: [AtomicU64; REFUSAL_REASONS.len()],
+}
+
+impl Metrics {
+    /// Counts one answered request.
+    pub fn record(&self, label: CallLabel, elapsed: Duration) {
+        let m = Method::ALL
+            .iter()
+            .position(|x| *x == label.method)
+            .unwrap_or(Method::ALL.len() - 1);
+        self.requests[m][usize::from(label.ok)].fetch_add(1, Ordering::Relaxed);
+        let h = &self.latency[m];
+        let secs = elapsed.as_secs_f64();
+        if let Some(b) = BUCKETS.iter().position(|le| secs <= *le) {
+            h.buckets[b].fetch_add(1, Ordering::Relaxed);
+        }
+        h.count.fetch_add(1, Ordering::Relaxed);
+        h.sum_micros.fetch_add(
+            u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
+    }
+
+    /// Counts one refusal.
+    pub fn refused(&self, reason: &str) {
+        if let Some(i) = REFUSAL_REASONS.iter().position(|r| *r == reason) {
+            self.refusals[i].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self, open_streams: usize, store: &dyn TaskStore) -> String {
+        let mut out = String::with_capacity(4096);
+        let _ = writeln!(
+            out,
+            "# HELP ferry_requests_total A2A requests answered, by operation and outcome."
+        );
+        let _ = writeln!(out, "# TYPE ferry_requests_total counter");
+        for (i, m) in Method::ALL.iter().enumerate() {
+            for (ok, outcome) in [(1, "ok"), (0, "error")] {
+                let n = self.requests[i][ok].load(Ordering::Relaxed);
+                let _ = writeln!(
+                    out,
+                    "ferry_requests_total{{method=\"{}\",outcome=\"{outcome}\"}} {n}",
+                    m.name()
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "# HELP ferry_request_duration_seconds Time to answer (for streams: to the first event)."
+        );
+        let _ = writeln!(out, "# TYPE ferry_request_duration_seconds histogram");
+        for (i, m) in Method::ALL.iter().enumerate() {
+            let h = &self.latency[i];
+            let mut cumulative = 0;
+            for (b, le) in BUCKETS.iter().enumerate() {
+                cumulative += h.buckets[b].load(Ordering::Relaxed);
+                let _ = writeln!(
+                    out,
+                    "ferry_request_duration_seconds_bucket{{method=\"{}\",le=\"{le}\"}} {cumulative}",
+                    m.name()
+                );
+            }
+            let count = h.count.load(Ordering::Relaxed);
+            let _ = writeln!(
+                out,
+                "ferry_request_duration_seconds_bucket{{method=\"{}\",le=\"+Inf\"}} {count}",
+                m.name()
+            );
+            let sum = h.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
+            let _ = writeln!(
+                out,
+                "ferry_request_duration_seconds_sum{{method=\"{}\"}} {sum}",
+                m.name()
+            );
+            let _ = writeln!(
+                out,
+                "ferry_request_duration_seconds_count{{method=\"{}\"}} {count}",
+                m.name()
+            );
+        }
+        let _ = writeln!(out, "# HELP ferry_open_streams SSE streams open now.");
+        let _ = writeln!(out, "# TYPE ferry_open_streams gauge");
+        let _ = writeln!(out, "ferry_open_streams {open_streams}");
+        let _ = writeln!(out, "# HELP ferry_tasks Tasks in the store, by state.");
+        let _ = writeln!(out, "# TYPE ferry_tasks gauge");
+        let mut by_state = [0u64; 9];
+        for record in store.all_tasks() {
+            let n = usize::try_from(record.state().number()).unwrap_or(0);
+            if let Some(slot) = by_state.get_mut(n) {
+                *slot += 1;
+            }
+        }
+        for state in TaskState::ALL.iter().skip(1) {
+            let n = by_state[usize::try_from(state.number()).unwrap_or(0)];
+            let _ = writeln!(out, "ferry_tasks{{state=\"{}\"}} {n}", state.as_str());
+        }
+        let _ = writeln!(
+            out,
+            "# HELP ferry_refusals_total Requests refused, by reason."
+        );
+        let _ = writeln!(out, "# TYPE ferry_refusals_total counter");
+        for (i, reason) in REFUSAL_REASONS.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "ferry_refusals_total{{reason=\"{reason}\"}} {}",
+                self.refusals[i].load(Ordering::Relaxed)
+            );
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::InMemoryTaskStore;
+
+    #[test]
+    fn renders_counts_and_cumulative_buckets() {
+        let m = Metrics::default();
+        m.record(
+            CallLabel {
+                method: Method::SendMessage,
+                ok: true,
+            },
+            Duration::from_micros(300),
+        );
+        m.record(
+            CallLabel {
+                method: Method::SendMessage,
+                ok: true,
+            },
+            Duration::from_millis(3),
+        );
+        m.record(
+            CallLabel {
+                method: Method::GetTask,
+                ok: false,
+            },
+            Duration::from_millis(20),
+        );
+        m.refused("RATE_LIMITED");
+        let store = InMemoryTaskStore::new(10, Duration::from_secs(60));
+        let text = m.render(2, &store);
+        assert!(
+            text.contains("ferry_requests_total{method=\"SendMessage\",outcome=\"ok\"} 2"),
+            "{text}"
+        );
+        assert!(
+            text.contains("ferry_requests_total{method=\"GetTask\",outcome=\"error\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "ferry_request_duration_seconds_bucket{method=\"SendMessage\",le=\"0.0005\"} 1"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "ferry_request_duration_seconds_bucket{method=\"SendMessage\",le=\"0.005\"} 2"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("ferry_request_duration_seconds_count{method=\"SendMessage\"} 2"),
+            "{text}"
+        );
+        assert!(text.contains("ferry_open_streams 2"), "{text}");
+        assert!(
+            text.contains("ferry_refusals_total{reason=\"RATE_LIMITED\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("ferry_tasks{state=\"TASK_STATE_WORKING\"} 0"),
+            "{text}"
+        );
+    }
+}
