@@ -3,8 +3,9 @@
 //! One job: turn the bytes of a card into facts a caller can rely on. It parses JSON
 //! strictly ([`strict`]: duplicate member names, limits, unsafe integers and malformed text
 //! are refused with an error that says where), computes the RFC 8785 canonical form and the
-//! `sha256:` digest that security teams pin ([`jcs`]), and builds the A2A v1.0 signing payload
-//! of a card ([`card`], spec §8.4).
+//! `sha256:` digest that security teams pin ([`jcs`]), builds the A2A v1.0 signing payload
+//! of a card under a named profile ([`card`], spec §8.4), loads keys from PEM, JWK and JWKS
+//! ([`keys`]), and signs and verifies detached-payload JWS card signatures ([`jws`]).
 //!
 //! It must never know about servers or browsers: it takes bytes and values, and returns
 //! values and typed errors.
@@ -23,4 +24,25 @@
 //! ```
 pub mod card;
 pub mod jcs;
+pub mod jws;
+pub mod keys;
 pub mod strict;
+
+/// Any ferry-trust error, for callers that propagate with `?` and still want to branch on
+/// the kind of failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Strict JSON parsing refused the input.
+    #[error(transparent)]
+    Json(#[from] strict::JsonError),
+    /// The card payload could not be built.
+    #[error(transparent)]
+    Card(#[from] card::CardError),
+    /// A key could not be loaded, generated or used.
+    #[error(transparent)]
+    Key(#[from] keys::KeyError),
+    /// A signature or signed card was refused.
+    #[error(transparent)]
+    Jws(#[from] jws::JwsError),
+}
