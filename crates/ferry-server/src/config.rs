@@ -68,6 +68,11 @@ pub struct ServerConfig {
     pub rate_limit_burst: u32,
     /// Seconds in-flight requests get to finish after shutdown begins. Default 10.
     pub drain_timeout_secs: u64,
+    /// Seconds a `SendMessage` answer is remembered for idempotent retries (same caller,
+    /// messageId and content get the first answer). 0 (the default) turns this off.
+    pub dedup_ttl_secs: u64,
+    /// Answers remembered for idempotent retries at most. Default 10 000.
+    pub dedup_capacity: usize,
 }
 
 impl Default for ServerConfig {
@@ -96,6 +101,8 @@ impl Default for ServerConfig {
             rate_limit_per_sec: 0,
             rate_limit_burst: 0,
             drain_timeout_secs: 10,
+            dedup_ttl_secs: 0,
+            dedup_capacity: 10_000,
         }
     }
 }

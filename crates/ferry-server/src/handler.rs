@@ -2,6 +2,7 @@
 //! translators over it.
 
 use crate::config::ServerConfig;
+use crate::dedup::Dedup;
 use crate::record::{TaskRecord, TaskView, shaped_task};
 use crate::store::TaskStore;
 use crate::stream::{Opening, TaskStream};
@@ -34,11 +35,14 @@ pub struct CallContext {
     pub extensions: Vec<String>,
     /// The authenticated caller, if any.
     pub caller: Option<String>,
+    /// The client's address (from the connection), if known.
+    pub client: Option<std::net::IpAddr>,
 }
 
 /// The protocol semantics over a task store and an agent.
 pub struct RequestHandler {
     shutting_down: std::sync::atomic::AtomicBool,
+    dedup: Option<Dedup>,
     store: Arc<dyn TaskStore>,
     executor: Arc<dyn AgentExecutor>,
     description: AgentDescription,
@@ -61,8 +65,15 @@ impl RequestHandler {
         config: Arc<ServerConfig>,
     ) -> Self {
         let description = executor.describe();
+        let dedup = (config.dedup_ttl_secs > 0).then(|| {
+            Dedup::new(
+                Duration::from_secs(config.dedup_ttl_secs),
+                config.dedup_capacity,
+            )
+        });
         Self {
             shutting_down: std::sync::atomic::AtomicBool::new(false),
+            dedup,
             store,
             executor,
             description,
@@ -124,8 +135,31 @@ impl RequestHandler {
     }
 
     /// `SendMessage`: creates or continues a task and, unless `returnImmediately`, waits for a
-    /// terminal or interrupted state (or the end of the agent's turn).
+    /// terminal or interrupted state (or the end of the agent's turn). With idempotent retries
+    /// on, a repeat of a remembered request gets the first answer.
     pub async fn send_message(
+        &self,
+        call: &CallContext,
+        req: SendMessageRequest,
+    ) -> Result<JsonDoc, A2aError> {
+        let Some(dedup) = &self.dedup else {
+            return self.send_message_once(call, req).await;
+        };
+        let caller = format!(
+            "{}|{}|{}",
+            call.caller.as_deref().unwrap_or_default(),
+            call.client.map(|c| c.to_string()).unwrap_or_default(),
+            call.tenant
+        );
+        let content = dedup.content_hash(&serde_json::to_vec(&req).unwrap_or_default());
+        match dedup.slot(&caller, &req.message.message_id, content) {
+            Some(cell) => Dedup::answer(&cell, self.send_message_once(call, req)).await,
+            None => self.send_message_once(call, req).await,
+        }
+    }
+
+    /// One `SendMessage`, without idempotency.
+    async fn send_message_once(
         &self,
         call: &CallContext,
         req: SendMessageRequest,

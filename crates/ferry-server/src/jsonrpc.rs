@@ -3,7 +3,7 @@
 //! parameters (version, extensions).
 
 use crate::app::AppState;
-use crate::front_door::RequestId;
+use crate::front_door::{ClientAddr, RequestId};
 use crate::handler::{CallContext, JsonDoc};
 use crate::metrics::{self, CallLabel};
 use crate::params;
@@ -11,7 +11,8 @@ use crate::response::{is_json_content_type, json, jsonrpc_error, with_extensions
 use crate::sse::SseFraming;
 use crate::stream::StreamItem;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, Uri, header};
+use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
 use axum::response::Response;
 use bytes::{BufMut, BytesMut};
 use ferry_proto::{
@@ -92,7 +93,6 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
     let (parts, body) = request.into_parts();
     let rid = parts.extensions.get::<RequestId>().cloned();
     let error_response = |id: &Value, e: &A2aError| jsonrpc_error(id, e, rid.as_ref());
-    let (uri, headers) = (parts.uri, parts.headers);
     let body = match axum::body::to_bytes(body, app.config.max_body_bytes).await {
         Ok(b) => b,
         Err(_) => {
@@ -106,7 +106,7 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
             return r;
         }
     };
-    if !is_json_content_type(headers.get(header::CONTENT_TYPE)) {
+    if !is_json_content_type(parts.headers.get(header::CONTENT_TYPE)) {
         let e = A2aError::new(
             ErrorKind::ContentTypeNotSupported,
             "the request content type must be application/json",
@@ -165,7 +165,7 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
         .with_meta("method", method_name);
         return error_response(&id, &e);
     };
-    let (mut response, ok) = match dispatch(&app, method, req.params, &id, &uri, &headers).await {
+    let (mut response, ok) = match dispatch(&app, method, req.params, &id, &parts).await {
         Ok(r) => (r, true),
         Err(e) => (error_response(&id, &e), false),
     };
@@ -193,9 +193,9 @@ async fn dispatch(
     method: Method,
     params: Option<&RawValue>,
     id: &Value,
-    uri: &Uri,
-    headers: &HeaderMap,
+    parts: &Parts,
 ) -> Result<Response, A2aError> {
+    let (uri, headers) = (&parts.uri, &parts.headers);
     // Params first (validation order step 4), then the service parameters (step 5).
     let parsed = Parsed::parse(method, params)?;
     params::check_version(headers, uri.query(), &app.config)?;
@@ -205,6 +205,7 @@ async fn dispatch(
         tenant: parsed.tenant().to_owned(),
         extensions,
         caller: None,
+        client: parts.extensions.get::<ClientAddr>().map(|c| c.0.ip()),
     };
     let h = &app.handler;
     let response = match parsed {

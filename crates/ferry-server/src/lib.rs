@@ -20,6 +20,7 @@ mod app;
 mod card;
 mod config;
 mod config_file;
+mod dedup;
 pub mod demo;
 pub mod front_door;
 mod handler;

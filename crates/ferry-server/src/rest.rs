@@ -5,7 +5,7 @@
 //! only when the path does not already match a route without one.
 
 use crate::app::AppState;
-use crate::front_door::RequestId;
+use crate::front_door::{ClientAddr, RequestId};
 use crate::handler::{CallContext, JsonDoc};
 use crate::metrics::{self, CallLabel};
 use crate::params;
@@ -13,7 +13,8 @@ use crate::response::{is_json_content_type, json, plain_error, rest_error, with_
 use crate::sse::SseFraming;
 use crate::stream::StreamItem;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::http::request::Parts;
+use axum::http::{Method, StatusCode, header};
 use axum::response::Response;
 use bytes::{BufMut, Bytes, BytesMut};
 use ferry_proto::{
@@ -124,7 +125,6 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
     let (parts, body) = request.into_parts();
     let rid = parts.extensions.get::<RequestId>().cloned();
     let rid = rid.as_ref();
-    let (method, uri, headers) = (parts.method, parts.uri, parts.headers);
     let body = match axum::body::to_bytes(body, app.config.max_body_bytes).await {
         Ok(b) => b,
         Err(_) => {
@@ -136,17 +136,16 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
             return plain_error(StatusCode::PAYLOAD_TOO_LARGE, &e, rid);
         }
     };
-    let rest_path = uri
-        .path()
+    let full_path = parts.uri.path();
+    let rest_path = full_path
         .strip_prefix(app.config.rest_path.as_str())
-        .unwrap_or(uri.path());
+        .unwrap_or(full_path);
     let mut label = metrics::Method::Other;
-    let (mut response, ok) =
-        match serve(&app, &method, &uri, rest_path, &headers, body, &mut label).await {
-            Ok(r) => (r, true),
-            Err(Failure::A2a(e)) => (rest_error(&e, table, rid), false),
-            Err(Failure::Http(status, e)) => (plain_error(status, &e, rid), false),
-        };
+    let (mut response, ok) = match serve(&app, &parts, rest_path, body, &mut label).await {
+        Ok(r) => (r, true),
+        Err(Failure::A2a(e)) => (rest_error(&e, table, rid), false),
+        Err(Failure::Http(status, e)) => (plain_error(status, &e, rid), false),
+    };
     response
         .extensions_mut()
         .insert(CallLabel { method: label, ok });
@@ -167,13 +166,12 @@ impl From<A2aError> for Failure {
 
 async fn serve(
     app: &AppState,
-    method: &Method,
-    uri: &Uri,
+    parts: &Parts,
     path: &str,
-    headers: &HeaderMap,
     body: Bytes,
     label: &mut metrics::Method,
 ) -> Result<Response, Failure> {
+    let (method, uri, headers) = (&parts.method, &parts.uri, &parts.headers);
     let segs = segments(path)?;
     let (tenant, route) = match Route::match_segments(&segs) {
         Some(r) => (String::new(), r),
@@ -207,6 +205,7 @@ async fn serve(
         tenant,
         extensions,
         caller: None,
+        client: parts.extensions.get::<ClientAddr>().map(|c| c.0.ip()),
     };
     let query = uri.query().unwrap_or_default();
     let h = &app.handler;

@@ -85,6 +85,10 @@ pub struct ServeArgs {
     /// Seconds in-flight requests get to finish on shutdown [default: 10].
     #[arg(long, env = "FERRY_DRAIN_TIMEOUT")]
     drain_timeout: Option<u64>,
+    /// Seconds to remember SendMessage answers for idempotent retries (same caller, messageId
+    /// and content get the first answer) [default: 0 = off].
+    #[arg(long, env = "FERRY_DEDUP_TTL")]
+    dedup_ttl: Option<u64>,
     /// Reject requests without an A2A-Version header (the spec reads a missing one as 0.3).
     #[arg(long)]
     strict_version: bool,
@@ -125,6 +129,7 @@ impl ServeArgs {
         set(&mut c.request_timeout_secs, &self.request_timeout);
         set(&mut c.header_read_timeout_secs, &self.header_timeout);
         set(&mut c.drain_timeout_secs, &self.drain_timeout);
+        set(&mut c.dedup_ttl_secs, &self.dedup_ttl);
         c.strict_version |= self.strict_version;
         if self.v1_0_0_errors {
             c.error_table = ferry_proto::ErrorTable::V1_0_0;
