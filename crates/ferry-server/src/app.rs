@@ -6,6 +6,7 @@ use crate::config::ServerConfig;
 use crate::front_door::{self, ClientAddr, FrontDoor};
 use crate::handler::RequestHandler;
 use crate::metrics::{CallLabel, Metrics};
+use crate::signing::{self, JWKS_PATH, SigningError};
 use crate::sse::{SseFraming, sse_response};
 use crate::store::{InMemoryTaskStore, TaskStore};
 use crate::stream::TaskStream;
@@ -46,6 +47,8 @@ pub struct AppState {
     pub front_door: FrontDoor,
     /// Counters for `/metrics`.
     pub metrics: Metrics,
+    /// The published key set (`/.well-known/jwks.json`), when the card is signed.
+    pub jwks: Option<bytes::Bytes>,
 }
 
 impl AppState {
@@ -123,6 +126,29 @@ impl A2aServer {
         let config = Arc::new(config);
         let handler = RequestHandler::new(executor, store, config.clone());
         let card = build_card(handler.description(), &config, &base_url);
+        let invalid =
+            |e: SigningError| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string());
+        let keys = config
+            .signing_keys
+            .iter()
+            .map(signing::load_signing_key)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(invalid)?;
+        let announced = config
+            .announced_keys
+            .iter()
+            .map(|k| signing::load_public_key(&k.key, &k.kid))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(invalid)?;
+        let card = signing::sign(card, &keys).map_err(invalid)?;
+        let jwks = if keys.is_empty() && announced.is_empty() {
+            None
+        } else {
+            let set = signing::jwks(&keys, &announced).map_err(invalid)?;
+            Some(bytes::Bytes::from(
+                serde_json::to_vec(&set).unwrap_or_default(),
+            ))
+        };
         let declared_extensions = card
             .capabilities
             .extensions
@@ -147,6 +173,7 @@ impl A2aServer {
             closing,
             front_door,
             metrics: Metrics::default(),
+            jwks,
         });
         Ok(Self {
             listener,
@@ -200,6 +227,9 @@ impl A2aServer {
                 state.config.header_read_timeout_secs.max(1),
             ));
         let graceful = GracefulShutdown::new();
+        // Connections live in a set so that those still open after the drain are closed with
+        // it, not left running after `run` returns.
+        let mut connections = tokio::task::JoinSet::new();
         let app = router(state.clone());
         tokio::pin!(shutdown);
         loop {
@@ -221,7 +251,8 @@ impl A2aServer {
                     });
                     let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
                     let connection = graceful.watch(connection);
-                    tokio::spawn(async move {
+                    while connections.try_join_next().is_some() {}
+                    connections.spawn(async move {
                         if let Err(e) = connection.await {
                             tracing::debug!(error = %e, %peer, "connection ended with an error");
                         }
@@ -240,6 +271,7 @@ impl A2aServer {
             () = tokio::time::sleep(drain) => tracing::warn!("drain timeout reached; aborting what still runs"),
         }
         state.handler.abort_running();
+        connections.shutdown().await;
         sweeper.abort();
         Ok(())
     }
@@ -259,6 +291,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route(&format!("{rpc}/"), post(jsonrpc::handle))
         .route(&format!("{rest}/{{*path}}"), any(rest::handle))
         .route("/metrics", get(metrics_text))
+        .route(JWKS_PATH, get(jwks))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             front_door::guard,
@@ -267,6 +300,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/healthz", get(probes::healthz))
         .route("/readyz", get(probes::readyz))
         .merge(guarded)
+        .layer(axum::middleware::from_fn(front_door::tag))
         .with_state(state)
 }
 
@@ -277,6 +311,19 @@ async fn card(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Response 
         ok: true,
     };
     response.extensions_mut().insert(label);
+    response
+}
+
+/// `GET /.well-known/jwks.json`: the keys that sign the card (404 when the card is unsigned).
+async fn jwks(State(app): State<Arc<AppState>>) -> Response {
+    let mut response = match &app.jwks {
+        Some(body) => crate::response::json(axum::http::StatusCode::OK, body.clone()),
+        None => crate::response::json(axum::http::StatusCode::NOT_FOUND, &br#"{"error":{"code":404,"status":"NOT_FOUND","message":"this server does not sign its card"}}"#[..]),
+    };
+    response.headers_mut().insert(
+        axum::http::header::CACHE_CONTROL,
+        axum::http::HeaderValue::from_static("public, max-age=300"),
+    );
     response
 }
 

@@ -1,5 +1,6 @@
 //! `ServerConfig`: every knob of the server in one serde struct with documented defaults.
 
+use crate::signing::SigningKeyConfig;
 use ferry_proto::ErrorTable;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -73,6 +74,22 @@ pub struct ServerConfig {
     pub dedup_ttl_secs: u64,
     /// Answers remembered for idempotent retries at most. Default 10 000.
     pub dedup_capacity: usize,
+    /// Private keys that sign the served card, one signature each (several for rotation).
+    /// Their public keys are published at `/.well-known/jwks.json`.
+    pub signing_keys: Vec<SigningKeyConfig>,
+    /// Public keys (PEM or JWK files) published in the JWKS without signing, e.g. the next key
+    /// of a rotation.
+    pub announced_keys: Vec<AnnouncedKeyConfig>,
+}
+
+/// A public key published in the JWKS but not used to sign.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AnnouncedKeyConfig {
+    /// A PEM `PUBLIC KEY` or a JWK file.
+    pub key: std::path::PathBuf,
+    /// Its key id.
+    pub kid: String,
 }
 
 impl Default for ServerConfig {
@@ -103,6 +120,8 @@ impl Default for ServerConfig {
             drain_timeout_secs: 10,
             dedup_ttl_secs: 0,
             dedup_capacity: 10_000,
+            signing_keys: Vec::new(),
+            announced_keys: Vec::new(),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! name, logs go to stderr, and the one line a script needs (`agent card: URL`) goes to stdout.
 
 mod bench;
+mod card;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -26,7 +27,11 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Serve a built-in agent over A2A v1.0 (JSON-RPC and HTTP+JSON).
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
+    /// Card digests, canonical form, signing and verification.
+    Card(card::CardArgs),
+    /// Generate a signing key pair (PREFIX.pem, PREFIX.pub.pem, PREFIX.jwk.json).
+    Keygen(card::KeygenArgs),
     /// Load-test a running A2A server: SendMessage requests/s with latency percentiles, and
     /// streams/s.
     Bench(bench::BenchArgs),
@@ -35,8 +40,10 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Serve(args) => serve::run(args),
+        Command::Serve(args) => serve::run(*args),
         Command::Bench(args) => bench::run(args),
+        Command::Card(args) => card::run(args),
+        Command::Keygen(args) => card::keygen(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -89,6 +89,13 @@ pub struct ServeArgs {
     /// and content get the first answer) [default: 0 = off].
     #[arg(long, env = "FERRY_DEDUP_TTL")]
     dedup_ttl: Option<u64>,
+    /// Sign the served card with this PKCS#8 PEM private key (more keys: `signing_keys` in the
+    /// config file); its public key is published at /.well-known/jwks.json.
+    #[arg(long, requires = "sign_kid", value_name = "KEY.pem")]
+    sign_key: Option<PathBuf>,
+    /// Key id of --sign-key.
+    #[arg(long, requires = "sign_key", value_name = "KID")]
+    sign_kid: Option<String>,
     /// Reject requests without an A2A-Version header (the spec reads a missing one as 0.3).
     #[arg(long)]
     strict_version: bool,
@@ -130,6 +137,13 @@ impl ServeArgs {
         set(&mut c.header_read_timeout_secs, &self.header_timeout);
         set(&mut c.drain_timeout_secs, &self.drain_timeout);
         set(&mut c.dedup_ttl_secs, &self.dedup_ttl);
+        if let (Some(key), Some(kid)) = (&self.sign_key, &self.sign_kid) {
+            c.signing_keys.push(ferry_server::SigningKeyConfig {
+                key: key.clone(),
+                kid: kid.clone(),
+                alg: None,
+            });
+        }
         c.strict_version |= self.strict_version;
         if self.v1_0_0_errors {
             c.error_table = ferry_proto::ErrorTable::V1_0_0;

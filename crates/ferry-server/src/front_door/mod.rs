@@ -145,9 +145,25 @@ impl Refusal {
     }
 }
 
-/// The middleware: admits or refuses each request, tags it with its id, and bounds its time.
-pub async fn guard(State(app): State<Arc<AppState>>, mut request: Request, next: Next) -> Response {
+/// The outermost middleware: gives every request its id (echoed or generated) and every
+/// response, probes and 404s included, its `X-Request-Id`.
+pub async fn tag(mut request: Request, next: Next) -> Response {
     let rid = RequestId::from_headers(request.headers());
+    request.extensions_mut().insert(rid.clone());
+    let mut response = next.run(request).await;
+    response
+        .headers_mut()
+        .insert(request_id::HEADER, rid.header_value());
+    response
+}
+
+/// The middleware: admits or refuses each request, tags it with its id (the one [`tag`] gave
+/// it, if any), and bounds its time.
+pub async fn guard(State(app): State<Arc<AppState>>, mut request: Request, next: Next) -> Response {
+    let rid = match request.extensions().get::<RequestId>() {
+        Some(rid) => rid.clone(),
+        None => RequestId::from_headers(request.headers()),
+    };
     request.extensions_mut().insert(rid.clone());
     let span = tracing::info_span!("request", id = %rid, method = %request.method(), path = %request.uri().path());
     let started = std::time::Instant::now();
@@ -176,7 +192,12 @@ async fn admit_and_run(app: &AppState, request: Request, next: Next, rid: &Reque
     let door = &app.front_door;
     let path = request.uri().path();
     let rpc = path.trim_end_matches('/') == app.config.jsonrpc_path;
-    let is_card = path.ends_with(WELL_KNOWN_CARD_PATH);
+    // The card and the keys that sign it are public: a client needs them before it can call.
+    let is_card = path == WELL_KNOWN_CARD_PATH
+        || path == crate::signing::JWKS_PATH
+        || path
+            .strip_suffix(WELL_KNOWN_CARD_PATH)
+            .is_some_and(|base| base == app.config.jsonrpc_path || base == app.config.rest_path);
     if !door.hosts.allows(&request) {
         let r = Refusal::new(
             StatusCode::FORBIDDEN,

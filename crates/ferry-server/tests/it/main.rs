@@ -23,3 +23,5 @@ mod tasks;
 mod service;
 // The bounded store and graceful shutdown.
 mod lifecycle;
+// The front door: auth, Host/Origin, limits, probes, request ids, draining shutdown.
+mod front_door;

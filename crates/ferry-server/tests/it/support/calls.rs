@@ -30,6 +30,21 @@ pub struct ServiceParams<'a> {
     pub extensions: &'a [&'a str],
     /// The SSE `Last-Event-ID` header (resuming a subscription).
     pub last_event_id: Option<&'a str>,
+    /// The `Authorization` header.
+    pub auth: Auth<'a>,
+    /// Further headers (`Host`, `Origin`, `X-Request-Id`…), sent as given.
+    pub headers: &'a [(&'a str, &'a str)],
+}
+
+/// The `Authorization` header of a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Auth<'a> {
+    /// `Bearer <token>` when the server has a token, else none.
+    ServerToken,
+    /// No `Authorization` header.
+    Anonymous,
+    /// This header value.
+    Header(&'a str),
 }
 
 impl Default for ServiceParams<'_> {
@@ -39,6 +54,8 @@ impl Default for ServiceParams<'_> {
             query_version: None,
             extensions: &[],
             last_event_id: None,
+            auth: Auth::ServerToken,
+            headers: &[],
         }
     }
 }
@@ -175,8 +192,9 @@ impl TestServer {
         }
     }
 
-    /// Sends a call; returns the response with the JSON-RPC id (null for REST).
-    async fn send(
+    /// Sends a call and returns whatever came back, unchecked, with the JSON-RPC id (null for
+    /// REST): for refusals that happen before any binding reads the call.
+    pub async fn send(
         &self,
         b: Binding,
         method: &str,
@@ -192,7 +210,7 @@ impl TestServer {
     }
 
     /// Builds the HTTP request of a call; returns it with the JSON-RPC id (null for REST).
-    fn prepare(
+    pub fn prepare(
         &self,
         b: Binding,
         method: &str,
@@ -233,7 +251,114 @@ impl TestServer {
         if let Some(id) = sp.last_event_id {
             request = request.header("Last-Event-ID", id);
         }
+        let bearer = self.token().map(|t| format!("Bearer {t}"));
+        let authorization = match sp.auth {
+            Auth::ServerToken => bearer.as_deref(),
+            Auth::Anonymous => None,
+            Auth::Header(v) => Some(v),
+        };
+        if let Some(v) = authorization {
+            request = request.header("Authorization", v);
+        }
+        for (name, value) in sp.headers {
+            request = request.header(*name, *value);
+        }
         (request, rpc_id)
+    }
+}
+
+/// A call refused before the A2A semantics saw it (the front door, a limit): the HTTP status,
+/// the headers, the whole JSON body and its error. `error.binding` names the error's shape: a
+/// JSON-RPC envelope, or an AIP-193 `{"error": …}` body (which the front door also uses on the
+/// JSON-RPC endpoint for 401 and 403).
+#[derive(Debug)]
+pub struct Refusal {
+    /// The HTTP status.
+    pub status: u16,
+    /// The response headers.
+    pub headers: HeaderMap,
+    /// The JSON body.
+    pub body: Value,
+    /// The error it carries.
+    pub error: WireError,
+}
+
+impl Refusal {
+    /// A response header as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The `X-Request-Id` header (every response has one).
+    pub fn request_id(&self) -> &str {
+        self.header("x-request-id")
+            .unwrap_or_else(|| panic!("no X-Request-Id on {} {}", self.status, self.body))
+    }
+
+    /// The `Retry-After` header in seconds, checked against `retryAfterSeconds` in the error.
+    pub fn retry_after(&self) -> u64 {
+        let header = self
+            .header("retry-after")
+            .unwrap_or_else(|| panic!("no Retry-After on {} {}", self.status, self.body));
+        let secs: u64 = header
+            .parse()
+            .unwrap_or_else(|_| panic!("Retry-After is a number of seconds, not {header:?}"));
+        assert!(secs >= 1, "Retry-After of at least a second: {secs}");
+        assert_eq!(
+            self.error.meta("retryAfterSeconds"),
+            Some(header),
+            "retryAfterSeconds (a string) repeats Retry-After: {}",
+            self.body
+        );
+        secs
+    }
+}
+
+impl TestServer {
+    /// Sends a call that must be refused with an HTTP error status and a JSON body.
+    pub async fn refused(
+        &self,
+        b: Binding,
+        method: &str,
+        params: Value,
+        sp: ServiceParams<'_>,
+    ) -> Refusal {
+        let (response, rpc_id) = self.send(b, method, params, sp).await;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let content_type = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        assert!(
+            content_type.is_some_and(|ct| ct.starts_with("application/json")),
+            "{method} over {b:?} answered {status} with {content_type:?}"
+        );
+        let body: Value = response.json().await.expect("the refusal is JSON");
+        assert!(
+            status >= 400,
+            "{method} over {b:?} was not refused: {status} {body}"
+        );
+        let error = if body.get("jsonrpc").is_some() {
+            assert_eq!(b, Binding::JsonRpc, "a JSON-RPC envelope over REST: {body}");
+            assert!(
+                body["id"] == rpc_id || body["id"].is_null(),
+                "the envelope carries the request id or null: {body}"
+            );
+            rpc_outcome(&body, &body["id"], status, false)
+                .expect_err("a refusal carries an error, not a result")
+        } else {
+            assert!(body["error"].is_object(), "an AIP-193 error body: {body}");
+            WireError {
+                binding: Binding::Rest,
+                http_status: status,
+                in_stream: false,
+                body: body["error"].clone(),
+            }
+        };
+        Refusal {
+            status,
+            headers,
+            body,
+            error,
+        }
     }
 }
 

@@ -29,6 +29,18 @@ const fn row(reason: &'static str, rpc_code: i64, http: u16, status: &'static st
 /// The server cannot take a new task now: its task store holds only active tasks (503).
 pub const TASK_STORE_FULL: Expected = row("TASK_STORE_FULL", -32603, 503, "UNAVAILABLE");
 
+/// The front door's per-client rate limit (429).
+pub const RATE_LIMITED: Expected = row("RATE_LIMITED", -32603, 429, "RESOURCE_EXHAUSTED");
+/// The front door's limit of requests in flight (503).
+pub const TOO_MANY_REQUESTS_IN_FLIGHT: Expected =
+    row("TOO_MANY_REQUESTS_IN_FLIGHT", -32603, 503, "UNAVAILABLE");
+/// The limit of open streams (503).
+pub const TOO_MANY_STREAMS: Expected = row("TOO_MANY_STREAMS", -32603, 503, "UNAVAILABLE");
+/// A unary request that took longer than the request timeout (503).
+pub const REQUEST_TIMEOUT: Expected = row("REQUEST_TIMEOUT", -32603, 503, "UNAVAILABLE");
+/// A new task while the server drains (503).
+pub const SHUTTING_DOWN: Expected = row("SHUTTING_DOWN", -32603, 503, "UNAVAILABLE");
+
 /// TaskNotFoundError.
 pub const TASK_NOT_FOUND: Expected = row("TASK_NOT_FOUND", -32001, 404, "NOT_FOUND");
 /// TaskNotCancelableError.

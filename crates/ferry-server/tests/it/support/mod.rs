@@ -5,17 +5,20 @@
 mod agents;
 mod calls;
 mod errors;
+mod raw;
 mod server;
 mod sse;
 mod wire;
 
 pub use agents::{DECLARED_EXTENSION, PANIC_DETAIL, Remote, ScriptedAgent, Step};
-pub use calls::{A2aStream, Binding, ServiceParams, state_of};
+pub use calls::{A2aStream, Auth, Binding, Refusal, ServiceParams, state_of};
 pub use errors::{
     CONTENT_TYPE_NOT_SUPPORTED, EXTENSION_SUPPORT_REQUIRED, INTERNAL, INVALID_AGENT_RESPONSE,
-    INVALID_PARAMS, PUSH_NOTIFICATION_NOT_SUPPORTED, TASK_NOT_CANCELABLE, TASK_NOT_FOUND,
-    TASK_STORE_FULL, UNSUPPORTED_OPERATION, VERSION_NOT_SUPPORTED, WireError,
+    INVALID_PARAMS, PUSH_NOTIFICATION_NOT_SUPPORTED, RATE_LIMITED, REQUEST_TIMEOUT, SHUTTING_DOWN,
+    TASK_NOT_CANCELABLE, TASK_NOT_FOUND, TASK_STORE_FULL, TOO_MANY_REQUESTS_IN_FLIGHT,
+    TOO_MANY_STREAMS, UNSUPPORTED_OPERATION, VERSION_NOT_SUPPORTED, WireError,
 };
+pub use raw::{RawConn, RawResponse};
 pub use server::{TestServer, message, send_params};
 pub use sse::SseReader;
 pub use wire::{assert_wire_format, is_rfc3339_utc};

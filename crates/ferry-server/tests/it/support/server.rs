@@ -5,8 +5,9 @@ use super::agents::{Remote, ScriptedAgent};
 use ferry_agent::AgentExecutor;
 use ferry_server::{A2aServer, ServerConfig};
 use serde_json::{Value, json};
-use std::sync::Arc;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -19,9 +20,11 @@ const SHUTDOWN_LIMIT: Duration = Duration::from_secs(5);
 #[derive(Debug)]
 pub struct TestServer {
     base: String,
+    addr: SocketAddr,
+    token: Option<String>,
     http: reqwest::Client,
     next_id: AtomicU64,
-    stop: Option<oneshot::Sender<()>>,
+    stop: Mutex<Option<oneshot::Sender<()>>>,
     running: Option<JoinHandle<std::io::Result<()>>>,
 }
 
@@ -31,13 +34,16 @@ impl TestServer {
         Self::with_config(agent, ServerConfig::default()).await
     }
 
-    /// Serves `agent` with `config` (its `bind` is replaced by 127.0.0.1:0).
+    /// Serves `agent` with `config` (its `bind` is replaced by 127.0.0.1:0). When `config` has
+    /// a token, the A2A calls of [`super::calls`] present it unless told otherwise.
     pub async fn with_config(agent: impl AgentExecutor, config: ServerConfig) -> Self {
         let bind = "127.0.0.1:0".parse().expect("a loopback socket address");
+        let token = config.token.clone();
         let server = A2aServer::bind(Arc::new(agent), ServerConfig { bind, ..config })
             .await
             .expect("bind 127.0.0.1:0");
-        let base = format!("http://{}", server.local_addr());
+        let addr = server.local_addr();
+        let base = format!("http://{addr}");
         let (stop, stopped) = oneshot::channel::<()>();
         let running = tokio::spawn(server.run(async move {
             let _ = stopped.await;
@@ -48,9 +54,11 @@ impl TestServer {
             .expect("a reqwest client");
         Self {
             base,
+            addr,
+            token,
             http,
             next_id: AtomicU64::new(1),
-            stop: Some(stop),
+            stop: Mutex::new(Some(stop)),
             running: Some(running),
         }
     }
@@ -69,6 +77,16 @@ impl TestServer {
     /// `http://127.0.0.1:port` followed by `path`.
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
+    }
+
+    /// The socket address served (for raw connections).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The bearer token the server requires, if any.
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
     }
 
     /// The HTTP client (redirects off).
@@ -131,14 +149,31 @@ impl TestServer {
 
     /// Begins shutdown and waits for `run` to return; panics if it takes longer than
     /// [`SHUTDOWN_LIMIT`] or fails.
-    pub async fn shutdown(mut self) {
-        let stop = self.stop.take().expect("shutdown is called once");
-        let running = self.running.take().expect("the server is running");
+    pub async fn shutdown(self) {
+        self.begin_shutdown();
+        self.stopped(SHUTDOWN_LIMIT).await;
+    }
+
+    /// Resolves the shutdown future given to `run` (the signal handler's part), without
+    /// waiting for `run` to return.
+    pub fn begin_shutdown(&self) {
+        let stop = self
+            .stop
+            .lock()
+            .expect("the stop lock is not poisoned")
+            .take()
+            .expect("shutdown begins once");
         stop.send(())
             .expect("the server is still waiting for shutdown");
-        tokio::time::timeout(SHUTDOWN_LIMIT, running)
+    }
+
+    /// Waits for `run` to return after [`Self::begin_shutdown`]; panics if that takes longer
+    /// than `limit` or `run` fails.
+    pub async fn stopped(mut self, limit: Duration) {
+        let running = self.running.take().expect("the server is running");
+        tokio::time::timeout(limit, running)
             .await
-            .expect("run() returns promptly after shutdown")
+            .unwrap_or_else(|_| panic!("run() did not return within {limit:?} of shutdown"))
             .expect("the server task did not panic")
             .expect("run() ends without an I/O error");
     }

@@ -1,0 +1,20 @@
+//! Call any A2A v1.0 agent.
+//!
+//! [`A2aClient::connect`] resolves the agent card from a base URL, picks the first interface
+//! whose binding it speaks (JSON-RPC or HTTP+JSON; or the one you prefer) and calls it: every
+//! operation, `A2A-Version: 1.0` always, `A2A-Extensions` when asked, the interface's tenant on
+//! every call. Errors come back as one enum mapped by `ErrorInfo.reason` or JSON-RPC code, never
+//! by HTTP status alone. Transient failures are retried with backoff and `Retry-After`; a
+//! `SendMessage` only when it never reached the server. A dropped stream is resumed with
+//! `SubscribeToTask` and `Last-Event-ID`, so the caller sees one continuous stream.
+
+mod client;
+mod error;
+mod retry;
+pub mod sse;
+mod stream;
+
+pub use client::{A2aClient, Binding, ClientOptions, Endpoint};
+pub use error::ClientError;
+pub use retry::RetryPolicy;
+pub use stream::EventStream;

@@ -1,0 +1,231 @@
+//! The client against real servers on 127.0.0.1: `ferry serve`'s server in-process (every
+//! operation over both bindings, streams, multi-turn) and small hand-written HTTP servers for
+//! retry behaviour (503 + `Retry-After` twice then success; 400 never retried).
+
+use ferry_client::{A2aClient, Binding, ClientError, ClientOptions, RetryPolicy};
+use ferry_proto::{
+    ErrorKind, ListTasksRequest, Message, Part, SendMessageRequest, SendMessageResponse,
+    StreamResponse, TaskState,
+};
+use ferry_server::demo::{ConformanceAgent, EchoAgent};
+use ferry_server::{A2aServer, ServerConfig};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+async fn server(agent: Arc<dyn ferry_agent::AgentExecutor>) -> String {
+    let config = ServerConfig {
+        bind: "127.0.0.1:0".parse().expect("addr"),
+        ..ServerConfig::default()
+    };
+    let server = A2aServer::bind(agent, config).await.expect("bind");
+    let base = format!("http://{}", server.local_addr());
+    tokio::spawn(server.run(std::future::pending()));
+    base
+}
+
+fn request(message_id: &str, text: &str) -> SendMessageRequest {
+    SendMessageRequest {
+        tenant: String::new(),
+        message: Message::user(message_id, vec![Part::text(text)]),
+        configuration: None,
+        metadata: None,
+    }
+}
+
+async fn connect(base: &str, binding: Binding) -> A2aClient {
+    let options = ClientOptions {
+        prefer: Some(binding),
+        ..ClientOptions::default()
+    };
+    let (client, card) = A2aClient::connect(reqwest::Client::new(), base, options)
+        .await
+        .expect("connect");
+    assert_eq!(client.binding(), binding);
+    assert!(!card.name.is_empty());
+    client
+}
+
+#[tokio::test]
+async fn every_operation_over_both_bindings() {
+    let base = server(Arc::new(ConformanceAgent)).await;
+    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+        let client = connect(&base, binding).await;
+        let SendMessageResponse::Task(task) = client
+            .send_message(request("plain-1", "hi"))
+            .await
+            .expect("send")
+        else {
+            panic!("a task");
+        };
+        assert_eq!(task.status.state, TaskState::Completed, "{binding:?}");
+        let got = client.get_task(&task.id, Some(0)).await.expect("get");
+        assert_eq!(got.id, task.id);
+        assert!(got.history.is_empty(), "historyLength 0");
+        let filter = ListTasksRequest {
+            context_id: task.context_id.clone(),
+            ..ListTasksRequest::default()
+        };
+        let all = client.list_all_tasks(&filter).await.expect("list");
+        assert_eq!(all.len(), 1);
+        let SendMessageResponse::Task(open) = client
+            .send_message(request("tck-input-required-1", "x"))
+            .await
+            .expect("send")
+        else {
+            panic!("a task");
+        };
+        assert_eq!(open.status.state, TaskState::InputRequired);
+        let canceled = client.cancel_task(&open.id).await.expect("cancel");
+        assert_eq!(canceled.status.state, TaskState::Canceled);
+        match client.cancel_task(&open.id).await {
+            Err(ClientError::Protocol(e)) => {
+                assert_eq!(e.kind, ErrorKind::TaskNotCancelable, "{binding:?}")
+            }
+            other => panic!("{binding:?}: {other:?}"),
+        }
+        match client.get_task("no-such-task", None).await {
+            Err(ClientError::Protocol(e)) => assert_eq!(e.kind, ErrorKind::TaskNotFound),
+            other => panic!("{binding:?}: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn three_turns_streamed() {
+    let base = server(Arc::new(ConformanceAgent)).await;
+    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+        let client = connect(&base, binding).await;
+        let mut task_id = String::new();
+        let mut context_id = String::new();
+        for turn in 1..=3 {
+            let mut req = request(&format!("ferry-turns-3-{turn}"), "go");
+            req.message.task_id.clone_from(&task_id);
+            req.message.context_id.clone_from(&context_id);
+            let mut stream = client.send_streaming(req).await.expect("stream");
+            let mut last_state = None;
+            let mut artifacts = 0;
+            let mut first = true;
+            while let Some(event) = tokio::time::timeout(Duration::from_secs(10), stream.next())
+                .await
+                .expect("in time")
+            {
+                match event.expect("event") {
+                    StreamResponse::Task(t) => {
+                        assert!(first, "the task comes first");
+                        task_id = t.id;
+                        context_id = t.context_id;
+                    }
+                    StreamResponse::StatusUpdate(s) => last_state = Some(s.status.state),
+                    StreamResponse::ArtifactUpdate(_) => artifacts += 1,
+                    StreamResponse::Message(m) => panic!("unexpected message {m:?}"),
+                }
+                first = false;
+            }
+            let want = if turn < 3 {
+                TaskState::InputRequired
+            } else {
+                TaskState::Completed
+            };
+            assert_eq!(last_state, Some(want), "{binding:?} turn {turn}");
+            assert_eq!(artifacts, 1, "{binding:?} turn {turn}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn echo_agent_blocking() {
+    let base = server(Arc::new(EchoAgent)).await;
+    let client = connect(&base, Binding::JsonRpc).await;
+    let SendMessageResponse::Task(task) = client
+        .send_message(request("m", "hello ferry"))
+        .await
+        .expect("send")
+    else {
+        panic!("a task");
+    };
+    let text: String = task.artifacts[0]
+        .parts
+        .iter()
+        .filter_map(Part::as_text)
+        .collect();
+    assert_eq!(text, "hello ferry");
+}
+
+/// A one-route HTTP server: answer `n` of a request with `script(n)`, count requests.
+async fn scripted(script: fn(usize) -> String) -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let count = Arc::new(AtomicUsize::new(0));
+    let seen = count.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
+            let n = seen.fetch_add(1, Ordering::SeqCst);
+            let mut buf = vec![0u8; 65536];
+            let _ = sock.read(&mut buf).await;
+            let _ = sock.write_all(script(n).as_bytes()).await;
+            let _ = sock.shutdown().await;
+        }
+    });
+    (format!("http://{addr}/rpc"), count)
+}
+
+/// A JSON-RPC success holding a working task.
+fn ok_task() -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"result":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_WORKING"}}}"#;
+    format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+const BUSY: &str = "HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\ncontent-type: text/plain\r\nconnection: close\r\ncontent-length: 4\r\n\r\nbusy";
+const BAD: &str = "HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\nconnection: close\r\ncontent-length: 3\r\n\r\nbad";
+
+fn endpoint_client(url: String) -> A2aClient {
+    let endpoint = ferry_client::Endpoint {
+        binding: Binding::JsonRpc,
+        url,
+        tenant: String::new(),
+    };
+    let options = ClientOptions {
+        retry: RetryPolicy {
+            retries: 2,
+            ..RetryPolicy::default()
+        },
+        ..ClientOptions::default()
+    };
+    A2aClient::new(reqwest::Client::new(), endpoint, options)
+}
+
+#[tokio::test]
+async fn retries_honour_retry_after_then_succeed() {
+    let (url, count) = scripted(|n| if n < 2 { BUSY.to_owned() } else { ok_task() }).await;
+    let started = Instant::now();
+    let task = endpoint_client(url)
+        .get_task("t", None)
+        .await
+        .expect("third try succeeds");
+    assert_eq!(task.id, "t");
+    assert_eq!(count.load(Ordering::SeqCst), 3);
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "waited Retry-After twice: {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn client_errors_are_not_retried() {
+    let (url, count) = scripted(|_| BAD.to_owned()).await;
+    match endpoint_client(url).get_task("t", None).await {
+        Err(ClientError::Http { status: 400, .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(count.load(Ordering::SeqCst), 1, "a 400 is surfaced at once");
+}
