@@ -140,6 +140,14 @@ impl A2aServer {
             .map(|k| signing::load_public_key(&k.key, &k.kid))
             .collect::<Result<Vec<_>, _>>()
             .map_err(invalid)?;
+        let extended = match &config.extended_card {
+            Some(path) => {
+                let ext = signing::extended_card(&card, path).map_err(invalid)?;
+                Some(signing::sign(ext, &keys).map_err(invalid)?)
+            }
+            None => None,
+        };
+        let handler = handler.with_extended_card(extended);
         let card = signing::sign(card, &keys).map_err(invalid)?;
         let jwks = if keys.is_empty() && announced.is_empty() {
             None

@@ -87,7 +87,7 @@ pub fn build_card(
             streaming: Some(description.streaming),
             push_notifications: Some(false),
             extensions,
-            extended_agent_card: None,
+            extended_agent_card: config.extended_card.is_some().then_some(true),
         },
         security_schemes,
         security_requirements,

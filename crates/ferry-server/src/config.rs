@@ -80,6 +80,10 @@ pub struct ServerConfig {
     /// Public keys (PEM or JWK files) published in the JWKS without signing, e.g. the next key
     /// of a rotation.
     pub announced_keys: Vec<AnnouncedKeyConfig>,
+    /// A JSON file whose members replace the public card's (more skills, a longer description…)
+    /// in the extended agent card served to authenticated callers (`GetExtendedAgentCard`).
+    /// Needs a token.
+    pub extended_card: Option<std::path::PathBuf>,
 }
 
 /// A public key published in the JWKS but not used to sign.
@@ -122,6 +126,7 @@ impl Default for ServerConfig {
             dedup_capacity: 10_000,
             signing_keys: Vec::new(),
             announced_keys: Vec::new(),
+            extended_card: None,
         }
     }
 }
@@ -140,6 +145,13 @@ impl ServerConfig {
                  on this machine; set --token or FERRY_TOKEN, or bind 127.0.0.1",
                 self.bind
             ));
+        }
+        if self.extended_card.is_some() && self.token.as_deref().is_none_or(str::is_empty) {
+            return Err(
+                "the extended agent card is served to authenticated callers only; set a token \
+                        (--token or FERRY_TOKEN) or drop extended_card"
+                    .to_owned(),
+            );
         }
         Ok(())
     }

@@ -42,6 +42,7 @@ pub struct CallContext {
 /// The protocol semantics over a task store and an agent.
 pub struct RequestHandler {
     shutting_down: std::sync::atomic::AtomicBool,
+    extended_card: Option<ferry_proto::AgentCard>,
     dedup: Option<Dedup>,
     store: Arc<dyn TaskStore>,
     executor: Arc<dyn AgentExecutor>,
@@ -73,6 +74,7 @@ impl RequestHandler {
         });
         Self {
             shutting_down: std::sync::atomic::AtomicBool::new(false),
+            extended_card: None,
             dedup,
             store,
             executor,
@@ -574,9 +576,17 @@ impl RequestHandler {
 
     /// `GetExtendedAgentCard`: not declared, so UnsupportedOperation (spec §8.7).
     pub fn extended_card(&self) -> Result<ferry_proto::AgentCard, A2aError> {
-        Err(A2aError::unsupported(
-            "this agent has no extended agent card (capabilities.extendedAgentCard is not set)",
-        ))
+        self.extended_card.clone().ok_or_else(|| {
+            A2aError::unsupported(
+                "this agent has no extended agent card (capabilities.extendedAgentCard is not set)",
+            )
+        })
+    }
+
+    /// Serves `card` to authenticated `GetExtendedAgentCard` callers.
+    pub fn with_extended_card(mut self, card: Option<ferry_proto::AgentCard>) -> Self {
+        self.extended_card = card;
+        self
     }
 }
 

@@ -35,8 +35,8 @@ pub enum SigningError {
         /// The I/O error.
         source: std::io::Error,
     },
-    /// The key is not a usable private key for the algorithm.
-    #[error("signing key {path}: {message}")]
+    /// A key or card file is not usable.
+    #[error("{path}: {message}")]
     Key {
         /// The file.
         path: String,
@@ -118,4 +118,34 @@ pub fn load_public_key(path: &std::path::Path, kid: &str) -> Result<PublicKey, S
         path: shown,
         message: e.to_string(),
     })
+}
+
+/// The extended card: the public `card` with the members of the JSON object in `path` put over
+/// it (top-level members replace the public card's).
+pub fn extended_card(card: &AgentCard, path: &std::path::Path) -> Result<AgentCard, SigningError> {
+    let shown = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|source| SigningError::Read {
+        path: shown.clone(),
+        source,
+    })?;
+    let invalid = |message: String| SigningError::Key {
+        path: shown.clone(),
+        message,
+    };
+    let overlay = ferry_trust::strict::parse(&bytes).map_err(|e| invalid(e.to_string()))?;
+    let serde_json::Value::Object(overlay) = overlay else {
+        return Err(invalid(
+            "the extended card file must hold a JSON object".into(),
+        ));
+    };
+    let mut merged = serde_json::to_value(card).map_err(|e| invalid(e.to_string()))?;
+    if let Some(obj) = merged.as_object_mut() {
+        for (k, v) in overlay {
+            if k != "signatures" {
+                obj.insert(k, v);
+            }
+        }
+    }
+    serde_json::from_value(merged)
+        .map_err(|e| invalid(format!("not an agent card once merged: {e}")))
 }

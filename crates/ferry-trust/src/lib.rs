@@ -5,10 +5,12 @@
 //! are refused with an error that says where), computes the RFC 8785 canonical form and the
 //! `sha256:` digest that security teams pin ([`jcs`]), builds the A2A v1.0 signing payload
 //! of a card under a named profile ([`card`], spec §8.4), loads keys from PEM, JWK and JWKS
-//! ([`keys`]), and signs and verifies detached-payload JWS card signatures ([`jws`]).
+//! ([`keys`]), signs and verifies detached-payload JWS card signatures ([`jws`]), and
+//! fetches cards over ferry-net's SSRF-safe client and checks them against a pinned
+//! expectation ([`fetch`]).
 //!
-//! It must never know about servers or browsers: it takes bytes and values, and returns
-//! values and typed errors.
+//! It must never know about servers or browsers: it takes bytes, values or a URL (fetched
+//! only through ferry-net's safe client), and returns values and typed errors.
 //!
 //! ```
 //! use ferry_trust::{card, strict};
@@ -23,6 +25,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 pub mod card;
+pub mod fetch;
 pub mod jcs;
 pub mod jws;
 pub mod keys;
@@ -45,4 +48,7 @@ pub enum Error {
     /// A signature or signed card was refused.
     #[error(transparent)]
     Jws(#[from] jws::JwsError),
+    /// Fetching or checking a card from a URL failed.
+    #[error(transparent)]
+    Fetch(#[from] fetch::FetchError),
 }

@@ -13,11 +13,37 @@ use ferry_trust::{jws, strict};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-/// `ferry card`.
+/// `ferry card`: fetch and verify a remote card (`ferry card URL …`), or work on a card file.
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct CardArgs {
     #[command(subcommand)]
-    action: CardAction,
+    action: Option<CardAction>,
+    #[command(flatten)]
+    fetch: FetchArgs,
+}
+
+/// `ferry card URL`: fetch through the SSRF-safe client, check every expectation.
+#[derive(Debug, Args)]
+struct FetchArgs {
+    /// An agent's base URL, or its card's URL (ending in .json).
+    #[arg(required = true)]
+    url: Option<String>,
+    /// The pinned digest the card must have (`sha256:…`).
+    #[arg(long, value_name = "sha256:HEX")]
+    expect_digest: Option<String>,
+    /// A trusted public key (PEM or JWK): a signature by it must verify.
+    #[arg(long, value_name = "PUB.pem")]
+    key: Option<PathBuf>,
+    /// A trusted JWKS (https URL or file): a signature by one of its keys must verify.
+    #[arg(long, value_name = "URL_OR_FILE")]
+    jwks: Option<String>,
+    /// Allow private and loopback addresses and plain http (local work and tests only).
+    #[arg(long)]
+    allow_private: bool,
+    /// Output format.
+    #[arg(short = 'o', long = "output", value_enum, default_value = "text")]
+    output: Output,
 }
 
 #[derive(Debug, Subcommand)]
@@ -157,7 +183,13 @@ fn read_card(path: &Path) -> anyhow::Result<serde_json::Value> {
 
 /// Runs `ferry card …`.
 pub fn run(args: CardArgs) -> anyhow::Result<()> {
-    match args.action {
+    let Some(action) = args.action else {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        return runtime.block_on(fetch(args.fetch));
+    };
+    match action {
         CardAction::Digest { file } => {
             println!("{}", card::digest(&read_card(&file)?)?);
             Ok(())
@@ -231,6 +263,79 @@ pub fn run(args: CardArgs) -> anyhow::Result<()> {
             }
         }
     }
+}
+
+/// `ferry card URL`: fetches, verifies, prints the card's essentials and the verdict.
+async fn fetch(args: FetchArgs) -> anyhow::Result<()> {
+    use ferry_trust::fetch::{CardFetcher, Expect};
+    let url = args.url.context("a URL is required")?;
+    let card_url = if url.ends_with(".json") {
+        url
+    } else {
+        format!("{}/.well-known/agent-card.json", url.trim_end_matches('/'))
+    };
+    let mut expect = Expect {
+        digest: args.expect_digest.clone(),
+        ..Expect::default()
+    };
+    if let Some(path) = &args.key {
+        expect.public_key = Some(load_public_key(path)?);
+    }
+    match args.jwks.as_deref() {
+        Some(j) if j.starts_with("https://") || j.starts_with("http://") => {
+            expect.jwks_url = Some(url::Url::parse(j).context("--jwks is not a URL")?);
+        }
+        Some(file) => expect.keys = Some(KeySet::from_jwks(&read_input(Path::new(file))?)?),
+        None => {}
+    }
+    let net = ferry_net::SafeClientBuilder::default()
+        .allow_private(args.allow_private)
+        .allow_http(args.allow_private);
+    let fetcher = CardFetcher::builder().net(net).build()?;
+    let verified = fetcher
+        .fetch(&card_url, &expect)
+        .await
+        .with_context(|| format!("refused {card_url}"))?;
+    let card = verified.card();
+    let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_owned();
+    match args.output {
+        Output::Json => println!(
+            "{}",
+            serde_json::json!({"url": card_url, "name": card["name"], "interfaces": card["supportedInterfaces"],
+                "skills": card["skills"], "digest": verified.digest(), "signed": verified.signed(),
+                "verified": verified.verified(), "keyId": verified.key_id()})
+        ),
+        Output::Text => {
+            println!("{} — {}", text(&card["name"]), text(&card["description"]));
+            for i in card["supportedInterfaces"].as_array().into_iter().flatten() {
+                println!(
+                    "  interface {} {} {}",
+                    text(&i["protocolBinding"]),
+                    text(&i["protocolVersion"]),
+                    text(&i["url"])
+                );
+            }
+            for skill in card["skills"].as_array().into_iter().flatten() {
+                println!("  skill {}: {}", text(&skill["id"]), text(&skill["name"]));
+            }
+            println!("digest: {}", verified.digest());
+            let verdict = match (verified.verified(), verified.signed()) {
+                (true, _) => format!(
+                    "signature verified (key {:?})",
+                    verified.key_id().unwrap_or_default()
+                ),
+                (false, true) => "signed, signature not checked (give --key or --jwks)".to_owned(),
+                (false, false) => "not signed".to_owned(),
+            };
+            let pinned = if args.expect_digest.is_some() {
+                "; digest matches the pin"
+            } else {
+                ""
+            };
+            println!("verdict: {verdict}{pinned}");
+        }
+    }
+    Ok(())
 }
 
 /// Loads a PKCS#8 private key, trying the likely algorithms when none is given.

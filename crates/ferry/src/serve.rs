@@ -96,6 +96,10 @@ pub struct ServeArgs {
     /// Key id of --sign-key.
     #[arg(long, requires = "sign_key", value_name = "KID")]
     sign_kid: Option<String>,
+    /// A JSON file whose members extend the public card in the extended agent card served to
+    /// authenticated callers (needs a token).
+    #[arg(long, env = "FERRY_EXTENDED_CARD", value_name = "FILE")]
+    extended_card: Option<PathBuf>,
     /// Reject requests without an A2A-Version header (the spec reads a missing one as 0.3).
     #[arg(long)]
     strict_version: bool,
@@ -137,6 +141,9 @@ impl ServeArgs {
         set(&mut c.header_read_timeout_secs, &self.header_timeout);
         set(&mut c.drain_timeout_secs, &self.drain_timeout);
         set(&mut c.dedup_ttl_secs, &self.dedup_ttl);
+        if let Some(path) = &self.extended_card {
+            c.extended_card = Some(path.clone());
+        }
         if let (Some(key), Some(kid)) = (&self.sign_key, &self.sign_kid) {
             c.signing_keys.push(ferry_server::SigningKeyConfig {
                 key: key.clone(),

@@ -25,3 +25,5 @@ mod service;
 mod lifecycle;
 // The front door: auth, Host/Origin, limits, probes, request ids, draining shutdown.
 mod front_door;
+// Idempotent retries, metrics, signed cards and the extended card.
+mod ops;

@@ -1,8 +1,11 @@
-//! Locating and reading the shared test vectors.
+//! Test support: the shared test vectors, and a local HTTPS server ([`https`]).
 //!
 //! The vectors live in `shared/testvectors/`, a sibling of the repository folder (as on the
 //! development machines and in CI). They are the ground truth, so a missing folder is a
 //! failure, never a skip.
+
+/// A tiny HTTPS/1.1 server on 127.0.0.1 with a test CA, for the fetcher.
+pub mod https;
 
 use std::path::PathBuf;
 
