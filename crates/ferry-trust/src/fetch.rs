@@ -422,7 +422,11 @@ impl CardFetcher {
     /// The keys of `expect`: the JWKS's, then the given key (once per signature `kid` when
     /// it has none of its own, skipping kids the JWKS already names).
     async fn trusted_keys(&self, card: &Value, expect: &Expect) -> Result<KeySet, FetchError> {
-        let mut keys: Vec<PublicKey> = expect.keys.iter().flat_map(|set| set.keys().iter().cloned()).collect();
+        let mut keys: Vec<PublicKey> = expect
+            .keys
+            .iter()
+            .flat_map(|set| set.keys().iter().cloned())
+            .collect();
         if let Some(url) = &expect.jwks_url {
             let body = self
                 .get_json(url.clone(), MAX_JWKS_BYTES)
