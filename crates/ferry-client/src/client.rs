@@ -4,8 +4,9 @@ use crate::error::ClientError;
 use crate::retry::RetryPolicy;
 use crate::stream::EventStream;
 use ferry_proto::{
-    A2aError, AgentCard, BINDING_HTTP_JSON, BINDING_JSONRPC, ListTasksRequest, ListTasksResponse,
-    SendMessageRequest, SendMessageResponse, Task,
+    A2aError, AgentCard, BINDING_HTTP_JSON, BINDING_JSONRPC,
+    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse,
+    SendMessageRequest, SendMessageResponse, Task, TaskPushNotificationConfig,
 };
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
@@ -269,6 +270,100 @@ impl A2aClient {
             .await
     }
 
+    /// `CreateTaskPushNotificationConfig`.
+    pub async fn create_push_config(
+        &self,
+        mut config: TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        config.tenant.clone_from(&self.endpoint.tenant);
+        let path = format!("/tasks/{}/pushNotificationConfigs", encode(&config.task_id));
+        self.call(
+            "CreateTaskPushNotificationConfig",
+            reqwest::Method::POST,
+            &path,
+            &config,
+            true,
+        )
+        .await
+    }
+
+    /// `GetTaskPushNotificationConfig`.
+    pub async fn get_push_config(
+        &self,
+        task_id: &str,
+        id: &str,
+    ) -> Result<TaskPushNotificationConfig, ClientError> {
+        let mut params = json!({"taskId": task_id, "id": id});
+        self.with_tenant(&mut params);
+        let path = format!(
+            "/tasks/{}/pushNotificationConfigs/{}",
+            encode(task_id),
+            encode(id)
+        );
+        self.call(
+            "GetTaskPushNotificationConfig",
+            reqwest::Method::GET,
+            &path,
+            &params,
+            true,
+        )
+        .await
+    }
+
+    /// `ListTaskPushNotificationConfigs` (one page).
+    pub async fn list_push_configs(
+        &self,
+        task_id: &str,
+    ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
+        let mut params = json!({"taskId": task_id});
+        self.with_tenant(&mut params);
+        let path = format!("/tasks/{}/pushNotificationConfigs", encode(task_id));
+        self.call(
+            "ListTaskPushNotificationConfigs",
+            reqwest::Method::GET,
+            &path,
+            &params,
+            true,
+        )
+        .await
+    }
+
+    /// `DeleteTaskPushNotificationConfig`; a second delete of the same id also succeeds.
+    pub async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), ClientError> {
+        let mut params = json!({"taskId": task_id, "id": id});
+        self.with_tenant(&mut params);
+        let path = format!(
+            "/tasks/{}/pushNotificationConfigs/{}",
+            encode(task_id),
+            encode(id)
+        );
+        // `{}`, `null` or no result at all all mean success.
+        let _: Value = self
+            .call(
+                "DeleteTaskPushNotificationConfig",
+                reqwest::Method::DELETE,
+                &path,
+                &params,
+                true,
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// `GetExtendedAgentCard` (needs the credentials the public card asks for).
+    pub async fn extended_card(&self) -> Result<AgentCard, ClientError> {
+        let mut params = json!({});
+        self.with_tenant(&mut params);
+        self.call(
+            "GetExtendedAgentCard",
+            reqwest::Method::GET,
+            "/extendedAgentCard",
+            &params,
+            true,
+        )
+        .await
+    }
+
     /// `SendStreamingMessage`: the task's events as they happen; a dropped connection is
     /// resumed with `SubscribeToTask` (and `Last-Event-ID`).
     pub async fn send_streaming(
@@ -344,6 +439,7 @@ impl A2aClient {
                 let url = self.rest_url(path);
                 match verb {
                     reqwest::Method::GET => self.http.get(url),
+                    reqwest::Method::DELETE => self.http.delete(url),
                     _ => {
                         let mut body = serde_json::to_value(params)
                             .map_err(|e| ClientError::Decode(e.to_string()))?;
@@ -454,6 +550,10 @@ pub(crate) fn decode_answer<R: DeserializeOwned>(
 ) -> Result<R, ClientError> {
     if status == 401 || status == 403 {
         return Err(ClientError::Auth { status });
+    }
+    if status == 200 && bytes.trim_ascii().is_empty() {
+        // An empty success (a Go server's DeleteTaskPushNotificationConfig) is a null result.
+        return serde_json::from_value(Value::Null).map_err(|e| ClientError::Decode(e.to_string()));
     }
     let body: Value = match serde_json::from_slice(bytes) {
         Ok(v) => v,

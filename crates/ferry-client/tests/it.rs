@@ -85,6 +85,27 @@ async fn every_operation_over_both_bindings() {
             }
             other => panic!("{binding:?}: {other:?}"),
         }
+        let config = ferry_proto::TaskPushNotificationConfig {
+            task_id: task.id.clone(),
+            url: "https://example.com/hook".into(),
+            ..Default::default()
+        };
+        match client.create_push_config(config).await {
+            Err(ClientError::Protocol(e)) => {
+                assert_eq!(e.kind, ErrorKind::PushNotificationNotSupported)
+            }
+            other => panic!("{binding:?}: {other:?}"),
+        }
+        match client.delete_push_config(&task.id, "c1").await {
+            Err(ClientError::Protocol(e)) => {
+                assert_eq!(e.kind, ErrorKind::PushNotificationNotSupported)
+            }
+            other => panic!("{binding:?}: {other:?}"),
+        }
+        match client.extended_card().await {
+            Err(ClientError::Protocol(e)) => assert_eq!(e.kind, ErrorKind::UnsupportedOperation),
+            other => panic!("{binding:?}: {other:?}"),
+        }
         match client.get_task("no-such-task", None).await {
             Err(ClientError::Protocol(e)) => assert_eq!(e.kind, ErrorKind::TaskNotFound),
             other => panic!("{binding:?}: {other:?}"),
@@ -228,4 +249,127 @@ async fn client_errors_are_not_retried() {
         other => panic!("{other:?}"),
     }
     assert_eq!(count.load(Ordering::SeqCst), 1, "a 400 is surfaced at once");
+}
+
+/// Emits `working`, an artifact, waits, another artifact, then completes.
+struct SlowAgent;
+
+impl ferry_agent::AgentExecutor for SlowAgent {
+    fn describe(&self) -> ferry_agent::AgentDescription {
+        ferry_agent::AgentDescription::new("slow", "Takes its time")
+    }
+
+    fn execute(
+        &self,
+        _ctx: ferry_agent::RequestContext,
+        events: ferry_agent::EventSink,
+    ) -> ferry_agent::AgentFuture<'_> {
+        Box::pin(async move {
+            events.working(None)?;
+            events.artifact(
+                ferry_proto::Artifact::new("a", "a", vec![Part::text("one")]),
+                false,
+                false,
+            )?;
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            events.artifact(
+                ferry_proto::Artifact::new("a", "a", vec![Part::text("two")]),
+                true,
+                true,
+            )?;
+            events.complete(None)?;
+            Ok(())
+        })
+    }
+}
+
+/// A TCP proxy that cuts the first connection after `events` complete SSE events (`\n\n`),
+/// and forwards every later connection whole.
+async fn cutting_proxy(upstream: std::net::SocketAddr, events: usize) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        let mut first = true;
+        loop {
+            let Ok((client, _)) = listener.accept().await else {
+                return;
+            };
+            let server = tokio::net::TcpStream::connect(upstream)
+                .await
+                .expect("upstream");
+            let cut = std::mem::replace(&mut first, false);
+            tokio::spawn(async move {
+                let (mut cr, mut cw) = client.into_split();
+                let (mut sr, mut sw) = server.into_split();
+                tokio::spawn(async move { tokio::io::copy(&mut cr, &mut sw).await });
+                let mut seen = 0;
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = sr.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    seen += buf[..n].windows(2).filter(|w| w == b"\n\n").count();
+                    if cw.write_all(&buf[..n]).await.is_err() {
+                        break;
+                    }
+                    if cut && seen >= events {
+                        // Drop both halves: the client sees the connection end mid-stream.
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn a_dropped_stream_resumes_without_loss_or_duplicates() {
+    let config = ServerConfig {
+        bind: "127.0.0.1:0".parse().expect("addr"),
+        ..ServerConfig::default()
+    };
+    let server = A2aServer::bind(Arc::new(SlowAgent), config)
+        .await
+        .expect("bind");
+    let upstream = server.local_addr();
+    tokio::spawn(server.run(std::future::pending()));
+    let proxy = cutting_proxy(upstream, 3).await;
+    let endpoint = ferry_client::Endpoint {
+        binding: Binding::HttpJson,
+        url: format!("{proxy}/rest"),
+        tenant: String::new(),
+    };
+    let client = A2aClient::new(reqwest::Client::new(), endpoint, ClientOptions::default());
+    let mut stream = client
+        .send_streaming(request("slow-1", "go"))
+        .await
+        .expect("stream");
+    let mut kinds = Vec::new();
+    while let Some(event) = tokio::time::timeout(Duration::from_secs(10), stream.next())
+        .await
+        .expect("in time")
+    {
+        kinds.push(match event.expect("no error: the stream resumed") {
+            StreamResponse::Task(_) => "task".to_owned(),
+            StreamResponse::StatusUpdate(s) => s.status.state.as_str().to_owned(),
+            StreamResponse::ArtifactUpdate(a) => {
+                a.artifact.parts[0].as_text().unwrap_or_default().to_owned()
+            }
+            StreamResponse::Message(_) => "message".to_owned(),
+        });
+    }
+    assert_eq!(
+        kinds,
+        [
+            "task",
+            "TASK_STATE_WORKING",
+            "one",
+            "two",
+            "TASK_STATE_COMPLETED"
+        ],
+        "one continuous stream"
+    );
 }
