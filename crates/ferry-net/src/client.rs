@@ -188,6 +188,13 @@ impl SafeClient {
         SafeClientBuilder::default()
     }
 
+    /// The underlying reqwest client, for callers that build their own requests (an A2A
+    /// client): its resolver enforces the policy on every DNS name, but the caller must pass
+    /// each URL through [`SafeClient::check_url`] first (IP literals skip the resolver).
+    pub fn http(&self) -> &reqwest::Client {
+        &self.inner
+    }
+
     /// The address policy in force.
     pub fn policy(&self) -> &IpPolicy {
         &self.policy

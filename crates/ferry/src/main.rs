@@ -4,6 +4,7 @@
 //! name, logs go to stderr, and the one line a script needs (`agent card: URL`) goes to stdout.
 
 mod bench;
+mod call;
 mod card;
 mod serve;
 
@@ -28,6 +29,17 @@ struct Cli {
 enum Command {
     /// Serve a built-in agent over A2A v1.0 (JSON-RPC and HTTP+JSON).
     Serve(Box<serve::ServeArgs>),
+    /// Send a message to an A2A agent (blocking by default; --stream, --async).
+    Send(Box<call::SendArgs>),
+    /// Get, list, cancel or follow an agent's tasks.
+    Task(Box<call::TaskArgs>),
+    /// Manage a task's push-notification configs.
+    PushConfig(Box<call::PushArgs>),
+    /// Print a shell completion script.
+    Completion {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
     /// Card digests, canonical form, signing and verification.
     Card(card::CardArgs),
     /// Generate a signing key pair (PREFIX.pem, PREFIX.pub.pem, PREFIX.jwk.json).
@@ -43,13 +55,35 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve::run(*args),
         Command::Bench(args) => bench::run(args),
         Command::Card(args) => card::run(args),
+        Command::Send(args) => call::send(*args),
+        Command::Task(args) => call::task(*args),
+        Command::PushConfig(args) => call::push(*args),
+        Command::Completion { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cmd, "ferry", &mut script);
+            // A closed pipe (`| head`) is not an error worth reporting.
+            let _ = std::io::Write::write_all(&mut std::io::stdout(), &script);
+            Ok(())
+        }
         Command::Keygen(args) => card::keygen(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("ferry: {e:#}");
-            ExitCode::FAILURE
+            ExitCode::from(exit_code(&e))
         }
+    }
+}
+
+/// The exit code for a failure: 3 unreachable, 4 authentication refused, 5 timeout, else 1.
+fn exit_code(e: &anyhow::Error) -> u8 {
+    use ferry_client::ClientError;
+    match e.chain().find_map(|c| c.downcast_ref::<ClientError>()) {
+        Some(ClientError::Unreachable(_)) => 3,
+        Some(ClientError::Auth { .. }) => 4,
+        Some(ClientError::Timeout) => 5,
+        _ => 1,
     }
 }

@@ -189,32 +189,38 @@ async fn serve(args: ServeArgs, config: ServerConfig) -> anyhow::Result<()> {
     let server = A2aServer::bind(agent, config)
         .await
         .with_context(|| format!("binding {bind}"))?;
+    // Before the card line: a script may send SIGTERM as soon as it reads that line.
+    let shutdown = shutdown_signal().context("installing the signal handlers")?;
     tracing::info!(addr = %server.local_addr(), agent = ?args.agent, "listening");
     println!("agent card: {}", server.card_url());
-    server.run(shutdown_signal()).await.context("serving")?;
+    server.run(shutdown).await.context("serving")?;
     tracing::info!("stopped");
     Ok(())
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Installs the Ctrl-C and SIGTERM handlers now, and returns a future that resolves on either.
+///
+/// The handlers must exist before the card line is printed: tokio registers a handler only when
+/// asked, and until then SIGTERM has its default action, so a signal sent right after the line
+/// killed the process (exit by signal, not the clean exit 0).
+fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 'static> {
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut terminate = signal(SignalKind::terminate())?;
+        Ok(async move {
+            tokio::select! {
+                _ = interrupt.recv() => {},
+                _ = terminate.recv() => {},
             }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
+        })
+    }
     #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
+    {
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
     }
 }
 

@@ -1,0 +1,664 @@
+//! `ferry send`, `ferry task …` and `ferry push-config …`: call any A2A agent from a terminal
+//! or a script. Cards are fetched through the SSRF-safe fetcher (and verified when
+//! `--expect-digest` or `--key` is given); calls go to the first interface we speak.
+//!
+//! Exit codes: 0 the command did its job (whatever state the task reached), 1 failure, 2 usage,
+//! 3 unreachable, 4 authentication refused, 5 timeout. Credentials are never printed.
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use ferry_client::{A2aClient, Binding, ClientOptions, Endpoint, EventStream, RetryPolicy};
+use ferry_proto::{
+    AgentCard, AuthenticationInfo, ListTasksRequest, Message, Part, PartContent,
+    SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
+    TaskPushNotificationConfig, TaskState,
+};
+use reqwest::header::{HeaderName, HeaderValue};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Flags every calling command shares.
+#[derive(Debug, Args)]
+pub struct ClientFlags {
+    /// Bearer token for the agent (prefer FERRY_TOKEN: command lines are visible to others).
+    #[arg(long, env = "FERRY_TOKEN", hide_env_values = true, global = true)]
+    token: Option<String>,
+    /// Extra header `Name: value` (repeatable), e.g. an API key.
+    #[arg(long = "header", value_name = "K:V", global = true)]
+    headers: Vec<String>,
+    /// Seconds a call may take.
+    #[arg(long, default_value_t = 60, global = true)]
+    timeout: u64,
+    /// Retries of transient failures (connection errors, 5xx, 429, 503).
+    #[arg(long, default_value_t = 2, global = true)]
+    retries: u32,
+    /// Tenant to use instead of the interface's.
+    #[arg(long, global = true)]
+    tenant: Option<String>,
+    /// Refuse the agent unless its card has this digest.
+    #[arg(long, value_name = "sha256:HEX", global = true)]
+    expect_digest: Option<String>,
+    /// Refuse the agent unless its card is signed by this key (PEM or JWK).
+    #[arg(long, value_name = "PUB.pem", global = true)]
+    key: Option<PathBuf>,
+    /// Allow private and loopback addresses and plain http (local work).
+    #[arg(long, global = true)]
+    insecure_allow_private: bool,
+    /// The binding to use (default: the card's first one we speak).
+    #[arg(long, value_enum, global = true)]
+    binding: Option<BindingName>,
+    /// Output: human text, or JSON (one document; JSON Lines for streams).
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_enum,
+        default_value = "text",
+        global = true
+    )]
+    output: OutputFormat,
+}
+
+/// Bindings by their CLI names.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum BindingName {
+    /// JSON-RPC 2.0.
+    Jsonrpc,
+    /// HTTP+JSON.
+    Rest,
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// Human-readable text.
+    Text,
+    /// Stable JSON.
+    Json,
+}
+
+/// `ferry send`.
+#[derive(Debug, Args)]
+pub struct SendArgs {
+    /// The agent's base URL (or its card URL).
+    url: String,
+    /// Text of the message.
+    text: Option<String>,
+    /// A data part: JSON text, or @FILE.
+    #[arg(long)]
+    data: Option<String>,
+    /// A file part (sent inline).
+    #[arg(long)]
+    file: Option<PathBuf>,
+    /// Show progress as it happens (SendStreamingMessage).
+    #[arg(long)]
+    stream: bool,
+    /// Return right after the task is created (returnImmediately).
+    #[arg(long = "async", conflicts_with = "stream")]
+    asynchronous: bool,
+    /// Continue this task.
+    #[arg(long)]
+    task: Option<String>,
+    /// Use this context.
+    #[arg(long)]
+    context: Option<String>,
+    /// At most this many history messages in the answer.
+    #[arg(long)]
+    history: Option<i32>,
+    #[command(flatten)]
+    flags: ClientFlags,
+}
+
+/// `ferry task`.
+#[derive(Debug, Args)]
+pub struct TaskArgs {
+    #[command(subcommand)]
+    action: TaskAction,
+    #[command(flatten)]
+    flags: ClientFlags,
+}
+
+#[derive(Debug, Subcommand)]
+enum TaskAction {
+    /// Show a task.
+    Get {
+        /// The agent.
+        url: String,
+        /// The task id.
+        id: String,
+        /// At most this many history messages.
+        #[arg(long)]
+        history: Option<i32>,
+    },
+    /// List tasks.
+    List {
+        /// The agent.
+        url: String,
+        /// Only this context.
+        #[arg(long)]
+        context: Option<String>,
+        /// Only this state (e.g. TASK_STATE_WORKING or working).
+        #[arg(long)]
+        status: Option<String>,
+        /// Page size (1..100).
+        #[arg(long)]
+        page_size: Option<i32>,
+        /// Follow every page.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Cancel a task.
+    Cancel {
+        /// The agent.
+        url: String,
+        /// The task id.
+        id: String,
+    },
+    /// Follow a task's events until it ends.
+    Subscribe {
+        /// The agent.
+        url: String,
+        /// The task id.
+        id: String,
+    },
+}
+
+/// `ferry push-config`.
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    #[command(subcommand)]
+    action: PushAction,
+    #[command(flatten)]
+    flags: ClientFlags,
+}
+
+#[derive(Debug, Subcommand)]
+enum PushAction {
+    /// Register a webhook for a task.
+    Create {
+        /// The agent.
+        url: String,
+        /// The task id.
+        task: String,
+        /// The webhook URL.
+        #[arg(long = "webhook")]
+        webhook: String,
+        /// Config id (the server assigns one when absent).
+        #[arg(long)]
+        id: Option<String>,
+        /// Auth scheme the agent uses to call the webhook (e.g. Bearer).
+        #[arg(long, requires = "auth_credentials")]
+        auth_scheme: Option<String>,
+        /// Credentials for that scheme.
+        #[arg(long, hide_env_values = true)]
+        auth_credentials: Option<String>,
+    },
+    /// Show one config.
+    Get {
+        /// The agent.
+        url: String,
+        /// The task id.
+        task: String,
+        /// The config id.
+        id: String,
+    },
+    /// List a task's configs.
+    List {
+        /// The agent.
+        url: String,
+        /// The task id.
+        task: String,
+    },
+    /// Delete a config (deleting twice is fine).
+    Delete {
+        /// The agent.
+        url: String,
+        /// The task id.
+        task: String,
+        /// The config id.
+        id: String,
+    },
+}
+
+/// Resolves (and verifies, when asked) the card through the SSRF-safe fetcher, picks the
+/// interface, and returns a client for it.
+async fn connect(flags: &ClientFlags, url: &str) -> anyhow::Result<(A2aClient, AgentCard)> {
+    use ferry_trust::fetch::{CardFetcher, Expect};
+    let timeout = Duration::from_secs(flags.timeout.max(1));
+    let net = || {
+        ferry_net::SafeClientBuilder::default()
+            .allow_private(flags.insecure_allow_private)
+            .allow_http(flags.insecure_allow_private)
+            .timeout(timeout)
+    };
+    let card_url = if url.ends_with(".json") {
+        url.to_owned()
+    } else {
+        format!("{}/.well-known/agent-card.json", url.trim_end_matches('/'))
+    };
+    let mut expect = Expect {
+        digest: flags.expect_digest.clone(),
+        ..Expect::default()
+    };
+    if let Some(path) = &flags.key {
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let key = if bytes.trim_ascii_start().starts_with(b"{") {
+            ferry_trust::keys::PublicKey::from_jwk_bytes(&bytes)
+        } else {
+            ferry_trust::keys::PublicKey::from_pem(&bytes)
+        };
+        expect.public_key =
+            Some(key.with_context(|| format!("{} is not a public key", path.display()))?);
+    }
+    let fetcher = CardFetcher::builder().net(net()).timeout(timeout).build()?;
+    let verified = fetcher
+        .fetch(&card_url, &expect)
+        .await
+        .map_err(classify_fetch)?;
+    let card: AgentCard = serde_json::from_value(verified.card().clone())
+        .context("the agent card is not an A2A v1.0 card")?;
+    let prefer = flags.binding.map(|b| match b {
+        BindingName::Jsonrpc => Binding::JsonRpc,
+        BindingName::Rest => Binding::HttpJson,
+    });
+    let mut endpoint = Endpoint::select(&card, prefer)?;
+    if let Some(t) = &flags.tenant {
+        endpoint.tenant.clone_from(t);
+    }
+    let safe = net().build()?;
+    let parsed = url::Url::parse(&endpoint.url)
+        .with_context(|| format!("interface URL {:?}", endpoint.url))?;
+    safe.check_url(&parsed)
+        .map_err(|e| anyhow::Error::new(ferry_client::ClientError::Unreachable(e.to_string())))?;
+    let mut options = ClientOptions {
+        timeout,
+        retry: RetryPolicy {
+            retries: flags.retries,
+            ..RetryPolicy::default()
+        },
+        ..ClientOptions::default()
+    };
+    if let Some(token) = flags.token.as_deref().filter(|t| !t.is_empty()) {
+        options = options.bearer(token)?;
+    }
+    for h in &flags.headers {
+        let (k, v) = h
+            .split_once(':')
+            .with_context(|| format!("--header {h:?} is not K:V"))?;
+        let name = HeaderName::from_bytes(k.trim().as_bytes())
+            .with_context(|| format!("bad header name {k:?}"))?;
+        let mut value =
+            HeaderValue::from_str(v.trim()).with_context(|| format!("bad header value for {k}"))?;
+        value.set_sensitive(true);
+        options.headers.insert(name, value);
+    }
+    Ok((A2aClient::new(safe.http().clone(), endpoint, options), card))
+}
+
+/// Maps fetch failures onto the client's error classes (for the exit code).
+fn classify_fetch(e: ferry_trust::fetch::FetchError) -> anyhow::Error {
+    use ferry_trust::fetch::FetchError;
+    let text = e.to_string();
+    match e {
+        FetchError::Timeout { .. } => {
+            anyhow::Error::new(ferry_client::ClientError::Timeout).context(text)
+        }
+        FetchError::Net(_) | FetchError::Tls { .. } | FetchError::BlockedAddress { .. } => {
+            anyhow::Error::new(ferry_client::ClientError::Unreachable(text))
+        }
+        FetchError::Status {
+            status: s @ (401 | 403),
+            ..
+        } => anyhow::Error::new(ferry_client::ClientError::Auth { status: s }),
+        other => anyhow::Error::new(other).context("the agent card was refused"),
+    }
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
+
+/// Runs `ferry send`.
+pub fn send(args: SendArgs) -> anyhow::Result<()> {
+    runtime()?.block_on(async move {
+        let (client, _card) = connect(&args.flags, &args.url).await?;
+        let mut parts = Vec::new();
+        if let Some(text) = &args.text {
+            parts.push(Part::text(text.clone()));
+        }
+        if let Some(data) = &args.data {
+            let text = match data.strip_prefix('@') {
+                Some(path) => {
+                    std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?
+                }
+                None => data.clone(),
+            };
+            let value: serde_json::Value =
+                serde_json::from_str(&text).context("--data is not JSON")?;
+            parts.push(Part::data(value).with_media_type("application/json"));
+        }
+        if let Some(path) = &args.file {
+            let bytes =
+                std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            parts.push(
+                Part::new(PartContent::Raw(bytes))
+                    .with_filename(name)
+                    .with_media_type(media_type(path)),
+            );
+        }
+        if parts.is_empty() {
+            bail!("nothing to send: give TEXT, --data or --file");
+        }
+        let mut message = Message::user(uuid::Uuid::new_v4().to_string(), parts);
+        message.task_id = args.task.clone().unwrap_or_default();
+        message.context_id = args.context.clone().unwrap_or_default();
+        let configuration = SendMessageConfiguration {
+            history_length: args.history,
+            return_immediately: args.asynchronous,
+            ..SendMessageConfiguration::default()
+        };
+        let req = SendMessageRequest {
+            tenant: String::new(),
+            message,
+            configuration: Some(configuration),
+            metadata: None,
+        };
+        if args.stream {
+            let stream = client.send_streaming(req).await?;
+            return follow(stream, args.flags.output).await;
+        }
+        let answer = client.send_message(req).await?;
+        match args.flags.output {
+            OutputFormat::Json => println!("{}", serde_json::to_string(&answer)?),
+            OutputFormat::Text => match &answer {
+                SendMessageResponse::Task(t) => print_task(t),
+                SendMessageResponse::Message(m) => println!("message from the agent: {}", m.text()),
+            },
+        }
+        Ok(())
+    })
+}
+
+/// Prints a stream's events until it ends.
+async fn follow(mut stream: EventStream, output: OutputFormat) -> anyhow::Result<()> {
+    while let Some(event) = stream.next().await {
+        let event = event?;
+        match output {
+            OutputFormat::Json => println!("{}", serde_json::to_string(&event)?),
+            OutputFormat::Text => match &event {
+                StreamResponse::Task(t) => println!(
+                    "task {} (context {}): {}",
+                    t.id,
+                    t.context_id,
+                    state(t.status.state)
+                ),
+                StreamResponse::StatusUpdate(s) => {
+                    let text = s
+                        .status
+                        .message
+                        .as_ref()
+                        .map(Message::text)
+                        .unwrap_or_default();
+                    println!(
+                        "status {}{}",
+                        state(s.status.state),
+                        if text.is_empty() {
+                            String::new()
+                        } else {
+                            format!(": {text}")
+                        }
+                    );
+                }
+                StreamResponse::ArtifactUpdate(a) => {
+                    let verb = if a.append { "+" } else { "artifact" };
+                    println!(
+                        "{verb} {}: {}",
+                        artifact_name(&a.artifact),
+                        parts_text(&a.artifact.parts)
+                    );
+                }
+                StreamResponse::Message(m) => println!("message from the agent: {}", m.text()),
+            },
+        }
+    }
+    Ok(())
+}
+
+fn state(s: TaskState) -> &'static str {
+    s.as_str().strip_prefix("TASK_STATE_").unwrap_or(s.as_str())
+}
+
+fn artifact_name(a: &ferry_proto::Artifact) -> &str {
+    if a.name.is_empty() {
+        &a.artifact_id
+    } else {
+        &a.name
+    }
+}
+
+/// Text parts as text, other parts as a short description (text from agents is shown as data,
+/// never interpreted).
+fn parts_text(parts: &[Part]) -> String {
+    let shown: Vec<String> = parts
+        .iter()
+        .map(|p| match &p.content {
+            PartContent::Text(t) => t.clone(),
+            PartContent::Data(v) => v.to_string(),
+            PartContent::Url(u) => format!("<file {u}>"),
+            PartContent::Raw(b) => format!("<{} bytes {}>", b.len(), p.filename),
+        })
+        .collect();
+    shown.join("")
+}
+
+fn print_task(t: &Task) {
+    println!(
+        "task {} (context {}): {}",
+        t.id,
+        t.context_id,
+        state(t.status.state)
+    );
+    if let Some(m) = &t.status.message {
+        println!("  status message: {}", m.text());
+    }
+    for a in &t.artifacts {
+        println!("  artifact {}: {}", artifact_name(a), parts_text(&a.parts));
+    }
+}
+
+fn media_type(path: &std::path::Path) -> &'static str {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("txt") => "text/plain",
+        Some("json") => "application/json",
+        Some("pdf") => "application/pdf",
+        Some("png") => "image/png",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("csv") => "text/csv",
+        Some("html") => "text/html",
+        _ => "application/octet-stream",
+    }
+}
+
+/// Runs `ferry task …`.
+pub fn task(args: TaskArgs) -> anyhow::Result<()> {
+    let output = args.flags.output;
+    runtime()?.block_on(async move {
+        match args.action {
+            TaskAction::Get { url, id, history } => {
+                let (client, _) = connect(&args.flags, &url).await?;
+                show_task(&client.get_task(&id, history).await?, output)
+            }
+            TaskAction::Cancel { url, id } => {
+                let (client, _) = connect(&args.flags, &url).await?;
+                show_task(&client.cancel_task(&id).await?, output)
+            }
+            TaskAction::Subscribe { url, id } => {
+                let (client, _) = connect(&args.flags, &url).await?;
+                follow(client.subscribe(&id).await?, output).await
+            }
+            TaskAction::List {
+                url,
+                context,
+                status,
+                page_size,
+                all,
+            } => {
+                let (client, _) = connect(&args.flags, &url).await?;
+                let status = match status {
+                    None => TaskState::Unspecified,
+                    Some(s) => {
+                        let upper = s.to_ascii_uppercase().replace('-', "_");
+                        TaskState::from_name(&upper)
+                            .or_else(|| TaskState::from_name(&format!("TASK_STATE_{upper}")))
+                            .with_context(|| format!("unknown state {s:?}"))?
+                    }
+                };
+                let req = ListTasksRequest {
+                    context_id: context.unwrap_or_default(),
+                    status,
+                    page_size,
+                    ..ListTasksRequest::default()
+                };
+                let tasks = if all {
+                    client.list_all_tasks(&req).await?
+                } else {
+                    client.list_tasks(&req).await?.tasks
+                };
+                match output {
+                    OutputFormat::Json => println!("{}", serde_json::to_string(&tasks)?),
+                    OutputFormat::Text => {
+                        for t in &tasks {
+                            let when = t
+                                .status
+                                .timestamp
+                                .map(|t| t.to_string())
+                                .unwrap_or_default();
+                            println!(
+                                "{}  {:<15}  {}  {when}",
+                                t.id,
+                                state(t.status.state),
+                                t.context_id
+                            );
+                        }
+                    }
+                }
+                Ok(())
+            }
+        }
+    })
+}
+
+fn show_task(t: &Task, output: OutputFormat) -> anyhow::Result<()> {
+    match output {
+        OutputFormat::Json => println!("{}", serde_json::to_string(t)?),
+        OutputFormat::Text => print_task(t),
+    }
+    Ok(())
+}
+
+/// Runs `ferry push-config …`.
+pub fn push(args: PushArgs) -> anyhow::Result<()> {
+    let output = args.flags.output;
+    runtime()?.block_on(async move {
+        let print = |v: &dyn erased::Show| -> anyhow::Result<()> {
+            match output {
+                OutputFormat::Json => println!("{}", v.json()?),
+                OutputFormat::Text => println!("{}", v.text()),
+            }
+            Ok(())
+        };
+        match args.action {
+            PushAction::Create {
+                url,
+                task,
+                webhook,
+                id,
+                auth_scheme,
+                auth_credentials,
+            } => {
+                let (client, _) = connect(&args.flags, &url).await?;
+                let authentication = auth_scheme.map(|scheme| AuthenticationInfo {
+                    scheme,
+                    credentials: auth_credentials.unwrap_or_default(),
+                });
+                let config = TaskPushNotificationConfig {
+                    id: id.unwrap_or_default(),
+                    task_id: task,
+                    url: webhook,
+                    authentication,
+                    ..TaskPushNotificationConfig::default()
+                };
+                print(&client.create_push_config(config).await?)
+            }
+            PushAction::Get { url, task, id } => {
+                let (client, _) = connect(&args.flags, &url).await?;
+                print(&client.get_push_config(&task, &id).await?)
+            }
+            PushAction::List { url, task } => {
+                let (client, _) = connect(&args.flags, &url).await?;
+                for c in client.list_push_configs(&task).await?.configs {
+                    print(&c)?;
+                }
+                Ok(())
+            }
+            PushAction::Delete { url, task, id } => {
+                let (client, _) = connect(&args.flags, &url).await?;
+                client.delete_push_config(&task, &id).await?;
+                if output == OutputFormat::Json {
+                    println!("{{}}");
+                }
+                Ok(())
+            }
+        }
+    })
+}
+
+/// Printing push configs without their credentials.
+mod erased {
+    use ferry_proto::TaskPushNotificationConfig;
+
+    /// Something the push commands print.
+    pub trait Show {
+        /// As JSON, credentials redacted.
+        fn json(&self) -> anyhow::Result<String>;
+        /// As a line of text.
+        fn text(&self) -> String;
+    }
+
+    impl Show for TaskPushNotificationConfig {
+        fn json(&self) -> anyhow::Result<String> {
+            let mut shown = self.clone();
+            if let Some(auth) = &mut shown.authentication
+                && !auth.credentials.is_empty()
+            {
+                auth.credentials = "<redacted>".into();
+            }
+            if !shown.token.is_empty() {
+                shown.token = "<redacted>".into();
+            }
+            Ok(serde_json::to_string(&shown)?)
+        }
+
+        fn text(&self) -> String {
+            let scheme = self
+                .authentication
+                .as_ref()
+                .map(|a| a.scheme.as_str())
+                .unwrap_or("none");
+            format!(
+                "{}  task {}  {}  auth {scheme}",
+                self.id, self.task_id, self.url
+            )
+        }
+    }
+}
