@@ -374,10 +374,12 @@ pub fn send(args: SendArgs) -> anyhow::Result<()> {
         }
         let answer = client.send_message(req).await?;
         match args.flags.output {
-            OutputFormat::Json => println!("{}", serde_json::to_string(&answer)?),
+            OutputFormat::Json => crate::out(format_args!("{}", serde_json::to_string(&answer)?))?,
             OutputFormat::Text => match &answer {
-                SendMessageResponse::Task(t) => print_task(t),
-                SendMessageResponse::Message(m) => println!("message from the agent: {}", m.text()),
+                SendMessageResponse::Task(t) => print_task(t)?,
+                SendMessageResponse::Message(m) => {
+                    crate::out(format_args!("message from the agent: {}", m.text()))?
+                }
             },
         }
         Ok(())
@@ -389,14 +391,14 @@ async fn follow(mut stream: EventStream, output: OutputFormat) -> anyhow::Result
     while let Some(event) = stream.next().await {
         let event = event?;
         match output {
-            OutputFormat::Json => println!("{}", serde_json::to_string(&event)?),
+            OutputFormat::Json => crate::out(format_args!("{}", serde_json::to_string(&event)?))?,
             OutputFormat::Text => match &event {
-                StreamResponse::Task(t) => println!(
+                StreamResponse::Task(t) => crate::out(format_args!(
                     "task {} (context {}): {}",
                     t.id,
                     t.context_id,
                     state(t.status.state)
-                ),
+                ))?,
                 StreamResponse::StatusUpdate(s) => {
                     let text = s
                         .status
@@ -404,7 +406,7 @@ async fn follow(mut stream: EventStream, output: OutputFormat) -> anyhow::Result
                         .as_ref()
                         .map(Message::text)
                         .unwrap_or_default();
-                    println!(
+                    crate::out(format_args!(
                         "status {}{}",
                         state(s.status.state),
                         if text.is_empty() {
@@ -412,17 +414,19 @@ async fn follow(mut stream: EventStream, output: OutputFormat) -> anyhow::Result
                         } else {
                             format!(": {text}")
                         }
-                    );
+                    ))?;
                 }
                 StreamResponse::ArtifactUpdate(a) => {
                     let verb = if a.append { "+" } else { "artifact" };
-                    println!(
+                    crate::out(format_args!(
                         "{verb} {}: {}",
                         artifact_name(&a.artifact),
                         parts_text(&a.artifact.parts)
-                    );
+                    ))?;
                 }
-                StreamResponse::Message(m) => println!("message from the agent: {}", m.text()),
+                StreamResponse::Message(m) => {
+                    crate::out(format_args!("message from the agent: {}", m.text()))?
+                }
             },
         }
     }
@@ -456,19 +460,24 @@ fn parts_text(parts: &[Part]) -> String {
     shown.join("")
 }
 
-fn print_task(t: &Task) {
-    println!(
+fn print_task(t: &Task) -> anyhow::Result<()> {
+    crate::out(format_args!(
         "task {} (context {}): {}",
         t.id,
         t.context_id,
         state(t.status.state)
-    );
+    ))?;
     if let Some(m) = &t.status.message {
-        println!("  status message: {}", m.text());
+        crate::out(format_args!("  status message: {}", m.text()))?;
     }
     for a in &t.artifacts {
-        println!("  artifact {}: {}", artifact_name(a), parts_text(&a.parts));
+        crate::out(format_args!(
+            "  artifact {}: {}",
+            artifact_name(a),
+            parts_text(&a.parts)
+        ))?;
     }
+    Ok(())
 }
 
 fn media_type(path: &std::path::Path) -> &'static str {
@@ -535,7 +544,9 @@ pub fn task(args: TaskArgs) -> anyhow::Result<()> {
                     client.list_tasks(&req).await?.tasks
                 };
                 match output {
-                    OutputFormat::Json => println!("{}", serde_json::to_string(&tasks)?),
+                    OutputFormat::Json => {
+                        crate::out(format_args!("{}", serde_json::to_string(&tasks)?))?
+                    }
                     OutputFormat::Text => {
                         for t in &tasks {
                             let when = t
@@ -543,12 +554,12 @@ pub fn task(args: TaskArgs) -> anyhow::Result<()> {
                                 .timestamp
                                 .map(|t| t.to_string())
                                 .unwrap_or_default();
-                            println!(
+                            crate::out(format_args!(
                                 "{}  {:<15}  {}  {when}",
                                 t.id,
                                 state(t.status.state),
                                 t.context_id
-                            );
+                            ))?;
                         }
                     }
                 }
@@ -560,8 +571,8 @@ pub fn task(args: TaskArgs) -> anyhow::Result<()> {
 
 fn show_task(t: &Task, output: OutputFormat) -> anyhow::Result<()> {
     match output {
-        OutputFormat::Json => println!("{}", serde_json::to_string(t)?),
-        OutputFormat::Text => print_task(t),
+        OutputFormat::Json => crate::out(format_args!("{}", serde_json::to_string(t)?))?,
+        OutputFormat::Text => print_task(t)?,
     }
     Ok(())
 }
@@ -572,8 +583,8 @@ pub fn push(args: PushArgs) -> anyhow::Result<()> {
     runtime()?.block_on(async move {
         let print = |v: &dyn erased::Show| -> anyhow::Result<()> {
             match output {
-                OutputFormat::Json => println!("{}", v.json()?),
-                OutputFormat::Text => println!("{}", v.text()),
+                OutputFormat::Json => crate::out(format_args!("{}", v.json()?))?,
+                OutputFormat::Text => crate::out(format_args!("{}", v.text()))?,
             }
             Ok(())
         };
@@ -615,7 +626,7 @@ pub fn push(args: PushArgs) -> anyhow::Result<()> {
                 let (client, _) = connect(&args.flags, &url).await?;
                 client.delete_push_config(&task, &id).await?;
                 if output == OutputFormat::Json {
-                    println!("{{}}");
+                    crate::out(format_args!("{{}}"))?;
                 }
                 Ok(())
             }

@@ -87,3 +87,14 @@ fn exit_code(e: &anyhow::Error) -> u8 {
         _ => 1,
     }
 }
+
+/// Writes one line to standard output. A closed pipe (`ferry send … | head`) ends the program
+/// quietly with exit 0 instead of a panic.
+pub(crate) fn out(line: impl std::fmt::Display) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match writeln!(stdout, "{line}") {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        result => Ok(result?),
+    }
+}
