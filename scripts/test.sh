@@ -6,7 +6,8 @@
 # 1. Makes sure the Python interop venv exists: <repo>/.venv with the official
 #    A2A Python SDK from interop/python/requirements.txt (idempotent: reinstalls
 #    only when requirements.txt changed). Skipped if FERRY_PYTHON is already set.
-# 2. Exports FERRY_PYTHON (used by crates/ferry/tests/interop_python.rs).
+# 2. Exports FERRY_PYTHON (used by crates/ferry/tests/interop_python.rs and
+#    crates/ferry/tests/interop_signing.rs).
 # 3. Runs `cargo test --workspace`.
 #
 # Environment:
@@ -46,7 +47,7 @@ if [ -z "${FERRY_PYTHON:-}" ]; then
   else
     echo "up to date ($REQ unchanged)"
   fi
-  "$VENV/bin/python" -c 'import importlib.metadata as m, a2a.client; print("a2a-sdk", m.version("a2a-sdk"))'
+  "$VENV/bin/python" -c 'import importlib.metadata as m, a2a.client, a2a.utils.signing; print("a2a-sdk", m.version("a2a-sdk"), "PyJWT", m.version("PyJWT"))'
   export FERRY_PYTHON="$VENV/bin/python"
 else
   section "python interop: using FERRY_PYTHON=$FERRY_PYTHON"

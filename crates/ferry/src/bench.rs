@@ -23,6 +23,12 @@ pub enum BenchMode {
     Send,
     /// JSON-RPC SendStreamingMessage, read to the end of the stream.
     Stream,
+    /// Card trust, no server: strict parse + ES256 signature verification of a ~2 KiB card.
+    VerifyEs256,
+    /// Card trust, no server: strict parse + EdDSA signature verification of a ~2 KiB card.
+    VerifyEddsa,
+    /// Card trust, no server: strict parse + RFC 8785 canonical form of a ~2 KiB card.
+    Canonicalize,
 }
 
 /// Flags of `ferry bench`.
@@ -47,6 +53,25 @@ pub struct BenchArgs {
 
 /// Runs the benchmark on a current-thread runtime (one core for the load generator).
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+    let seconds = Duration::from_secs(args.duration.max(1));
+    match args.mode {
+        BenchMode::VerifyEs256 => {
+            return crate::bench_cards::run(
+                Some(ferry_trust::keys::Algorithm::Es256),
+                seconds,
+                args.json,
+            );
+        }
+        BenchMode::VerifyEddsa => {
+            return crate::bench_cards::run(
+                Some(ferry_trust::keys::Algorithm::EdDsa),
+                seconds,
+                args.json,
+            );
+        }
+        BenchMode::Canonicalize => return crate::bench_cards::run(None, seconds, args.json),
+        BenchMode::Send | BenchMode::Stream => {}
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -67,8 +92,8 @@ fn split_url(url: &str) -> anyhow::Result<(String, String)> {
 
 fn request_body(mode: BenchMode) -> Bytes {
     let method = match mode {
-        BenchMode::Send => "SendMessage",
         BenchMode::Stream => "SendStreamingMessage",
+        _ => "SendMessage",
     };
     Bytes::from(format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{"message":{{"messageId":"bench-1","role":"ROLE_USER","parts":[{{"text":"hello ferry"}}]}}}}}}"#

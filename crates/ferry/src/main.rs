@@ -4,6 +4,7 @@
 //! name, logs go to stderr, and the one line a script needs (`agent card: URL`) goes to stdout.
 
 mod bench;
+mod bench_cards;
 mod call;
 mod card;
 mod serve;

@@ -3,21 +3,13 @@
 //! `--print-config`, refusal to listen off loopback without a token, and a clean exit 0 on
 //! SIGTERM.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn ferry() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_ferry"));
-    // Start from a clean slate: no FERRY_* from the developer's shell.
-    for (k, _) in std::env::vars() {
-        if k.starts_with("FERRY_") {
-            c.env_remove(k);
-        }
-    }
-    c
-}
+use support::ferry;
 
 /// Writes `text` to a fresh file in the target directory and returns its path.
 fn config_file(name: &str, text: &str) -> PathBuf {

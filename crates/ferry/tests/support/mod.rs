@@ -1,0 +1,416 @@
+//! Helpers shared by the `ferry` binary's integration tests (`mod support;` in each test file):
+//! running the binary with a time limit, starting `ferry serve` on a free port, plain HTTP GETs
+//! with the standard library, scratch directories, and finding the Python interpreter of the
+//! interop tests (`$FERRY_PYTHON`, else `<workspace>/.venv/bin/python`; skipped loudly outside
+//! CI, a failure when `CI=true`).
+//!
+//! Every test binary uses a different subset of these helpers, hence the `dead_code` allowance.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::path::PathBuf;
+use std::process::{Child, ChildStderr, ChildStdout, Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Prefix of the stdout line `ferry serve` prints once it is listening.
+pub const CARD_LINE_PREFIX: &str = "agent card: ";
+/// Suffix of that line: the well-known agent card path.
+pub const CARD_PATH: &str = "/.well-known/agent-card.json";
+/// Where `ferry serve` publishes its signing keys.
+pub const JWKS_PATH: &str = "/.well-known/jwks.json";
+/// How long the server may take to print its card line.
+pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+/// Limit for one short `ferry` command (`card …`, `keygen`).
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+/// Limit for one HTTP request to a local server.
+pub const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The workspace root (`crates/ferry/../../`).
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../"))
+}
+
+/// True when running in CI (`CI=true`), where a missing prerequisite is a failure.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true"))
+}
+
+/// The `ferry` binary built by cargo, without any `FERRY_*` variable of the developer's shell.
+pub fn ferry() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_ferry"));
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("FERRY_") {
+            c.env_remove(k);
+        }
+    }
+    c
+}
+
+/// A fresh, empty scratch directory under cargo's target tmpdir, unique to this process and
+/// call.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{name}-{}-{n}", std::process::id()));
+    // A leftover from an earlier run with the same pid may exist; it is not ours to keep.
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create a scratch directory");
+    dir
+}
+
+/// The Python interpreter to use if it exists and can `import <imports>`; otherwise the
+/// reason why not. Checked once per test binary and import list.
+fn python(imports: &str) -> Result<PathBuf, String> {
+    static CHECKED: OnceLock<Mutex<HashMap<String, Result<PathBuf, String>>>> = OnceLock::new();
+    let mut checked = CHECKED
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    checked
+        .entry(imports.to_owned())
+        .or_insert_with(|| {
+            let (python, source) = match std::env::var_os("FERRY_PYTHON") {
+                Some(p) if !p.is_empty() => (PathBuf::from(p), "$FERRY_PYTHON"),
+                _ => (
+                    workspace_root().join(".venv/bin/python"),
+                    "the workspace venv",
+                ),
+            };
+            let probe = Command::new(&python)
+                .args(["-c", &format!("import {imports}")])
+                .stdin(Stdio::null())
+                .output();
+            match probe {
+                Ok(out) if out.status.success() => Ok(python),
+                Ok(out) => Err(format!(
+                    "{} ({source}) cannot `import {imports}`: {}",
+                    python.display(),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )),
+                Err(e) => Err(format!(
+                    "{} ({source}) cannot be run: {e}",
+                    python.display()
+                )),
+            }
+        })
+        .clone()
+}
+
+/// Returns an interpreter that can `import <imports>`, or `None` after printing a `SKIPPED:`
+/// notice (panics instead in CI).
+pub fn python_or_skip(test: &str, imports: &str) -> Option<PathBuf> {
+    match python(imports) {
+        Ok(p) => Some(p),
+        Err(why) if in_ci() => panic!(
+            "{test}: Python interop prerequisite missing in CI: {why}. \
+             Run scripts/test.sh (creates .venv from interop/python/requirements.txt) or set FERRY_PYTHON."
+        ),
+        Err(why) => {
+            // Written to the real stderr handle, not with `eprintln!`, so that libtest's output
+            // capture does not hide the notice of a "passing" test.
+            let notice = format!(
+                "\n==================== SKIPPED: {test} ====================\n\
+                 SKIPPED: Python interop test not run: {why}.\n\
+                 SKIPPED: create the venv with scripts/test.sh, or set FERRY_PYTHON to a python with a2a-sdk[signing] 1.3.0.\n\
+                 ==========================================================\n"
+            );
+            // Nothing sensible to do if stderr itself is broken.
+            let _ = std::io::stderr().lock().write_all(notice.as_bytes());
+            None
+        }
+    }
+}
+
+/// Shared, growing copy of a child's output, for failure messages.
+pub type Log = Arc<Mutex<String>>;
+
+/// Appends a line to a log, tolerating a poisoned lock (a panicking reader thread).
+fn push_line(log: &Log, line: &str) {
+    let mut buf = log.lock().unwrap_or_else(|p| p.into_inner());
+    buf.push_str(line);
+    buf.push('\n');
+}
+
+/// Snapshot of a log.
+pub fn read_log(log: &Log) -> String {
+    log.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// A running `ferry serve`; killed (and reaped) on drop.
+pub struct Server {
+    /// The server process.
+    child: Child,
+    /// `http://127.0.0.1:PORT`, derived from the card line.
+    pub base_url: String,
+    /// Everything the server wrote to stdout and stderr so far.
+    pub log: Log,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        // Errors are irrelevant here: the process may already have exited.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Extracts the base URL from a `agent card: http://127.0.0.1:PORT/.well-known/agent-card.json` line.
+fn base_url_from_card_line(line: &str) -> Option<String> {
+    let url = line.trim().strip_prefix(CARD_LINE_PREFIX)?.trim();
+    let base = url.strip_suffix(CARD_PATH)?;
+    base.starts_with("http://").then(|| base.to_owned())
+}
+
+impl Server {
+    /// Runs `ferry serve <args>` (which should include `--bind 127.0.0.1:0`) and waits for its
+    /// card line.
+    pub fn start<I, S>(args: I) -> Server
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = ferry();
+        cmd.arg("serve").args(args);
+        Server::spawn(cmd)
+    }
+
+    /// Runs any server command that prints `agent card: http://127.0.0.1:PORT/.well-known/agent-card.json`
+    /// on stdout once it listens (`ferry serve`, `interop/python/sdk_server.py`), and waits for
+    /// that line.
+    pub fn spawn(mut cmd: Command) -> Server {
+        let shown = format!("{cmd:?}");
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the ferry binary");
+        let log: Log = Arc::default();
+        let stdout = child.stdout.take().expect("server stdout is piped");
+        let stderr = child.stderr.take().expect("server stderr is piped");
+        let lines = forward_stdout(stdout, Arc::clone(&log));
+        drain_stderr(stderr, Arc::clone(&log));
+
+        // Wrap the child now so it is killed even if we panic below.
+        let mut server = Server {
+            child,
+            base_url: String::new(),
+            log,
+        };
+        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match lines.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(base) = base_url_from_card_line(&line) {
+                        server.base_url = base;
+                        return server;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => panic!(
+                    "{shown} printed no `{CARD_LINE_PREFIX}…{CARD_PATH}` line within {STARTUP_TIMEOUT:?}; output:\n{}",
+                    read_log(&server.log)
+                ),
+                Err(RecvTimeoutError::Disconnected) => {
+                    let status = server.child.wait().expect("wait for the exited server");
+                    // Give the stderr reader a moment to collect the last lines.
+                    thread::sleep(Duration::from_millis(200));
+                    panic!(
+                        "{shown} exited ({status}) before printing its card line; output:\n{}",
+                        read_log(&server.log)
+                    );
+                }
+            }
+        }
+    }
+
+    /// Everything the server printed so far.
+    pub fn output(&self) -> String {
+        read_log(&self.log)
+    }
+
+    /// `GET base_url + path`; panics unless the answer is 200. Returns the body.
+    pub fn get_ok(&self, path: &str) -> Vec<u8> {
+        let (status, body) = http_get(&format!("{}{path}", self.base_url));
+        assert_eq!(
+            status,
+            200,
+            "GET {path}: status {status}, body {}\nserver output:\n{}",
+            String::from_utf8_lossy(&body),
+            self.output()
+        );
+        body
+    }
+}
+
+/// Calls `f` with every line of `pipe` (lossily decoded, without the line ending) until EOF.
+fn for_each_line(pipe: impl Read, mut f: impl FnMut(String)) {
+    let mut reader = BufReader::new(pipe);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                let line = String::from_utf8_lossy(&buf);
+                f(line.trim_end_matches(['\r', '\n']).to_owned());
+            }
+        }
+    }
+}
+
+/// Reads the server's stdout on a thread: every line goes to the log and to the returned channel.
+///
+/// The thread keeps draining after the card line is found (the receiver may be gone), so the
+/// server never blocks on a full pipe.
+fn forward_stdout(stdout: ChildStdout, log: Log) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for_each_line(stdout, |line| {
+            push_line(&log, &line);
+            // The receiver is dropped once the card line is seen; keep draining anyway.
+            let _ = tx.send(line);
+        });
+    });
+    rx
+}
+
+/// Reads the server's stderr into the log on a thread, so the pipe never fills up.
+fn drain_stderr(stderr: ChildStderr, log: Log) {
+    thread::spawn(move || for_each_line(stderr, |line| push_line(&log, &line)));
+}
+
+/// Runs `cmd` to completion with `stdin` as its standard input (empty when `None`), killing it
+/// after `timeout`; returns its output and whether it timed out.
+pub fn output_with_timeout(
+    cmd: &mut Command,
+    stdin: Option<&[u8]>,
+    timeout: Duration,
+) -> (Output, bool) {
+    let shown = format!("{cmd:?}");
+    let mut child = cmd
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {shown}: {e}"));
+    let writer = stdin.map(|bytes| {
+        let mut pipe = child.stdin.take().expect("stdin is piped");
+        let bytes = bytes.to_vec();
+        // A child that exits without reading all of its input closes the pipe: not our error.
+        thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        })
+    });
+    let stdout = read_to_end_on_thread(child.stdout.take().expect("stdout is piped"));
+    let stderr = read_to_end_on_thread(child.stderr.take().expect("stderr is piped"));
+    let deadline = Instant::now() + timeout;
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("poll the child process") {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            timed_out = true;
+            // It may have exited in between; either way wait() reaps it.
+            let _ = child.kill();
+            break child.wait().expect("wait for the killed child process");
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    if let Some(w) = writer {
+        w.join().expect("stdin writer thread panicked");
+    }
+    let output = Output {
+        status,
+        stdout: stdout.join().expect("stdout reader thread panicked"),
+        stderr: stderr.join().expect("stderr reader thread panicked"),
+    };
+    (output, timed_out)
+}
+
+/// Runs `cmd` like [`output_with_timeout`] but panics if it did not finish in time.
+pub fn run_with_timeout(cmd: &mut Command, stdin: Option<&[u8]>, timeout: Duration) -> Output {
+    let shown = format!("{cmd:?}");
+    let (out, timed_out) = output_with_timeout(cmd, stdin, timeout);
+    assert!(
+        !timed_out,
+        "{shown} was killed after {timeout:?}; stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Reads a pipe to its end on a thread.
+fn read_to_end_on_thread(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<Vec<u8>> {
+    thread::spawn(move || {
+        let mut buf = Vec::new();
+        // A read error just truncates the diagnostic output.
+        let _ = pipe.read_to_end(&mut buf);
+        buf
+    })
+}
+
+/// A plain HTTP/1.0 `GET` of an `http://host:port/path` URL with the standard library (the
+/// response body is delimited by the connection closing, so no chunked decoding is needed).
+/// Returns the status code and the body; panics on network errors and after [`HTTP_TIMEOUT`].
+pub fn http_get(url: &str) -> (u16, Vec<u8>) {
+    let rest = url
+        .strip_prefix("http://")
+        .unwrap_or_else(|| panic!("not an http:// URL: {url}"));
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let addr = authority
+        .to_socket_addrs()
+        .unwrap_or_else(|e| panic!("resolve {authority}: {e}"))
+        .next()
+        .unwrap_or_else(|| panic!("{authority} resolves to nothing"));
+    let mut stream = TcpStream::connect_timeout(&addr, HTTP_TIMEOUT)
+        .unwrap_or_else(|e| panic!("connect to {addr}: {e}"));
+    stream
+        .set_read_timeout(Some(HTTP_TIMEOUT))
+        .expect("set the read timeout");
+    stream
+        .set_write_timeout(Some(HTTP_TIMEOUT))
+        .expect("set the write timeout");
+    write!(
+        stream,
+        "GET {path} HTTP/1.0\r\nHost: {authority}\r\nAccept: application/json\r\n\r\n"
+    )
+    .unwrap_or_else(|e| panic!("send GET {url}: {e}"));
+    let mut response = Vec::new();
+    stream
+        .read_to_end(&mut response)
+        .unwrap_or_else(|e| panic!("read the answer to GET {url}: {e}"));
+    let split = response
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| {
+            panic!(
+                "GET {url}: no end of headers in {:?}",
+                String::from_utf8_lossy(&response)
+            )
+        });
+    let head = String::from_utf8_lossy(&response[..split]).into_owned();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("GET {url}: bad status line in {head:?}"));
+    (status, response[split + 4..].to_vec())
+}
