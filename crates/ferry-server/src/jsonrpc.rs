@@ -7,7 +7,7 @@ use crate::front_door::{ClientAddr, RequestId};
 use crate::handler::{CallContext, JsonDoc};
 use crate::metrics::{self, CallLabel};
 use crate::params;
-use crate::response::{is_json_content_type, json, jsonrpc_error, with_extensions};
+use crate::response::{is_json_content_type, json, jsonrpc_error, read_body, with_extensions};
 use crate::sse::SseFraming;
 use crate::stream::StreamItem;
 use axum::extract::{Request, State};
@@ -93,14 +93,9 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
     let (parts, body) = request.into_parts();
     let rid = parts.extensions.get::<RequestId>().cloned();
     let error_response = |id: &Value, e: &A2aError| jsonrpc_error(id, e, rid.as_ref());
-    let body = match axum::body::to_bytes(body, app.config.max_body_bytes).await {
+    let body = match read_body(body, app.config.max_body_bytes).await {
         Ok(b) => b,
-        Err(_) => {
-            let limit = app.config.max_body_bytes;
-            let e = A2aError::new(
-                ErrorKind::InvalidRequest,
-                format!("the request body could not be read within the limit of {limit} bytes"),
-            );
+        Err(e) => {
             let mut r = error_response(&null, &e);
             *r.status_mut() = StatusCode::PAYLOAD_TOO_LARGE;
             return r;

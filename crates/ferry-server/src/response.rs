@@ -128,3 +128,13 @@ fn error_with_status(
         &e,
     )
 }
+
+/// Reads a request body within `limit` bytes; the error is what both bindings answer with 413.
+pub async fn read_body(body: axum::body::Body, limit: usize) -> Result<bytes::Bytes, A2aError> {
+    axum::body::to_bytes(body, limit).await.map_err(|_| {
+        A2aError::new(
+            ErrorKind::InvalidRequest,
+            format!("the request body could not be read within the limit of {limit} bytes"),
+        )
+    })
+}

@@ -9,7 +9,9 @@ use crate::front_door::{ClientAddr, RequestId};
 use crate::handler::{CallContext, JsonDoc};
 use crate::metrics::{self, CallLabel};
 use crate::params;
-use crate::response::{is_json_content_type, json, plain_error, rest_error, with_extensions};
+use crate::response::{
+    is_json_content_type, json, plain_error, read_body, rest_error, with_extensions,
+};
 use crate::sse::SseFraming;
 use crate::stream::StreamItem;
 use axum::extract::{Request, State};
@@ -125,16 +127,9 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
     let (parts, body) = request.into_parts();
     let rid = parts.extensions.get::<RequestId>().cloned();
     let rid = rid.as_ref();
-    let body = match axum::body::to_bytes(body, app.config.max_body_bytes).await {
+    let body = match read_body(body, app.config.max_body_bytes).await {
         Ok(b) => b,
-        Err(_) => {
-            let limit = app.config.max_body_bytes;
-            let e = A2aError::new(
-                ErrorKind::InvalidRequest,
-                format!("the request body could not be read within the limit of {limit} bytes"),
-            );
-            return plain_error(StatusCode::PAYLOAD_TOO_LARGE, &e, rid);
-        }
+        Err(e) => return plain_error(StatusCode::PAYLOAD_TOO_LARGE, &e, rid),
     };
     let full_path = parts.uri.path();
     let rest_path = full_path
