@@ -81,7 +81,8 @@ pub enum OutputFormat {
 pub struct SendArgs {
     /// The agent's base URL (or its card URL).
     url: String,
-    /// Text of the message.
+    /// Text of the message (at least one of TEXT, --data and --file is required).
+    #[arg(required_unless_present_any = ["data", "file"])]
     text: Option<String>,
     /// A data part: JSON text, or @FILE.
     #[arg(long)]
@@ -104,6 +105,10 @@ pub struct SendArgs {
     /// At most this many history messages in the answer.
     #[arg(long)]
     history: Option<i32>,
+    /// The message's messageId (default: a random UUID). Each message needs a fresh one; some
+    /// agents pick their behaviour by it (e.g. the conformance kit's `tck-…` prefixes).
+    #[arg(long, value_name = "ID")]
+    message_id: Option<String>,
     #[command(flatten)]
     flags: ClientFlags,
 }
@@ -354,7 +359,12 @@ pub fn send(args: SendArgs) -> anyhow::Result<()> {
         if parts.is_empty() {
             bail!("nothing to send: give TEXT, --data or --file");
         }
-        let mut message = Message::user(uuid::Uuid::new_v4().to_string(), parts);
+        let message_id = args
+            .message_id
+            .clone()
+            .filter(|id| !id.is_empty())
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let mut message = Message::user(message_id, parts);
         message.task_id = args.task.clone().unwrap_or_default();
         message.context_id = args.context.clone().unwrap_or_default();
         let configuration = SendMessageConfiguration {
