@@ -16,6 +16,17 @@ pub enum AgentError {
     /// An event could not be applied (see [`EmitError`]).
     #[error(transparent)]
     Emit(#[from] EmitError),
+    /// The environment failed the turn, not the agent (for example no CDP endpoint was
+    /// registered). The task becomes FAILED with a status message whose data part says
+    /// `{"error":{"kind":"infra_error","code":…,"message":…}}`, so that benchmarks and
+    /// orchestrators do not count it as the agent's own failure.
+    #[error("{code}: {message}")]
+    Infra {
+        /// A stable dotted code, e.g. `cdp.no_endpoint`.
+        code: &'static str,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
 }
 
 /// Why the server refused an event.

@@ -36,7 +36,7 @@ mod description;
 mod error;
 mod sink;
 
-pub use context::RequestContext;
+pub use context::{CdpEndpoint, CdpEndpoints, RequestContext};
 pub use description::AgentDescription;
 pub use error::{AgentError, EmitError};
 pub use sink::{AgentEvent, EventSink, EventTarget};

@@ -299,6 +299,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route(&format!("{rpc}/"), post(jsonrpc::handle))
         .route(&format!("{rest}/{{*path}}"), any(rest::handle))
         .route("/metrics", get(metrics_text))
+        .route(crate::cdp_config::CDP_CONFIG_PATH, any(cdp_config_route))
         .route(JWKS_PATH, get(jwks))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -333,6 +334,19 @@ async fn jwks(State(app): State<Arc<AppState>>) -> Response {
         axum::http::HeaderValue::from_static("public, max-age=300"),
     );
     response
+}
+
+/// `/ext/cdp-config`, when the extension is on (else 404).
+async fn cdp_config_route(State(app): State<Arc<AppState>>, request: Request) -> Response {
+    if app.config.cdp_config {
+        crate::cdp_config::handle(State(app), request).await
+    } else {
+        let e = ferry_proto::A2aError::new(
+            ferry_proto::ErrorKind::MethodNotFound,
+            "the cdp-config/v1 extension is not enabled on this server",
+        );
+        crate::response::plain_error(axum::http::StatusCode::NOT_FOUND, &e, None)
+    }
 }
 
 /// `GET /metrics`: Prometheus text (behind the front door: a token is needed when one is set).

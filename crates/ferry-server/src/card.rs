@@ -36,6 +36,20 @@ pub fn build_card(
 ) -> AgentCard {
     let base = base_url.trim_end_matches('/');
     let mut extensions: Vec<AgentExtension> = description.extensions.clone();
+    if config.cdp_config
+        && !extensions
+            .iter()
+            .any(|e| e.uri == crate::cdp_config::CDP_CONFIG_URI)
+    {
+        extensions.push(AgentExtension {
+            uri: crate::cdp_config::CDP_CONFIG_URI.into(),
+            description:
+                "Register the browser (CDP) endpoints this agent must use at /ext/cdp-config."
+                    .into(),
+            required: config.cdp_config_required,
+            params: None,
+        });
+    }
     for uri in &config.required_extensions {
         match extensions.iter_mut().find(|e| e.uri == *uri) {
             Some(e) => e.required = true,

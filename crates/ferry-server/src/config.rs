@@ -84,6 +84,10 @@ pub struct ServerConfig {
     /// in the extended agent card served to authenticated callers (`GetExtendedAgentCard`).
     /// Needs a token.
     pub extended_card: Option<std::path::PathBuf>,
+    /// Serve the `cdp-config/v1` extension (`/ext/cdp-config`) and declare it in the card.
+    pub cdp_config: bool,
+    /// Mark `cdp-config/v1` as required in the card (requests must activate it).
+    pub cdp_config_required: bool,
 }
 
 /// A public key published in the JWKS but not used to sign.
@@ -127,6 +131,8 @@ impl Default for ServerConfig {
             signing_keys: Vec::new(),
             announced_keys: Vec::new(),
             extended_card: None,
+            cdp_config: false,
+            cdp_config_required: false,
         }
     }
 }

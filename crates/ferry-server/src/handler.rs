@@ -1,6 +1,7 @@
 //! `RequestHandler`: the A2A semantics, once. The JSON-RPC and REST bindings are thin
 //! translators over it.
 
+use crate::cdp_config::CdpRegistry;
 use crate::config::ServerConfig;
 use crate::dedup::Dedup;
 use crate::record::{TaskRecord, TaskView, shaped_task};
@@ -42,6 +43,8 @@ pub struct CallContext {
 /// The protocol semantics over a task store and an agent.
 pub struct RequestHandler {
     shutting_down: std::sync::atomic::AtomicBool,
+    cdp: CdpRegistry,
+    no_cdp_endpoints: ferry_agent::CdpEndpoints,
     extended_card: Option<ferry_proto::AgentCard>,
     dedup: Option<Dedup>,
     store: Arc<dyn TaskStore>,
@@ -74,6 +77,8 @@ impl RequestHandler {
         });
         Self {
             shutting_down: std::sync::atomic::AtomicBool::new(false),
+            cdp: CdpRegistry::default(),
+            no_cdp_endpoints: ferry_agent::CdpEndpoints::default(),
             extended_card: None,
             dedup,
             store,
@@ -110,6 +115,20 @@ impl RequestHandler {
             if let Some(running) = record.data.lock().running.take() {
                 running.abort();
             }
+        }
+    }
+
+    /// The `cdp-config/v1` registry.
+    pub fn cdp_registry(&self) -> &CdpRegistry {
+        &self.cdp
+    }
+
+    /// The endpoints a new turn sees (a snapshot; empty without the extension).
+    fn cdp_snapshot(&self) -> ferry_agent::CdpEndpoints {
+        if self.config.cdp_config {
+            self.cdp.snapshot()
+        } else {
+            self.no_cdp_endpoints.clone()
         }
     }
 
@@ -358,6 +377,7 @@ impl RequestHandler {
             extensions: call.extensions.clone(),
             tenant: call.tenant.clone(),
             caller: call.caller.clone(),
+            cdp_endpoints: self.cdp_snapshot(),
         };
         let handle = tokio::spawn(run_turn(
             self.executor.clone(),
@@ -491,6 +511,7 @@ impl RequestHandler {
             extensions: call.extensions.clone(),
             tenant: call.tenant.clone(),
             caller: call.caller.clone(),
+            cdp_endpoints: self.cdp_snapshot(),
         };
         match tokio::time::timeout(CANCEL_GRACE, self.executor.cancel(ctx, sink.clone())).await {
             Ok(Ok(())) => {}

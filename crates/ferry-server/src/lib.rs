@@ -18,6 +18,7 @@
 
 mod app;
 mod card;
+mod cdp_config;
 mod config;
 mod config_file;
 mod dedup;
@@ -39,6 +40,7 @@ mod turn;
 
 pub use app::{A2aServer, AppState, router};
 pub use card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
+pub use cdp_config::{CDP_CONFIG_PATH, CDP_CONFIG_URI, CdpRegistry};
 pub use config::{AnnouncedKeyConfig, ServerConfig};
 pub use config_file::ConfigError;
 pub use handler::{CallContext, DEFAULT_PAGE_SIZE, JsonDoc, MAX_PAGE_SIZE, RequestHandler};

@@ -201,28 +201,52 @@ pub(crate) async fn run_turn(
         Ok(Err(AgentError::Protocol(e))) => {
             let published = record.data.lock().published;
             if published {
-                Some(e.message)
+                Some(vec![Part::text(e.message)])
             } else {
                 record.data.lock().early_error = Some(e);
                 None
             }
         }
+        Ok(Err(AgentError::Failed(text))) => Some(vec![Part::text(text)]),
+        Ok(Err(AgentError::Infra { code, message })) => {
+            tracing::warn!(task = %record.id, code, "turn failed by its environment");
+            Some(error_parts("infra_error", code, &message))
+        }
         Ok(Err(AgentError::Emit(e))) => {
             tracing::warn!(task = %record.id, error = %e, "agent event refused");
-            Some(format!("the agent reported an invalid event: {e}"))
+            Some(unhandled())
         }
-        Ok(Err(AgentError::Failed(text))) => Some(text),
         Err(_panic) => {
             tracing::error!(task = %record.id, "agent panicked");
-            Some("the agent failed unexpectedly".to_owned())
+            Some(unhandled())
         }
     };
-    if let Some(text) = failure {
-        let message = sink.agent_message(vec![Part::text(text)]);
+    if let Some(parts) = failure {
+        let message = sink.agent_message(parts);
         // A terminal task simply keeps its state.
         let _ = sink.fail(message);
     }
     finish_turn(&record, turn);
+}
+
+/// The parts of a failure that is not the agent's own answer: a line for people and a data
+/// part `{"error":{"kind","code","message"}}` for programs (benchmarks tell an environment's
+/// failure from an agent's by `kind`).
+fn error_parts(kind: &str, code: &str, message: &str) -> Vec<Part> {
+    vec![
+        Part::text(format!("{kind} {code}: {message}")),
+        Part::data(serde_json::json!({"error": {"kind": kind, "code": code, "message": message}}))
+            .with_media_type("application/json"),
+    ]
+}
+
+/// An executor's panic or misbehaviour, reported without its internals.
+fn unhandled() -> Vec<Part> {
+    error_parts(
+        "framework_error",
+        "framework.unhandled_exception",
+        "the agent failed unexpectedly; the server log has details",
+    )
 }
 
 /// Marks `turn` finished, explains a turn that produced nothing, and wakes everyone.

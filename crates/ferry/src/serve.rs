@@ -100,6 +100,13 @@ pub struct ServeArgs {
     /// authenticated callers (needs a token).
     #[arg(long, env = "FERRY_EXTENDED_CARD", value_name = "FILE")]
     extended_card: Option<PathBuf>,
+    /// Serve the cdp-config/v1 extension at /ext/cdp-config (orchestrators register the browser
+    /// endpoints an agent must use).
+    #[arg(long)]
+    cdp_config: bool,
+    /// Mark cdp-config/v1 as required in the card.
+    #[arg(long, requires = "cdp_config")]
+    cdp_config_required: bool,
     /// Reject requests without an A2A-Version header (the spec reads a missing one as 0.3).
     #[arg(long)]
     strict_version: bool,
@@ -152,6 +159,8 @@ impl ServeArgs {
             });
         }
         c.strict_version |= self.strict_version;
+        c.cdp_config |= self.cdp_config;
+        c.cdp_config_required |= self.cdp_config_required;
         if self.v1_0_0_errors {
             c.error_table = ferry_proto::ErrorTable::V1_0_0;
         }

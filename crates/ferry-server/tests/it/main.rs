@@ -27,3 +27,5 @@ mod lifecycle;
 mod front_door;
 // Idempotent retries, metrics, signed cards and the extended card.
 mod ops;
+// The cdp-config/v1 extension and infrastructure failures.
+mod cdp_config;

@@ -1,0 +1,280 @@
+//! The `cdp-config/v1` extension (`urn:ferry:ext:cdp-config:v1`): orchestrators register the
+//! browser (CDP) endpoints an agent must use, at `/ext/cdp-config`, behind the same auth as the
+//! RPC endpoint. Each turn sees a detached snapshot of the registry.
+//!
+//! - `POST {name, http_url, ws_url, headers?, metadata?}` adds an endpoint (a known name is
+//!   replaced);
+//! - `GET` lists `{"cdp_endpoints": {name: {has_headers, metadata}}}` — never URLs or header
+//!   values, which often carry a credential;
+//! - `DELETE {name}` removes one; a name that is not there answers `absent`, not an error.
+
+use crate::app::AppState;
+use crate::front_door::RequestId;
+use crate::response::{json, plain_error, read_body};
+use axum::extract::{Request, State};
+use axum::http::{HeaderName, HeaderValue, Method, StatusCode};
+use axum::response::Response;
+use ferry_agent::{CdpEndpoint, CdpEndpoints};
+use ferry_proto::{A2aError, Struct};
+use parking_lot::RwLock;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The extension's URI.
+pub const CDP_CONFIG_URI: &str = "urn:ferry:ext:cdp-config:v1";
+/// Where the extension is served.
+pub const CDP_CONFIG_PATH: &str = "/ext/cdp-config";
+/// Largest registration body.
+const MAX_BODY: usize = 64 * 1024;
+
+/// The registered endpoints. Reads clone an `Arc` (a running turn keeps its snapshot);
+/// writes replace the map.
+#[derive(Debug, Default)]
+pub struct CdpRegistry {
+    endpoints: RwLock<CdpEndpoints>,
+}
+
+impl CdpRegistry {
+    /// The current endpoints, detached from later changes.
+    pub fn snapshot(&self) -> CdpEndpoints {
+        self.endpoints.read().clone()
+    }
+
+    /// Adds or replaces an endpoint; true when it replaced one.
+    fn put(&self, endpoint: CdpEndpoint) -> bool {
+        let mut guard = self.endpoints.write();
+        let mut map = BTreeMap::clone(&guard);
+        let replaced = map.insert(endpoint.name.clone(), endpoint).is_some();
+        *guard = Arc::new(map);
+        replaced
+    }
+
+    /// Removes an endpoint; true when it was there.
+    fn remove(&self, name: &str) -> bool {
+        let mut guard = self.endpoints.write();
+        if !guard.contains_key(name) {
+            return false;
+        }
+        let mut map = BTreeMap::clone(&guard);
+        map.remove(name);
+        *guard = Arc::new(map);
+        true
+    }
+}
+
+/// A registration as posted.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Registration {
+    name: String,
+    http_url: String,
+    ws_url: String,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+    #[serde(default)]
+    metadata: Option<Struct>,
+}
+
+/// A removal as posted.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Removal {
+    name: String,
+}
+
+/// Lower-case letters and digits in runs joined by single hyphens (the skill-name pattern).
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name.split('-').all(|run| {
+            !run.is_empty()
+                && run
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+}
+
+/// An absolute URL with one of `schemes`, a host, and (when given) a valid port.
+fn check_url(field: &str, value: &str, schemes: &[&str]) -> Result<(), String> {
+    let url = url::Url::parse(value)
+        .map_err(|e| format!("{field} {value:?} is not an absolute URL: {e}"))?;
+    if !schemes.contains(&url.scheme()) {
+        return Err(format!(
+            "{field} must use {}, not {:?}",
+            schemes.join(" or "),
+            url.scheme()
+        ));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(format!("{field} {value:?} has no host"));
+    }
+    Ok(())
+}
+
+fn validate(r: &Registration) -> Result<(), (String, String)> {
+    let bad = |field: &str, message: String| (field.to_owned(), message);
+    if !valid_name(&r.name) {
+        return Err(bad(
+            "name",
+            format!(
+                "name {:?} must be lower-case letters and digits joined by single hyphens",
+                r.name
+            ),
+        ));
+    }
+    check_url("http_url", &r.http_url, &["http", "https"]).map_err(|m| bad("http_url", m))?;
+    check_url("ws_url", &r.ws_url, &["ws", "wss"]).map_err(|m| bad("ws_url", m))?;
+    for (k, v) in &r.headers {
+        if HeaderName::from_bytes(k.as_bytes()).is_err() || HeaderValue::from_str(v).is_err() {
+            return Err(bad(
+                "headers",
+                format!("header {k:?} is not a valid HTTP header"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Handles `/ext/cdp-config`.
+pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let rid = parts.extensions.get::<RequestId>().cloned();
+    let rid = rid.as_ref();
+    let refuse = |field: &str, message: String| {
+        plain_error(
+            StatusCode::BAD_REQUEST,
+            &A2aError::invalid_params(message).with_violation(field, "invalid"),
+            rid,
+        )
+    };
+    let registry = app.handler.cdp_registry();
+    match parts.method {
+        Method::GET => {
+            let listed: serde_json::Map<String, Value> = registry
+                .snapshot()
+                .values()
+                .map(|e| {
+                    (
+                        e.name.clone(),
+                        json!({"has_headers": !e.headers.is_empty(), "metadata": e.metadata}),
+                    )
+                })
+                .collect();
+            json(
+                StatusCode::OK,
+                serde_json::to_vec(&json!({"cdp_endpoints": listed})).unwrap_or_default(),
+            )
+        }
+        Method::POST | Method::DELETE => {
+            let bytes = match read_body(body, MAX_BODY).await {
+                Ok(b) => b,
+                Err(e) => return plain_error(StatusCode::PAYLOAD_TOO_LARGE, &e, rid),
+            };
+            if parts.method == Method::POST {
+                let r: Registration = match serde_json::from_slice(&bytes) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        return refuse(
+                            field_of(&e.to_string()),
+                            format!("invalid registration: {e}"),
+                        );
+                    }
+                };
+                if let Err((field, message)) = validate(&r) {
+                    return refuse(&field, message);
+                }
+                let name = r.name.clone();
+                let endpoint = CdpEndpoint {
+                    name: r.name,
+                    http_url: r.http_url,
+                    ws_url: r.ws_url,
+                    headers: r.headers,
+                    metadata: r.metadata,
+                };
+                let status = if registry.put(endpoint) {
+                    "replaced"
+                } else {
+                    "added"
+                };
+                json(
+                    StatusCode::OK,
+                    serde_json::to_vec(&json!({"status": status, "name": name}))
+                        .unwrap_or_default(),
+                )
+            } else {
+                let r: Removal = match serde_json::from_slice(&bytes) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        return refuse(field_of(&e.to_string()), format!("invalid removal: {e}"));
+                    }
+                };
+                let status = if registry.remove(&r.name) {
+                    "removed"
+                } else {
+                    "absent"
+                };
+                json(
+                    StatusCode::OK,
+                    serde_json::to_vec(&json!({"status": status, "name": r.name}))
+                        .unwrap_or_default(),
+                )
+            }
+        }
+        _ => plain_error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            &A2aError::new(
+                ferry_proto::ErrorKind::MethodNotFound,
+                "use GET, POST or DELETE",
+            ),
+            rid,
+        ),
+    }
+}
+
+/// The field a serde error names (`unknown field `x``, `missing field `y``), for the violation.
+fn field_of(message: &str) -> &str {
+    message.split('`').nth(1).unwrap_or("body")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_urls() {
+        for ok in ["chromium", "chromium-buyer", "a1-b2-c3"] {
+            assert!(valid_name(ok), "{ok}");
+        }
+        for bad in ["", "Chromium", "a--b", "-a", "a-", "a_b", "a b"] {
+            assert!(!valid_name(bad), "{bad}");
+        }
+        assert!(check_url("http_url", "http://127.0.0.1:9222", &["http", "https"]).is_ok());
+        assert!(check_url("http_url", "http://:8080/", &["http", "https"]).is_err());
+        assert!(check_url("http_url", "http://h:port/", &["http", "https"]).is_err());
+        assert!(check_url("http_url", "http://h:99999/", &["http", "https"]).is_err());
+        assert!(check_url("ws_url", "http://h:9222/", &["ws", "wss"]).is_err());
+        assert!(check_url("ws_url", "ws://h:9222/devtools/browser/x", &["ws", "wss"]).is_ok());
+    }
+
+    #[test]
+    fn snapshots_are_detached() {
+        let r = CdpRegistry::default();
+        let e = |name: &str| CdpEndpoint {
+            name: name.into(),
+            http_url: "http://h:1".into(),
+            ws_url: "ws://h:1".into(),
+            headers: BTreeMap::new(),
+            metadata: None,
+        };
+        assert!(!r.put(e("a")));
+        let before = r.snapshot();
+        assert!(r.put(e("a")));
+        r.put(e("b"));
+        assert_eq!(before.len(), 1, "a running turn keeps what it saw");
+        assert_eq!(r.snapshot().len(), 2);
+        assert!(r.remove("a"));
+        assert!(!r.remove("a"), "removing again is absent, not an error");
+    }
+}

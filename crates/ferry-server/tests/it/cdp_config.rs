@@ -1,0 +1,289 @@
+//! The `cdp-config/v1` extension over real HTTP: the card entry, registering, replacing,
+//! listing (no URLs or header values), removing twice, every 400, the snapshot a turn sees
+//! (headers included, detached from later changes), and `cdp.no_endpoint` / `cdp.ambiguous` as
+//! infrastructure failures, blocking and streamed.
+
+use crate::support::TestServer;
+use ferry_agent::{AgentDescription, AgentExecutor, AgentFuture, EventSink, RequestContext};
+use ferry_proto::{Artifact, Part};
+use ferry_server::ServerConfig;
+use reqwest::Method;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tokio::sync::Semaphore;
+
+/// Reports the endpoint it resolves (the message text names it; empty = the only one). A
+/// message starting with `wait` first waits for a permit, so a test can change the registry
+/// while the turn runs.
+struct EndpointReporter {
+    gate: Arc<Semaphore>,
+}
+
+impl AgentExecutor for EndpointReporter {
+    fn describe(&self) -> AgentDescription {
+        AgentDescription::new("cdp-reporter", "Reports the CDP endpoint its turn sees")
+    }
+
+    fn execute(&self, ctx: RequestContext, events: EventSink) -> AgentFuture<'_> {
+        Box::pin(async move {
+            let text = ctx.message.text();
+            if let Some(rest) = text.strip_prefix("wait") {
+                let _ = self.gate.acquire().await;
+                let _ = rest;
+            }
+            let name = text.trim_start_matches("wait").trim();
+            let endpoint = ctx.cdp_endpoint((!name.is_empty()).then_some(name))?;
+            let seen = json!({"name": endpoint.name, "http_url": endpoint.http_url, "ws_url": endpoint.ws_url,
+                "headers": endpoint.headers, "count": ctx.cdp_endpoints.len()});
+            events.artifact(
+                Artifact::new("seen", "seen", vec![Part::data(seen)]),
+                false,
+                true,
+            )?;
+            events.complete(None)?;
+            Ok(())
+        })
+    }
+}
+
+async fn server(gate: Arc<Semaphore>) -> TestServer {
+    let config = ServerConfig {
+        bind: "127.0.0.1:0".parse().expect("addr"),
+        cdp_config: true,
+        ..ServerConfig::default()
+    };
+    TestServer::with_config(EndpointReporter { gate }, config).await
+}
+
+const JSON: [(&str, &str); 1] = [("content-type", "application/json")];
+
+async fn register(srv: &TestServer, body: Value) -> (u16, Value) {
+    srv.request_json(Method::POST, "/ext/cdp-config", &JSON, &body.to_string())
+        .await
+}
+
+fn endpoint(name: &str) -> Value {
+    json!({"name": name, "http_url": "http://127.0.0.1:9222", "ws_url": "ws://127.0.0.1:9222/devtools/browser/abc",
+        "headers": {"authorization": "Bearer cdp-secret"}, "metadata": {"pool": "a"}})
+}
+
+/// Sends `text` (blocking JSON-RPC, or streamed when `stream`); returns the final task JSON or
+/// the last streamed status.
+async fn turn(srv: &TestServer, text: &str) -> Value {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message":
+        {"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER", "parts": [{"text": text}]}}});
+    let headers = [("content-type", "application/json"), ("a2a-version", "1.0")];
+    let (_, answer) = srv
+        .request_json(Method::POST, "/jsonrpc", &headers, &body.to_string())
+        .await;
+    answer["result"]["task"].clone()
+}
+
+fn infra_code(task: &Value) -> Option<String> {
+    assert_eq!(task["status"]["state"], "TASK_STATE_FAILED", "{task}");
+    let parts = task["status"]["message"]["parts"].as_array()?;
+    let data = parts.iter().find_map(|p| p.get("data"))?;
+    assert_eq!(data["error"]["kind"], "infra_error", "{data}");
+    data["error"]["code"].as_str().map(str::to_owned)
+}
+
+#[tokio::test]
+async fn register_list_replace_remove() {
+    let srv = server(Arc::new(Semaphore::new(100))).await;
+    let (_, card) = srv
+        .request_json(Method::GET, "/.well-known/agent-card.json", &[], "")
+        .await;
+    let ext = &card["capabilities"]["extensions"][0];
+    assert_eq!(ext["uri"], "urn:ferry:ext:cdp-config:v1", "{card}");
+    assert!(ext.get("required").is_none(), "not required by default");
+
+    assert_eq!(
+        register(&srv, endpoint("chromium")).await,
+        (200, json!({"status": "added", "name": "chromium"}))
+    );
+    assert_eq!(
+        register(&srv, endpoint("chromium")).await.1["status"],
+        "replaced"
+    );
+    register(&srv, json!({"name": "chromium-buyer", "http_url": "https://h.example:9222", "ws_url": "wss://h.example/x"})).await;
+    let (status, listed) = srv
+        .request_json(Method::GET, "/ext/cdp-config", &[], "")
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        listed,
+        json!({"cdp_endpoints": {"chromium": {"has_headers": true, "metadata": {"pool": "a"}},
+                                  "chromium-buyer": {"has_headers": false, "metadata": null}}})
+    );
+    let text = listed.to_string();
+    assert!(
+        !text.contains("9222") && !text.contains("cdp-secret"),
+        "no URLs or header values: {text}"
+    );
+    let remove = json!({"name": "chromium"}).to_string();
+    let (_, first) = srv
+        .request_json(Method::DELETE, "/ext/cdp-config", &JSON, &remove)
+        .await;
+    assert_eq!(first["status"], "removed");
+    let (status, again) = srv
+        .request_json(Method::DELETE, "/ext/cdp-config", &JSON, &remove)
+        .await;
+    assert_eq!((status, again["status"].clone()), (200, json!("absent")));
+}
+
+#[tokio::test]
+async fn bad_registrations_are_400_naming_the_field() {
+    let srv = server(Arc::new(Semaphore::new(100))).await;
+    let with = |k: &str, v: Value| {
+        let mut e = endpoint("ok");
+        e[k] = v;
+        e
+    };
+    let mut extra = endpoint("ok");
+    extra["surprise"] = json!(1);
+    for (body, field) in [
+        (with("name", json!("Bad_Name")), "name"),
+        (with("name", json!("a--b")), "name"),
+        (with("http_url", json!("http://:8080/")), "http_url"),
+        (with("http_url", json!("http://h:port/")), "http_url"),
+        (with("ws_url", json!("http://127.0.0.1:9222/")), "ws_url"),
+        (extra, "surprise"),
+    ] {
+        let (status, error) = register(&srv, body.clone()).await;
+        assert_eq!(status, 400, "{body}");
+        let message = error["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(field), "{field}: {error}");
+    }
+    let (_, listed) = srv
+        .request_json(Method::GET, "/ext/cdp-config", &[], "")
+        .await;
+    assert_eq!(listed["cdp_endpoints"], json!({}), "nothing was registered");
+}
+
+#[tokio::test]
+async fn turns_see_a_detached_snapshot_with_headers() {
+    let gate = Arc::new(Semaphore::new(0));
+    let srv = server(gate.clone()).await;
+    register(&srv, endpoint("chromium")).await;
+    let seen = turn(&srv, "").await;
+    let data = &seen["artifacts"][0]["parts"][0]["data"];
+    assert_eq!(
+        data["headers"]["authorization"], "Bearer cdp-secret",
+        "{seen}"
+    );
+    assert_eq!(data["ws_url"], "ws://127.0.0.1:9222/devtools/browser/abc");
+
+    // A running turn keeps what it saw when it started.
+    let srv = Arc::new(srv);
+    let running = tokio::spawn({
+        let srv = srv.clone();
+        async move { turn(&srv, "wait chromium").await }
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let remove = json!({"name": "chromium"}).to_string();
+    srv.request_json(Method::DELETE, "/ext/cdp-config", &JSON, &remove)
+        .await;
+    gate.add_permits(1);
+    let task = tokio::time::timeout(std::time::Duration::from_secs(10), running)
+        .await
+        .expect("in time")
+        .expect("joined");
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
+    assert_eq!(task["artifacts"][0]["parts"][0]["data"]["name"], "chromium");
+    // A new turn sees the removal.
+    assert_eq!(
+        infra_code(&turn(&srv, "").await).as_deref(),
+        Some("cdp.no_endpoint")
+    );
+}
+
+#[tokio::test]
+async fn missing_and_ambiguous_endpoints_fail_as_infrastructure() {
+    let srv = server(Arc::new(Semaphore::new(100))).await;
+    assert_eq!(
+        infra_code(&turn(&srv, "").await).as_deref(),
+        Some("cdp.no_endpoint")
+    );
+    register(&srv, endpoint("a")).await;
+    register(&srv, endpoint("b")).await;
+    assert_eq!(
+        infra_code(&turn(&srv, "").await).as_deref(),
+        Some("cdp.ambiguous")
+    );
+    assert_eq!(
+        infra_code(&turn(&srv, "nope").await).as_deref(),
+        Some("cdp.no_endpoint")
+    );
+    let named = turn(&srv, "b").await;
+    assert_eq!(
+        named["artifacts"][0]["parts"][0]["data"]["name"], "b",
+        "{named}"
+    );
+    // Streamed: the same failure, as the final status of the stream.
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendStreamingMessage", "params": {"message":
+        {"messageId": "s-1", "role": "ROLE_USER", "parts": [{"text": ""}]}}});
+    let headers = [("content-type", "application/json"), ("a2a-version", "1.0")];
+    let response = srv
+        .request(Method::POST, "/jsonrpc", &headers, &body.to_string())
+        .await;
+    let text = response.text().await.expect("stream");
+    let last = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .next_back()
+        .expect("events");
+    let last: Value = serde_json::from_str(last).expect("json");
+    let status = &last["result"]["statusUpdate"]["status"];
+    assert_eq!(status["state"], "TASK_STATE_FAILED", "{text}");
+    let data = status["message"]["parts"]
+        .as_array()
+        .and_then(|p| p.iter().find_map(|p| p.get("data")))
+        .expect("data part");
+    assert_eq!(data["error"]["code"], "cdp.ambiguous");
+}
+
+#[tokio::test]
+async fn the_extension_needs_the_token_and_is_off_by_default() {
+    let config = ServerConfig {
+        bind: "127.0.0.1:0".parse().expect("addr"),
+        cdp_config: true,
+        token: Some("s3cret".into()),
+        ..ServerConfig::default()
+    };
+    let srv = TestServer::with_config(
+        EndpointReporter {
+            gate: Arc::new(Semaphore::new(1)),
+        },
+        config,
+    )
+    .await;
+    assert_eq!(
+        srv.request(Method::GET, "/ext/cdp-config", &[], "")
+            .await
+            .status(),
+        401
+    );
+    let ok = srv
+        .request(
+            Method::GET,
+            "/ext/cdp-config",
+            &[("authorization", "Bearer s3cret")],
+            "",
+        )
+        .await;
+    assert_eq!(ok.status(), 200);
+    let off = TestServer::with_config(
+        ferry_server::demo::EchoAgent,
+        ServerConfig {
+            bind: "127.0.0.1:0".parse().expect("addr"),
+            ..ServerConfig::default()
+        },
+    )
+    .await;
+    assert_eq!(
+        off.request(Method::GET, "/ext/cdp-config", &[], "")
+            .await
+            .status(),
+        404
+    );
+}
