@@ -1,0 +1,386 @@
+//! Browsers, browser contexts and pages on top of the CDP connection.
+//!
+//! A [`Browser`] owns one DevTools connection (and, when it launched it, the [`Chromium`]
+//! process). A dispatcher task consumes the connection's event queue in order and hands
+//! events to whoever registered to wait for them (a page waiting for its load event), so
+//! nothing on the event path ever awaits a command reply.
+//!
+//! A [`BrowserContext`] is an isolated profile inside the browser: its own cookies, storage
+//! and cache. One conversation gets one context (or its own browser). A [`Page`] is a tab
+//! in a context, driven over its own flat session.
+
+use crate::cdp::{
+    self, BrowserContextId, CdpConnection, CdpEvent, CdpEvents, CreateBrowserContext, Evaluation,
+    SessionId, TargetId,
+};
+use crate::{BrowserError, CdpError, Chromium, LaunchOptions};
+use serde_json::Value;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// A connected browser: the CDP connection plus, if ferry launched it, the process.
+///
+/// Dropping a launched browser kills its process group (see [`Chromium`]).
+#[derive(Debug)]
+pub struct Browser {
+    cdp: CdpConnection,
+    waiters: Arc<Waiters>,
+    // Declared last so the connection handles go first; the process is killed on drop.
+    process: Option<Chromium>,
+}
+
+impl Browser {
+    /// Launches a fresh headless Chromium and connects to it.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), ferry_browser::BrowserError> {
+    /// use ferry_browser::{Browser, LaunchOptions};
+    /// use std::time::Duration;
+    ///
+    /// let browser = Browser::launch(LaunchOptions::default()).await?;
+    /// let context = browser.new_context().await?;
+    /// let page = context.new_page().await?;
+    /// page.navigate("http://127.0.0.1:8000/", Duration::from_secs(10)).await?;
+    /// println!("{}", page.evaluate("document.title").await?);
+    /// context.dispose().await?;
+    /// browser.shutdown().await;
+    /// # Ok(()) }
+    /// ```
+    pub async fn launch(options: LaunchOptions) -> Result<Self, BrowserError> {
+        let mut process = Chromium::launch(options).await?;
+        let (cdp, events) = match (process.take_connection(), process.ws_url()) {
+            (Some(connection), _) => connection,
+            (None, Some(url)) => cdp::connect_ws(url).await?,
+            // A launched Chromium always has one or the other.
+            (None, None) => return Err(CdpError::Closed.into()),
+        };
+        Ok(Self::start(cdp, events, Some(process)))
+    }
+
+    /// Connects to a browser someone else started, by `ws://…/devtools/browser/…` or by
+    /// its `http://host:port` DevTools endpoint. Shutting it down only disconnects.
+    pub async fn connect(endpoint: &str) -> Result<Self, BrowserError> {
+        let (cdp, events) = if endpoint.starts_with("http://") {
+            cdp::connect_http(endpoint).await?
+        } else {
+            cdp::connect_ws(endpoint).await?
+        };
+        Ok(Self::start(cdp, events, None))
+    }
+
+    fn start(cdp: CdpConnection, events: CdpEvents, process: Option<Chromium>) -> Self {
+        let waiters = Arc::new(Waiters::default());
+        tokio::spawn(dispatch(events, waiters.clone()));
+        Self {
+            cdp,
+            waiters,
+            process,
+        }
+    }
+
+    /// The underlying connection, for commands without a helper here.
+    pub fn cdp(&self) -> &CdpConnection {
+        &self.cdp
+    }
+
+    /// The launched process; `None` for a browser reached with [`Browser::connect`].
+    pub fn process(&self) -> Option<&Chromium> {
+        self.process.as_ref()
+    }
+
+    /// Creates a new isolated browser context with default settings.
+    pub async fn new_context(&self) -> Result<BrowserContext, BrowserError> {
+        self.new_context_with(&CreateBrowserContext::default())
+            .await
+    }
+
+    /// Creates a new isolated browser context (for example with its own proxy).
+    pub async fn new_context_with(
+        &self,
+        options: &CreateBrowserContext,
+    ) -> Result<BrowserContext, BrowserError> {
+        let id = self.cdp.create_browser_context(options).await?;
+        Ok(BrowserContext {
+            id,
+            cdp: self.cdp.clone(),
+            waiters: self.waiters.clone(),
+            disposed: false,
+        })
+    }
+
+    /// Ends the session: kills a launched browser's process group and removes its profile;
+    /// for a connected browser, only closes the connection.
+    pub async fn shutdown(self) {
+        let Self { process, .. } = self;
+        if let Some(process) = process {
+            process.shutdown().await;
+        }
+    }
+}
+
+/// An isolated context in a browser (`Target.createBrowserContext`): pages in different
+/// contexts share no cookies, storage or cache.
+///
+/// Dropping it without [`BrowserContext::dispose`] still asks the browser to dispose it,
+/// without waiting for the answer.
+#[derive(Debug)]
+pub struct BrowserContext {
+    id: BrowserContextId,
+    cdp: CdpConnection,
+    waiters: Arc<Waiters>,
+    disposed: bool,
+}
+
+impl BrowserContext {
+    /// The browser's id for this context.
+    pub fn id(&self) -> &BrowserContextId {
+        &self.id
+    }
+
+    /// Opens a blank page in this context and attaches a flat session to it, with page
+    /// events enabled.
+    pub async fn new_page(&self) -> Result<Page, BrowserError> {
+        let target_id = self
+            .cdp
+            .create_target("about:blank", Some(&self.id))
+            .await?;
+        let session_id = match self.cdp.attach_to_target(&target_id).await {
+            Ok(session) => session,
+            Err(e) => {
+                let _ = self.cdp.send(
+                    "Target.closeTarget",
+                    serde_json::json!({ "targetId": target_id }),
+                    None,
+                );
+                return Err(e.into());
+            }
+        };
+        self.cdp.page_enable(&session_id).await?;
+        Ok(Page {
+            target_id,
+            session_id,
+            cdp: self.cdp.clone(),
+            waiters: self.waiters.clone(),
+        })
+    }
+
+    /// Disposes the context: its pages close and its cookies and storage are dropped.
+    pub async fn dispose(mut self) -> Result<(), BrowserError> {
+        self.disposed = true;
+        self.cdp.dispose_browser_context(&self.id).await?;
+        Ok(())
+    }
+}
+
+impl Drop for BrowserContext {
+    fn drop(&mut self) {
+        if !self.disposed {
+            // Best effort; a closed connection means the browser is going away anyway.
+            let _ = self.cdp.send(
+                "Target.disposeBrowserContext",
+                serde_json::json!({ "browserContextId": self.id }),
+                None,
+            );
+        }
+    }
+}
+
+/// A page (tab) with its own flat session.
+#[derive(Debug)]
+pub struct Page {
+    target_id: TargetId,
+    session_id: SessionId,
+    cdp: CdpConnection,
+    waiters: Arc<Waiters>,
+}
+
+impl Page {
+    /// The page's target id.
+    pub fn target_id(&self) -> &TargetId {
+        &self.target_id
+    }
+
+    /// The flat session commands to this page go on.
+    pub fn session_id(&self) -> &SessionId {
+        &self.session_id
+    }
+
+    /// Navigates to `url` and waits for the page's load event, all within `timeout`.
+    ///
+    /// A failed navigation (`net::ERR_…`) is [`BrowserError::NavigationFailed`]; a page that
+    /// does not finish loading in time is [`BrowserError::LoadTimeout`]. A same-document
+    /// navigation (only the `#fragment` changes) returns once committed.
+    pub async fn navigate(&self, url: &str, timeout: Duration) -> Result<(), BrowserError> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let load_timeout = || BrowserError::LoadTimeout {
+            url: url.to_owned(),
+            after: timeout,
+        };
+        // Registered before the command, so a load event that beats the reply is not lost.
+        let loaded = self
+            .waiters
+            .wait_for(&self.session_id, "Page.loadEventFired");
+        let navigation = match self
+            .cdp
+            .clone()
+            .with_timeout(timeout)
+            .page_navigate(&self.session_id, url)
+            .await
+        {
+            Ok(navigation) => navigation,
+            Err(CdpError::Timeout { .. }) => return Err(load_timeout()),
+            Err(e) => return Err(e.into()),
+        };
+        if let Some(error_text) = navigation.error_text {
+            return Err(BrowserError::NavigationFailed {
+                url: url.to_owned(),
+                error_text,
+            });
+        }
+        if navigation.loader_id.is_none() {
+            return Ok(());
+        }
+        match tokio::time::timeout_at(deadline, loaded).await {
+            Ok(Ok(_event)) => Ok(()),
+            Ok(Err(_)) => Err(CdpError::Closed.into()),
+            Err(_) => Err(load_timeout()),
+        }
+    }
+
+    /// Evaluates `expression` in the page's main world and returns its value by value (a
+    /// promise is awaited). An exception is [`BrowserError::Script`].
+    pub async fn evaluate(&self, expression: &str) -> Result<Value, BrowserError> {
+        match self
+            .cdp
+            .runtime_evaluate(&self.session_id, expression)
+            .await?
+        {
+            Evaluation::Value(value) => Ok(value),
+            Evaluation::Threw { description } => Err(BrowserError::Script { description }),
+        }
+    }
+
+    /// Closes the page.
+    pub async fn close(self) -> Result<(), BrowserError> {
+        self.cdp.close_target(&self.target_id).await?;
+        Ok(())
+    }
+}
+
+/// Who waits for which event: `(session, method)` pairs with a oneshot each.
+#[derive(Debug, Default)]
+struct Waiters {
+    state: Mutex<WaiterState>,
+}
+
+#[derive(Debug, Default)]
+struct WaiterState {
+    /// Set when the event queue ended; new waiters fail at once.
+    closed: bool,
+    list: Vec<Waiter>,
+}
+
+#[derive(Debug)]
+struct Waiter {
+    session: SessionId,
+    method: &'static str,
+    tx: oneshot::Sender<CdpEvent>,
+}
+
+impl Waiters {
+    fn state(&self) -> MutexGuard<'_, WaiterState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A receiver for the next `method` event on `session`. It errors if the connection
+    /// closes first.
+    fn wait_for(&self, session: &SessionId, method: &'static str) -> oneshot::Receiver<CdpEvent> {
+        let (tx, rx) = oneshot::channel();
+        let mut state = self.state();
+        if !state.closed {
+            // Forget waiters whose caller gave up (timed out, dropped the future).
+            state.list.retain(|w| !w.tx.is_closed());
+            state.list.push(Waiter {
+                session: session.clone(),
+                method,
+                tx,
+            });
+        }
+        rx
+    }
+
+    /// Hands `event` to every waiter registered for it.
+    fn deliver(&self, event: &CdpEvent) {
+        let Some(session) = &event.session_id else {
+            return;
+        };
+        let mut state = self.state();
+        let (matching, rest): (Vec<Waiter>, Vec<Waiter>) = std::mem::take(&mut state.list)
+            .into_iter()
+            .partition(|w| &w.session == session && w.method == event.method);
+        state.list = rest;
+        drop(state);
+        for waiter in matching {
+            let _ = waiter.tx.send(event.clone());
+        }
+    }
+
+    /// The connection is gone: every waiter fails now and later ones fail at once.
+    fn close(&self) {
+        let mut state = self.state();
+        state.closed = true;
+        state.list.clear();
+    }
+}
+
+/// Consumes the event queue in order until the connection closes.
+async fn dispatch(mut events: CdpEvents, waiters: Arc<Waiters>) {
+    while let Some(event) = events.recv().await {
+        waiters.deliver(&event);
+    }
+    waiters.close();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn event(session: &str, method: &str) -> CdpEvent {
+        CdpEvent {
+            method: method.to_owned(),
+            params: json!({}),
+            session_id: Some(SessionId::new(session)),
+        }
+    }
+
+    #[test]
+    fn events_reach_only_the_waiter_of_their_session_and_method() {
+        let waiters = Waiters::default();
+        let mut a = waiters.wait_for(&SessionId::new("A"), "Page.loadEventFired");
+        let mut b = waiters.wait_for(&SessionId::new("B"), "Page.loadEventFired");
+        waiters.deliver(&event("A", "Page.frameNavigated"));
+        waiters.deliver(&event("B", "Page.loadEventFired"));
+        assert!(a.try_recv().is_err());
+        assert_eq!(b.try_recv().expect("b").method, "Page.loadEventFired");
+        waiters.deliver(&event("A", "Page.loadEventFired"));
+        assert!(a.try_recv().is_ok());
+    }
+
+    #[test]
+    fn closing_fails_current_and_future_waiters() {
+        let waiters = Waiters::default();
+        let mut before = waiters.wait_for(&SessionId::new("A"), "Page.loadEventFired");
+        waiters.close();
+        let mut after = waiters.wait_for(&SessionId::new("A"), "Page.loadEventFired");
+        assert!(matches!(
+            before.try_recv(),
+            Err(oneshot::error::TryRecvError::Closed)
+        ));
+        assert!(matches!(
+            after.try_recv(),
+            Err(oneshot::error::TryRecvError::Closed)
+        ));
+    }
+}

@@ -1,0 +1,39 @@
+//! ferry-browser: headless Chromium for ferry's agents.
+//!
+//! One job: get a browser nobody else shares and drive it. [`find_chromium`] discovers the
+//! binary, [`Chromium::launch`] starts it with a throw-away profile in its own process group
+//! (killed whole on drop), [`cdp`] is a thin Chrome DevTools Protocol client over one
+//! WebSocket, and [`Browser`] / [`BrowserContext`] / [`Page`] build isolated contexts and
+//! pages on it. The enforcing proxy (allowlist + `ferry-net` IP policy) comes next.
+//!
+//! It must never know about A2A: the forms agent (`ferry-forms`) builds on it.
+//!
+//! ```no_run
+//! use ferry_browser::{Browser, LaunchOptions};
+//! use std::time::Duration;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let browser = Browser::launch(LaunchOptions::default()).await?;
+//! let context = browser.new_context().await?;
+//! let page = context.new_page().await?;
+//! page.navigate("http://127.0.0.1:8000/form", Duration::from_secs(10)).await?;
+//! let title = page.evaluate("document.title").await?;
+//! println!("{title}");
+//! context.dispose().await?;
+//! browser.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! Unix only: process groups and the `kill` binary are how the browser is contained.
+
+pub mod browser;
+pub mod cdp;
+pub mod discover;
+mod error;
+pub mod launch;
+
+pub use browser::{Browser, BrowserContext, Page};
+pub use cdp::{CdpConnection, CdpEvent, CdpEvents};
+pub use discover::{available, find_chromium};
+pub use error::{BrowserError, CdpError};
+pub use launch::{Chromium, DevToolsTransport, GroupMemory, LaunchOptions};
