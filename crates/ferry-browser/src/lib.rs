@@ -4,7 +4,8 @@
 //! binary, [`Chromium::launch`] starts it with a throw-away profile in its own process group
 //! (killed whole on drop), [`cdp`] is a thin Chrome DevTools Protocol client over one
 //! WebSocket, and [`Browser`] / [`BrowserContext`] / [`Page`] build isolated contexts and
-//! pages on it. The enforcing proxy (allowlist + `ferry-net` IP policy) comes next.
+//! pages on it. [`proxy`] is the enforcing HTTP proxy (an [`Allowlist`] plus the `ferry-net`
+//! IP policy) that a context sends all its traffic through.
 //!
 //! It must never know about A2A: the forms agent (`ferry-forms`) builds on it.
 //!
@@ -26,14 +27,18 @@
 //!
 //! Unix only: process groups and the `kill` binary are how the browser is contained.
 
+mod allowlist;
 pub mod browser;
 pub mod cdp;
 pub mod discover;
 mod error;
 pub mod launch;
+pub mod proxy;
 
+pub use allowlist::{Allowlist, AllowlistError};
 pub use browser::{Browser, BrowserContext, Page};
 pub use cdp::{CdpConnection, CdpEvent, CdpEvents};
 pub use discover::{available, find_chromium};
 pub use error::{BrowserError, CdpError};
 pub use launch::{Chromium, DevToolsTransport, GroupMemory, LaunchOptions};
+pub use proxy::{BlockReason, Blocked, Proxy, ProxyConfig, ProxyError, ProxyHandle};

@@ -5,5 +5,7 @@
 mod browser;
 /// Start-up failures with fake browser binaries.
 mod launch;
+/// The enforcing proxy, alone and in front of a browser context.
+mod proxy;
 /// Shared helpers: the test HTTP server, the Chromium prerequisite check, /proc probes.
 mod support;
