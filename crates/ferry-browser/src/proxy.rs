@@ -59,19 +59,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
-/// Cloud metadata services, refused whatever the policy allows: AWS/GCP/Azure/OpenStack
-/// (`169.254.169.254`), AWS over IPv6, Azure's wire server, Alibaba Cloud.
-const METADATA: [IpAddr; 4] = [
-    IpAddr::V4(Ipv4Addr::new(169, 254, 169, 254)),
-    IpAddr::V6(Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)),
-    IpAddr::V4(Ipv4Addr::new(168, 63, 129, 16)),
-    IpAddr::V4(Ipv4Addr::new(100, 100, 100, 200)),
-];
-
-/// Whether `ip` (IPv4-mapped IPv6 included) is a cloud metadata address.
-pub fn is_metadata(ip: IpAddr) -> bool {
-    METADATA.contains(&ip.to_canonical())
-}
+pub use ferry_net::policy::is_metadata;
 
 /// The response body type of the proxy's service.
 type Body = BoxBody<Bytes, hyper::Error>;

@@ -111,6 +111,8 @@ pub enum Refusal {
     Range(Range),
     /// The address carries an IPv6 zone (scope) id.
     ZoneId,
+    /// A cloud metadata service: refused even when private networks are allowed.
+    Metadata,
 }
 
 impl fmt::Display for Refusal {
@@ -118,8 +120,24 @@ impl fmt::Display for Refusal {
         match self {
             Refusal::Range(r) => write!(f, "{r} address"),
             Refusal::ZoneId => f.write_str("address with a zone id"),
+            Refusal::Metadata => f.write_str("cloud metadata address"),
         }
     }
+}
+
+/// Cloud metadata services, refused whatever the policy allows (only an explicit
+/// [`IpPolicy::allow_ip`] lets one through): AWS/GCP/Azure/OpenStack (`169.254.169.254`), AWS
+/// over IPv6, Azure's wire server, Alibaba Cloud.
+pub const METADATA: [IpAddr; 4] = [
+    IpAddr::V4(std::net::Ipv4Addr::new(169, 254, 169, 254)),
+    IpAddr::V6(std::net::Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)),
+    IpAddr::V4(std::net::Ipv4Addr::new(168, 63, 129, 16)),
+    IpAddr::V4(std::net::Ipv4Addr::new(100, 100, 100, 200)),
+];
+
+/// Whether `ip` (IPv4-mapped IPv6 included) is a cloud metadata address.
+pub fn is_metadata(ip: IpAddr) -> bool {
+    METADATA.contains(&ip.to_canonical())
 }
 
 /// Classifies an address: `None` when it is globally reachable unicast, otherwise the
@@ -263,7 +281,8 @@ impl IpPolicy {
 
     /// Also allow loopback, private, link-local, CGNAT, ULA and the other local-use ranges
     /// ([`Range::is_local_use`]). For intranets and tests only: with this on, a hostile URL
-    /// can reach anything on the local network, metadata services included.
+    /// can reach anything on the local network — except the cloud metadata services
+    /// ([`METADATA`]), which stay refused.
     pub fn allow_private(mut self, allow: bool) -> IpPolicy {
         self.allow_private = allow;
         self
@@ -292,6 +311,9 @@ impl IpPolicy {
     pub fn check(&self, ip: IpAddr) -> Result<(), Refusal> {
         if self.allowed.contains(&ip.to_canonical()) {
             return Ok(());
+        }
+        if is_metadata(ip) {
+            return Err(Refusal::Metadata);
         }
         match classify(ip) {
             None => Ok(()),

@@ -146,7 +146,8 @@ fn classifier_table() {
         let ip: IpAddr = text.parse().unwrap_or_else(|e| panic!("{text}: {e}"));
         assert_eq!(classify(ip), *expected, "{text}");
         let verdict = IpPolicy::public_only().check(ip);
-        assert_eq!(verdict.is_ok(), expected.is_none(), "{text}");
+        // Metadata services are refused even where their range is public (Azure's wire server).
+        assert_eq!(verdict.is_ok(), expected.is_none() && !is_metadata(ip), "{text}");
     }
 }
 
@@ -176,7 +177,7 @@ fn allow_private_lifts_local_use_ranges_only() {
         "127.0.0.1",
         "::1",
         "10.0.0.1",
-        "169.254.169.254",
+        "169.254.1.1",
         "fd00::1",
         "::ffff:127.0.0.1",
     ] {
@@ -235,5 +236,34 @@ fn exact_exceptions_and_zone_ids() {
     assert_eq!(
         IpPolicy::public_only().check_socket(global),
         Err(Refusal::ZoneId)
+    );
+}
+
+#[test]
+fn metadata_stays_refused_when_private_networks_are_allowed() {
+    let open = IpPolicy::public_only().allow_private(true);
+    for ip in [
+        "169.254.169.254",
+        "::ffff:169.254.169.254",
+        "fd00:ec2::254",
+        "168.63.129.16",
+        "100.100.100.200",
+    ] {
+        let ip: IpAddr = ip.parse().expect("ip");
+        assert_eq!(open.check(ip), Err(Refusal::Metadata), "{ip}");
+        assert_eq!(
+            IpPolicy::public_only().check(ip),
+            Err(Refusal::Metadata),
+            "{ip}"
+        );
+    }
+    assert!(
+        open.check("169.254.1.1".parse().expect("ip")).is_ok(),
+        "other link-local is local use"
+    );
+    let pinned = IpPolicy::public_only().allow_ip("169.254.169.254".parse().expect("ip"));
+    assert!(
+        pinned.check("169.254.169.254".parse().expect("ip")).is_ok(),
+        "an explicit allow_ip wins"
     );
 }

@@ -178,7 +178,7 @@ async fn a_refused_literal_fails_before_any_connection() {
         matches!(
             err,
             NetError::BlockedAddress {
-                refusal: Refusal::Range(Range::LinkLocal),
+                refusal: Refusal::Metadata,
                 ..
             }
         ),
