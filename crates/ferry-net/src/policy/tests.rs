@@ -147,7 +147,11 @@ fn classifier_table() {
         assert_eq!(classify(ip), *expected, "{text}");
         let verdict = IpPolicy::public_only().check(ip);
         // Metadata services are refused even where their range is public (Azure's wire server).
-        assert_eq!(verdict.is_ok(), expected.is_none() && !is_metadata(ip), "{text}");
+        assert_eq!(
+            verdict.is_ok(),
+            expected.is_none() && !is_metadata(ip),
+            "{text}"
+        );
     }
 }
 
