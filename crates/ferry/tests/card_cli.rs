@@ -24,7 +24,8 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use support::{
-    CARD_PATH, COMMAND_TIMEOUT, JWKS_PATH, Server, ferry, run_with_timeout, scratch_dir,
+    CARD_PATH, COMMAND_TIMEOUT, JWKS_PATH, Server, ferry, run_with_timeout, s, scratch_dir,
+    signing_config, text, with_ext, write,
 };
 
 /// Every algorithm `ferry keygen` and `ferry card sign` support, with the JWK `kty`/`crv` they
@@ -71,16 +72,6 @@ fn run_stdin(args: &[&str], input: &[u8]) -> Output {
     run_with_timeout(ferry().args(args), Some(input), COMMAND_TIMEOUT)
 }
 
-/// A path as `&str` (scratch paths are UTF-8).
-fn s(p: &Path) -> &str {
-    p.to_str().expect("scratch paths are UTF-8")
-}
-
-/// Lossy text of a byte stream.
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 /// Asserts exit 0 and returns stdout.
 fn ok(out: Output, what: &str) -> String {
     assert!(
@@ -108,20 +99,6 @@ fn fails(out: Output, code: i32, what: &str, needle: &str) -> String {
         "{what}: expected {needle:?} on stderr:\n{stderr}"
     );
     text(&out.stdout)
-}
-
-/// `PREFIX` + `ext`.
-fn with_ext(prefix: &Path, ext: &str) -> PathBuf {
-    let mut p = prefix.as_os_str().to_owned();
-    p.push(ext);
-    PathBuf::from(p)
-}
-
-/// Writes `text` to `dir/name` and returns the path.
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write a scratch file");
-    path
 }
 
 /// Parses JSON text, with the text in the panic message.
@@ -735,17 +712,7 @@ fn config_with_two_signing_keys_and_one_announced_key() {
     let a = keygen(&dir, "ES256", "a");
     let b = keygen(&dir, "EdDSA", "b");
     let c = keygen(&dir, "PS256", "c");
-    let config = write(
-        &dir,
-        "ferry.toml",
-        &format!(
-            "signing_keys = [{{ key = {:?}, kid = \"a\" }}, {{ key = {:?}, kid = \"b\" }}]\n\
-             announced_keys = [{{ key = {:?}, kid = \"c\" }}]\n",
-            s(&with_ext(&a, ".pem")),
-            s(&with_ext(&b, ".pem")),
-            s(&with_ext(&c, ".pub.pem")),
-        ),
-    );
+    let config = signing_config(&dir, &[(&a, "a"), (&b, "b")], &[(&c, "c")]);
     let server = Server::start([
         "--agent",
         "echo",

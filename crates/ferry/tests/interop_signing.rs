@@ -31,7 +31,10 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
-use support::{COMMAND_TIMEOUT, Server, ferry, python_or_skip, run_with_timeout, scratch_dir};
+use support::{
+    COMMAND_TIMEOUT, Server, ferry, python_or_skip, run_with_timeout, s, scratch_dir,
+    signing_config, text, with_ext, write,
+};
 
 /// What the interpreter must be able to import.
 const PYTHON_IMPORTS: &str = "a2a.utils.signing, a2a.client.card_resolver, jwt";
@@ -99,16 +102,6 @@ impl Sdk {
     }
 }
 
-/// A path as `&str` (scratch paths are UTF-8).
-fn s(p: &Path) -> &str {
-    p.to_str().expect("scratch paths are UTF-8")
-}
-
-/// Lossy text of a byte stream.
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
 /// Panics with both streams unless `out` exited 0.
 fn assert_success(out: &Output, what: &str) {
     assert!(
@@ -147,20 +140,6 @@ fn keygen(dir: &Path, alg: &str, kid: &str) -> PathBuf {
     let out = ferry_run(&["keygen", "--alg", alg, "--out", s(&prefix), "--kid", kid]);
     assert_success(&out, &format!("ferry keygen {alg}"));
     prefix
-}
-
-/// `PREFIX` + `ext`.
-fn with_ext(prefix: &Path, ext: &str) -> PathBuf {
-    let mut p = prefix.as_os_str().to_owned();
-    p.push(ext);
-    PathBuf::from(p)
-}
-
-/// Writes `text` to `dir/name` and returns the path.
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).expect("write a scratch file");
-    path
 }
 
 /// Writes a JWKS holding the single JWK of `PREFIX.jwk.json`.
@@ -562,17 +541,7 @@ fn served_card_with_two_keys_verifies_with_sdk() {
     let a = keygen(&dir, "EdDSA", "a");
     let b = keygen(&dir, "RS256", "b");
     let next = keygen(&dir, "ES384", "next");
-    let config = write(
-        &dir,
-        "ferry.toml",
-        &format!(
-            "signing_keys = [{{ key = {:?}, kid = \"a\" }}, {{ key = {:?}, kid = \"b\" }}]\n\
-             announced_keys = [{{ key = {:?}, kid = \"next\" }}]\n",
-            s(&with_ext(&a, ".pem")),
-            s(&with_ext(&b, ".pem")),
-            s(&with_ext(&next, ".pub.pem")),
-        ),
-    );
+    let config = signing_config(&dir, &[(&a, "a"), (&b, "b")], &[(&next, "next")]);
     let server = Server::start([
         "--agent",
         "conformance",

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, ChildStdout, Command, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -413,4 +413,54 @@ pub fn http_get(url: &str) -> (u16, Vec<u8>) {
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("GET {url}: bad status line in {head:?}"));
     (status, response[split + 4..].to_vec())
+}
+
+/// A path as `&str` for command arguments (scratch paths are UTF-8).
+pub fn s(p: &Path) -> &str {
+    p.to_str().expect("scratch paths are UTF-8")
+}
+
+/// Bytes as text, for messages and assertions.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `prefix` with `ext` appended (`key` + `.pub.pem`), as `ferry keygen --out` names its files.
+pub fn with_ext(prefix: &Path, ext: &str) -> PathBuf {
+    let mut p = prefix.as_os_str().to_owned();
+    p.push(ext);
+    PathBuf::from(p)
+}
+
+/// Writes a scratch file and returns its path.
+pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write a scratch file");
+    path
+}
+
+/// Writes a `ferry serve` config file with `signing` keys (`ferry keygen` prefixes and kids)
+/// and `announced` public keys, and returns its path.
+pub fn signing_config(
+    dir: &Path,
+    signing: &[(&Path, &str)],
+    announced: &[(&Path, &str)],
+) -> PathBuf {
+    let entry = |prefix: &Path, ext: &str, kid: &str| {
+        format!("{{ key = {:?}, kid = {kid:?} }}", s(&with_ext(prefix, ext)))
+    };
+    let keys: Vec<String> = signing
+        .iter()
+        .map(|(p, kid)| entry(p, ".pem", kid))
+        .collect();
+    let next: Vec<String> = announced
+        .iter()
+        .map(|(p, kid)| entry(p, ".pub.pem", kid))
+        .collect();
+    let toml = format!(
+        "signing_keys = [{}]\nannounced_keys = [{}]\n",
+        keys.join(", "),
+        next.join(", ")
+    );
+    write(dir, "ferry.toml", &toml)
 }
