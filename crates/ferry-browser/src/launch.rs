@@ -279,7 +279,7 @@ impl Chromium {
     /// overstates a 10-process browser about threefold.
     pub fn memory(&self) -> GroupMemory {
         let mut total = GroupMemory::default();
-        for pid in group_members(self.pgid) {
+        for pid in live_group_members(self.pgid) {
             let Ok(rollup) = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")) else {
                 continue; // exited meanwhile, or not readable
             };
@@ -357,8 +357,9 @@ pub struct GroupMemory {
     pub rss_kib: u64,
 }
 
-/// Live (not zombie) processes in process group `pgid`, from `/proc/PID/stat`.
-fn group_members(pgid: u32) -> Vec<u32> {
+/// Live (not zombie) processes in process group `pgid`, from `/proc/PID/stat` (what a
+/// launched browser's group still holds; tests use it to prove the group was killed whole).
+pub fn live_group_members(pgid: u32) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };

@@ -40,5 +40,5 @@ pub use browser::{Browser, BrowserContext, Page};
 pub use cdp::{CdpConnection, CdpEvent, CdpEvents};
 pub use discover::{available, find_chromium};
 pub use error::{BrowserError, CdpError};
-pub use launch::{Chromium, DevToolsTransport, GroupMemory, LaunchOptions};
+pub use launch::{Chromium, DevToolsTransport, GroupMemory, LaunchOptions, live_group_members};
 pub use proxy::{BlockReason, Blocked, Proxy, ProxyConfig, ProxyError, ProxyHandle};

@@ -652,16 +652,7 @@ fn jwks_kids(jwks: &Value) -> Vec<String> {
 fn served_card_verifies_with_its_downloaded_jwks() {
     let dir = scratch_dir("serve-signed");
     let prefix = keygen(&dir, "ES256", "unused-name");
-    let server = Server::start([
-        "--agent",
-        "echo",
-        "--bind",
-        "127.0.0.1:0",
-        "--sign-key",
-        s(&with_ext(&prefix, ".pem")),
-        "--sign-kid",
-        "served-kid",
-    ]);
+    let server = Server::start_signed(&prefix, "served-kid");
     let (card_path, card, jwks_path, jwks) = download(&server, &dir);
     assert_eq!(signature_kids(&card), ["served-kid"], "{card}");
     assert_eq!(jwks_kids(&jwks), ["served-kid"], "{jwks}");
@@ -770,16 +761,7 @@ fn card_url_fetches_and_verifies_the_served_card() {
     let dir = scratch_dir("card-url");
     let prefix = keygen(&dir, "EdDSA", "url");
     let other = keygen(&dir, "EdDSA", "other");
-    let server = Server::start([
-        "--agent",
-        "echo",
-        "--bind",
-        "127.0.0.1:0",
-        "--sign-key",
-        s(&with_ext(&prefix, ".pem")),
-        "--sign-kid",
-        "url",
-    ]);
+    let server = Server::start_signed(&prefix, "url");
     let base = server.base_url.as_str();
     let jwks_url = format!("{base}{JWKS_PATH}");
     let shown = ok(

@@ -499,16 +499,7 @@ fn served_card_verifies_with_sdk() {
     };
     let dir = scratch_dir("serve-one");
     let prefix = keygen(&dir, "ES256", "served");
-    let server = Server::start([
-        "--agent",
-        "echo",
-        "--bind",
-        "127.0.0.1:0",
-        "--sign-key",
-        s(&with_ext(&prefix, ".pem")),
-        "--sign-kid",
-        "served-1",
-    ]);
+    let server = Server::start_signed(&prefix, "served-1");
     let out = verify_served(&sdk, &server, "served-1");
     if !out.status.success() {
         panic!(

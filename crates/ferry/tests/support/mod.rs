@@ -182,6 +182,22 @@ impl Server {
         Server::spawn(cmd)
     }
 
+    /// Runs `ferry serve --agent echo` on a free port, signing its card with the `ferry keygen`
+    /// key at `prefix` under `kid`.
+    pub fn start_signed(prefix: &Path, kid: &str) -> Server {
+        let key = with_ext(prefix, ".pem");
+        Server::start([
+            "--agent",
+            "echo",
+            "--bind",
+            "127.0.0.1:0",
+            "--sign-key",
+            s(&key),
+            "--sign-kid",
+            kid,
+        ])
+    }
+
     /// Runs any server command that prints `agent card: http://127.0.0.1:PORT/.well-known/agent-card.json`
     /// on stdout once it listens (`ferry serve`, `interop/python/sdk_server.py`), and waits for
     /// that line.

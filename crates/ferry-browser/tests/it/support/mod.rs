@@ -82,26 +82,7 @@ async fn answer(mut stream: TcpStream) {
     let _ = stream.shutdown().await;
 }
 
-/// Live (not zombie) processes whose process group is `pgid`, from /proc.
-pub fn live_group_members(pgid: u32) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|entry| {
-            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            // Fields after the command name, which is in parentheses and may contain spaces.
-            let rest = &stat[stat.rfind(')')? + 1..];
-            let mut fields = rest.split_whitespace();
-            let state = fields.next()?;
-            let _ppid = fields.next()?;
-            let group: u32 = fields.next()?.parse().ok()?;
-            (group == pgid && state != "Z").then_some(pid)
-        })
-        .collect()
-}
+pub use ferry_browser::live_group_members;
 
 /// TCP ports in LISTEN state held by any process of group `pgid` (IPv4 and IPv6), from
 /// /proc: the socket inodes behind each member's fds, looked up in /proc/net/tcp{,6}.
