@@ -11,8 +11,10 @@
 
 use crate::cdp::{
     self, BrowserContextId, CdpConnection, CdpEvent, CdpEvents, CreateBrowserContext, Evaluation,
-    SessionId, TargetId,
+    FrameId, SessionId, TargetId, WeakCdpConnection,
 };
+use crate::frame::{Frame, flatten_tree};
+use crate::targets::{Registry, auto_attach_params};
 use crate::{BrowserError, CdpError, Chromium, LaunchOptions};
 use serde_json::Value;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -26,6 +28,8 @@ use tokio::sync::oneshot;
 pub struct Browser {
     cdp: CdpConnection,
     waiters: Arc<Waiters>,
+    registry: Arc<Registry>,
+    init_scripts: Vec<String>,
     // Declared last so the connection handles go first; the process is killed on drop.
     process: Option<Chromium>,
 }
@@ -69,14 +73,41 @@ impl Browser {
         Ok(Self::start(cdp, events, None))
     }
 
+    /// Connects with an already open DevTools connection (for example one made with
+    /// extra headers by [`cdp::connect_ws_with_headers`]).
+    pub fn from_connection(cdp: CdpConnection, events: CdpEvents) -> Self {
+        Self::start(cdp, events, None)
+    }
+
     fn start(cdp: CdpConnection, events: CdpEvents, process: Option<Chromium>) -> Self {
         let waiters = Arc::new(Waiters::default());
-        tokio::spawn(dispatch(events, waiters.clone()));
+        let registry = Arc::new(Registry::default());
+        tokio::spawn(dispatch(
+            events,
+            waiters.clone(),
+            registry.clone(),
+            cdp.downgrade(),
+        ));
         Self {
             cdp,
             waiters,
+            registry,
+            init_scripts: Vec::new(),
             process,
         }
+    }
+
+    /// Scripts every document of every page opened later runs first
+    /// (`Page.addScriptToEvaluateOnNewDocument`, on the page and on each of its frames).
+    /// Used to remove `RTCPeerConnection` from browsers whose flags ferry cannot set.
+    pub fn with_init_scripts(mut self, scripts: Vec<String>) -> Self {
+        self.init_scripts = scripts;
+        self
+    }
+
+    /// False once the DevTools connection is gone (the browser exited or crashed).
+    pub fn is_connected(&self) -> bool {
+        !self.cdp.is_closed()
     }
 
     /// The underlying connection, for commands without a helper here.
@@ -105,6 +136,8 @@ impl Browser {
             id,
             cdp: self.cdp.clone(),
             waiters: self.waiters.clone(),
+            registry: self.registry.clone(),
+            init_scripts: self.init_scripts.clone(),
             disposed: false,
         })
     }
@@ -129,6 +162,8 @@ pub struct BrowserContext {
     id: BrowserContextId,
     cdp: CdpConnection,
     waiters: Arc<Waiters>,
+    registry: Arc<Registry>,
+    init_scripts: Vec<String>,
     disposed: bool,
 }
 
@@ -139,7 +174,8 @@ impl BrowserContext {
     }
 
     /// Opens a blank page in this context and attaches a flat session to it, with page
-    /// events enabled.
+    /// events enabled and every frame and worker it starts attached (paused, configured,
+    /// resumed; see [`crate::targets`]).
     pub async fn new_page(&self) -> Result<Page, BrowserError> {
         let target_id = self
             .cdp
@@ -156,13 +192,17 @@ impl BrowserContext {
                 return Err(e.into());
             }
         };
-        self.cdp.page_enable(&session_id).await?;
-        Ok(Page {
+        let page = Page {
             target_id,
             session_id,
             cdp: self.cdp.clone(),
             waiters: self.waiters.clone(),
-        })
+            registry: self.registry.clone(),
+        };
+        self.registry
+            .add_root(&page.session_id, self.init_scripts.clone());
+        page.configure(&self.init_scripts).await?;
+        Ok(page)
     }
 
     /// Disposes the context: its pages close and its cookies and storage are dropped.
@@ -193,9 +233,127 @@ pub struct Page {
     session_id: SessionId,
     cdp: CdpConnection,
     waiters: Arc<Waiters>,
+    registry: Arc<Registry>,
+}
+
+impl Drop for Page {
+    fn drop(&mut self) {
+        self.registry.remove_root(&self.session_id);
+    }
 }
 
 impl Page {
+    /// Page events, init scripts, and auto-attach of frames and workers.
+    async fn configure(&self, init_scripts: &[String]) -> Result<(), BrowserError> {
+        let session = Some(&self.session_id);
+        self.cdp.page_enable(&self.session_id).await?;
+        for source in init_scripts {
+            self.cdp
+                .call(
+                    "Page.addScriptToEvaluateOnNewDocument",
+                    serde_json::json!({ "source": source }),
+                    session,
+                )
+                .await?;
+        }
+        self.cdp
+            .call("Target.setAutoAttach", auto_attach_params(), session)
+            .await?;
+        Ok(())
+    }
+
+    /// The page's frames, main frame first, each with a fresh isolated world: frames of
+    /// the page's own process (same-origin iframes) from its frame tree, then cross-origin
+    /// iframes over their own sessions. A frame that went away meanwhile is left out.
+    pub async fn frames(&self) -> Result<Vec<Frame>, BrowserError> {
+        let remote = self.registry.frame_sessions(&self.session_id);
+        let remote_ids: Vec<&str> = remote.iter().map(|c| c.target.as_str()).collect();
+        let mut sessions = vec![(self.session_id.clone(), None)];
+        sessions.extend(
+            remote
+                .iter()
+                .map(|c| (c.session.clone(), Some(c.target.as_str().to_owned()))),
+        );
+        let mut frames = Vec::new();
+        for (index, (session, own_frame)) in sessions.iter().enumerate() {
+            let tree = match self
+                .cdp
+                .call("Page.getFrameTree", serde_json::json!({}), Some(session))
+                .await
+            {
+                Ok(tree) => tree,
+                Err(e) if index == 0 => return Err(e.into()),
+                Err(_) => continue,
+            };
+            for (frame_id, url) in flatten_tree(&tree["frameTree"]) {
+                // A cross-origin frame also shows in its parent's tree: use its own session.
+                let elsewhere = remote_ids.contains(&frame_id.as_str())
+                    && own_frame.as_deref() != Some(frame_id.as_str());
+                if elsewhere {
+                    continue;
+                }
+                let main = index == 0 && frames.is_empty();
+                match Frame::open(&self.cdp, session, frame_id, url, main).await {
+                    Ok(frame) => frames.push(frame),
+                    Err(e) if main => return Err(e.into()),
+                    Err(_) => {}
+                }
+            }
+        }
+        Ok(frames)
+    }
+
+    /// The main frame's id.
+    pub async fn main_frame_id(&self) -> Result<FrameId, BrowserError> {
+        let tree = self
+            .cdp
+            .call(
+                "Page.getFrameTree",
+                serde_json::json!({}),
+                Some(&self.session_id),
+            )
+            .await?;
+        tree["frameTree"]["frame"]["id"]
+            .as_str()
+            .map(FrameId::new)
+            .ok_or_else(|| {
+                CdpError::BadResponse {
+                    method: "Page.getFrameTree".into(),
+                    reason: "no main frame".into(),
+                }
+                .into()
+            })
+    }
+
+    /// A receiver for the next `method` event of this page's session (registered now, so
+    /// an event that fires before the caller awaits is not lost). With `frame`, only
+    /// events whose `frameId` is that frame count.
+    pub fn next_event(
+        &self,
+        method: &'static str,
+        frame: Option<&FrameId>,
+    ) -> oneshot::Receiver<CdpEvent> {
+        self.waiters
+            .wait_for_frame(&self.session_id, method, frame.cloned())
+    }
+
+    /// `Page.stopLoading`: gives up on whatever is still loading.
+    pub async fn stop_loading(&self) -> Result<(), BrowserError> {
+        self.cdp
+            .call(
+                "Page.stopLoading",
+                serde_json::json!({}),
+                Some(&self.session_id),
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// True once the connection to the browser is gone.
+    pub fn is_closed(&self) -> bool {
+        self.cdp.is_closed()
+    }
+
     /// The page's target id.
     pub fn target_id(&self) -> &TargetId {
         &self.target_id
@@ -285,7 +443,19 @@ struct WaiterState {
 struct Waiter {
     session: SessionId,
     method: &'static str,
+    frame: Option<FrameId>,
     tx: oneshot::Sender<CdpEvent>,
+}
+
+impl Waiter {
+    fn wants(&self, session: &SessionId, event: &CdpEvent) -> bool {
+        &self.session == session
+            && self.method == event.method
+            && self
+                .frame
+                .as_ref()
+                .is_none_or(|f| event.params["frameId"].as_str() == Some(f.as_str()))
+    }
 }
 
 impl Waiters {
@@ -296,6 +466,16 @@ impl Waiters {
     /// A receiver for the next `method` event on `session`. It errors if the connection
     /// closes first.
     fn wait_for(&self, session: &SessionId, method: &'static str) -> oneshot::Receiver<CdpEvent> {
+        self.wait_for_frame(session, method, None)
+    }
+
+    /// Like `wait_for`, only for events about `frame` when given.
+    fn wait_for_frame(
+        &self,
+        session: &SessionId,
+        method: &'static str,
+        frame: Option<FrameId>,
+    ) -> oneshot::Receiver<CdpEvent> {
         let (tx, rx) = oneshot::channel();
         let mut state = self.state();
         if !state.closed {
@@ -304,6 +484,7 @@ impl Waiters {
             state.list.push(Waiter {
                 session: session.clone(),
                 method,
+                frame,
                 tx,
             });
         }
@@ -318,7 +499,7 @@ impl Waiters {
         let mut state = self.state();
         let (matching, rest): (Vec<Waiter>, Vec<Waiter>) = std::mem::take(&mut state.list)
             .into_iter()
-            .partition(|w| &w.session == session && w.method == event.method);
+            .partition(|w| w.wants(session, event));
         state.list = rest;
         drop(state);
         for waiter in matching {
@@ -334,9 +515,20 @@ impl Waiters {
     }
 }
 
-/// Consumes the event queue in order until the connection closes.
-async fn dispatch(mut events: CdpEvents, waiters: Arc<Waiters>) {
+/// Consumes the event queue in order until the connection closes: attaches and resumes
+/// new frames and workers, then wakes whoever waits for the event.
+async fn dispatch(
+    mut events: CdpEvents,
+    waiters: Arc<Waiters>,
+    registry: Arc<Registry>,
+    cdp: WeakCdpConnection,
+) {
     while let Some(event) = events.recv().await {
+        if event.method.starts_with("Target.")
+            && let Some(cdp) = cdp.upgrade()
+        {
+            registry.on_event(&cdp, &event);
+        }
         waiters.deliver(&event);
     }
     waiters.close();

@@ -102,6 +102,10 @@ cdp_id!(
     /// A frame in a page (`frameId`).
     FrameId
 );
+cdp_id!(
+    /// A handle on a JavaScript object in a page (`objectId`).
+    RemoteObjectId
+);
 
 type Reply = Result<Value, CdpError>;
 
@@ -133,6 +137,30 @@ pub struct CdpConnection {
     timeout: Duration,
 }
 
+/// A handle on a connection that does not keep it open (for event handlers that live as
+/// long as the connection).
+#[derive(Clone)]
+pub struct WeakCdpConnection {
+    shared: Weak<Shared>,
+    timeout: Duration,
+}
+
+impl WeakCdpConnection {
+    /// A full handle, while the connection is still held by someone.
+    pub fn upgrade(&self) -> Option<CdpConnection> {
+        self.shared.upgrade().map(|shared| CdpConnection {
+            shared,
+            timeout: self.timeout,
+        })
+    }
+}
+
+impl fmt::Debug for WeakCdpConnection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WeakCdpConnection").finish_non_exhaustive()
+    }
+}
+
 impl fmt::Debug for CdpConnection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CdpConnection")
@@ -152,16 +180,33 @@ impl fmt::Debug for CdpConnection {
 /// # Ok(()) }
 /// ```
 pub async fn connect_ws(url: &str) -> Result<(CdpConnection, CdpEvents), CdpError> {
+    connect_ws_with_headers(url, &[]).await
+}
+
+/// [`connect_ws`] sending extra handshake headers (a CDP endpoint's credential).
+pub async fn connect_ws_with_headers(
+    url: &str,
+    headers: &[(String, String)],
+) -> Result<(CdpConnection, CdpEvents), CdpError> {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    use tokio_tungstenite::tungstenite::http::{HeaderName, HeaderValue};
+    let bad = |reason| CdpError::BadEndpoint {
+        endpoint: url.to_owned(),
+        reason,
+    };
     if !url.starts_with("ws://") {
-        return Err(CdpError::BadEndpoint {
-            endpoint: url.to_owned(),
-            reason: "expected a ws:// url",
-        });
+        return Err(bad("expected a ws:// url (wss:// is not supported)"));
+    }
+    let mut request = url.into_client_request().map_err(|_| bad("not a url"))?;
+    for (name, value) in headers {
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad("bad header name"))?;
+        let value = HeaderValue::from_str(value).map_err(|_| bad("bad header value"))?;
+        request.headers_mut().insert(name, value);
     }
     let config = WebSocketConfig::default()
         .max_message_size(Some(MAX_MESSAGE_BYTES))
         .max_frame_size(Some(MAX_MESSAGE_BYTES));
-    let handshake = tokio_tungstenite::connect_async_with_config(url, Some(config), true);
+    let handshake = tokio_tungstenite::connect_async_with_config(request, Some(config), true);
     let (socket, _) = tokio::time::timeout(DISCOVERY_TIMEOUT, handshake)
         .await
         .map_err(|_| CdpError::Timeout {
@@ -325,28 +370,46 @@ impl Inbound {
 /// Chromium rejects a `Host` that is not an IP or `localhost`, and keeps the socket open
 /// despite `Connection: close`, so the response is read by its `Content-Length`.
 pub async fn connect_http(http_url: &str) -> Result<(CdpConnection, CdpEvents), CdpError> {
+    connect_http_with_headers(http_url, &[]).await
+}
+
+/// [`connect_http`] sending `headers` with the discovery request and the handshake.
+pub async fn connect_http_with_headers(
+    http_url: &str,
+    headers: &[(String, String)],
+) -> Result<(CdpConnection, CdpEvents), CdpError> {
     let bad = |reason| CdpError::BadEndpoint {
         endpoint: http_url.to_owned(),
         reason,
     };
     let url = url::Url::parse(http_url).map_err(|_| bad("not a url"))?;
     if url.scheme() != "http" {
-        return Err(bad("expected an http:// url"));
+        return Err(bad("expected an http:// url (https:// is not supported)"));
+    }
+    let unsafe_text = |t: &str| t.bytes().any(|b| b == b'\r' || b == b'\n');
+    if headers
+        .iter()
+        .any(|(n, v)| unsafe_text(n) || unsafe_text(v) || n.contains(':'))
+    {
+        return Err(bad("header names and values must be single lines"));
     }
     let host = url.host_str().ok_or_else(|| bad("no host"))?;
     let port = url.port_or_known_default().ok_or_else(|| bad("no port"))?;
     let authority = format!("{host}:{port}");
     let version_url = format!("http://{authority}/json/version");
-    let body = tokio::time::timeout(DISCOVERY_TIMEOUT, http_get(&authority, "/json/version"))
-        .await
-        .map_err(|_| CdpError::Discovery {
-            url: version_url.clone(),
-            reason: format!("no complete response within {DISCOVERY_TIMEOUT:?}"),
-        })?
-        .map_err(|reason| CdpError::Discovery {
-            url: version_url.clone(),
-            reason,
-        })?;
+    let body = tokio::time::timeout(
+        DISCOVERY_TIMEOUT,
+        http_get(&authority, "/json/version", headers),
+    )
+    .await
+    .map_err(|_| CdpError::Discovery {
+        url: version_url.clone(),
+        reason: format!("no complete response within {DISCOVERY_TIMEOUT:?}"),
+    })?
+    .map_err(|reason| CdpError::Discovery {
+        url: version_url.clone(),
+        reason,
+    })?;
     let version: Value = serde_json::from_slice(&body).map_err(|e| CdpError::Discovery {
         url: version_url.clone(),
         reason: format!("body is not json: {e}"),
@@ -358,15 +421,23 @@ pub async fn connect_http(http_url: &str) -> Result<(CdpConnection, CdpEvents), 
             url: version_url,
             reason: "no webSocketDebuggerUrl".to_owned(),
         })?;
-    connect_ws(ws_url).await
+    connect_ws_with_headers(ws_url, headers).await
 }
 
 /// A minimal HTTP/1.1 GET that returns the body of a 200 response, read by Content-Length.
-async fn http_get(authority: &str, path: &str) -> Result<Vec<u8>, String> {
+async fn http_get(
+    authority: &str,
+    path: &str,
+    headers: &[(String, String)],
+) -> Result<Vec<u8>, String> {
     let mut stream = tokio::net::TcpStream::connect(authority)
         .await
         .map_err(|e| format!("connect: {e}"))?;
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n\r\n");
+    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n");
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
     stream
         .write_all(request.as_bytes())
         .await
@@ -469,6 +540,14 @@ fn protocol_error(error: &Value) -> CdpError {
 }
 
 impl CdpConnection {
+    /// A handle that does not keep the connection open.
+    pub fn downgrade(&self) -> WeakCdpConnection {
+        WeakCdpConnection {
+            shared: Arc::downgrade(&self.shared),
+            timeout: self.timeout,
+        }
+    }
+
     /// The same connection with another per-command timeout.
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -662,44 +741,112 @@ impl CdpConnection {
         session: &SessionId,
         expression: &str,
     ) -> Result<Evaluation, CdpError> {
-        #[derive(Deserialize)]
-        #[serde(rename_all = "camelCase")]
-        struct Raw {
-            result: RemoteObject,
-            exception_details: Option<ExceptionDetails>,
-        }
-        #[derive(Deserialize)]
-        struct RemoteObject {
-            value: Option<Value>,
-        }
-        #[derive(Deserialize)]
-        struct ExceptionDetails {
-            text: Option<String>,
-            exception: Option<ExceptionObject>,
-        }
-        #[derive(Deserialize)]
-        struct ExceptionObject {
-            description: Option<String>,
-        }
-        let params = json!({
-            "expression": expression,
-            "returnByValue": true,
-            "awaitPromise": true,
-        });
-        let raw: Raw = self
-            .call_typed("Runtime.evaluate", params, Some(session))
-            .await?;
+        self.runtime_evaluate_in(session, expression, EvaluateIn::default())
+            .await
+    }
+
+    /// `Runtime.evaluate{returnByValue:true, awaitPromise:true}` in the execution context
+    /// `target.context_id` (an isolated world) or the main world, optionally with a user
+    /// gesture.
+    pub async fn runtime_evaluate_in(
+        &self,
+        session: &SessionId,
+        expression: &str,
+        target: EvaluateIn,
+    ) -> Result<Evaluation, CdpError> {
+        let raw = self.evaluate_raw(session, expression, target, true).await?;
         Ok(match raw.exception_details {
             Some(details) => Evaluation::Threw {
-                description: details
-                    .exception
-                    .and_then(|e| e.description)
-                    .or(details.text)
-                    .unwrap_or_else(|| "unknown exception".to_owned()),
+                description: details.describe(),
             },
             None => Evaluation::Value(raw.result.value.unwrap_or(Value::Null)),
         })
     }
+
+    /// `Runtime.evaluate{returnByValue:false}`: a handle on the resulting object (for
+    /// `DOM.setFileInputFiles`). `Ok(Err(description))` when the expression threw or did
+    /// not produce an object.
+    pub async fn runtime_evaluate_handle(
+        &self,
+        session: &SessionId,
+        expression: &str,
+        target: EvaluateIn,
+    ) -> Result<Result<RemoteObjectId, String>, CdpError> {
+        let raw = self
+            .evaluate_raw(session, expression, target, false)
+            .await?;
+        Ok(match (raw.exception_details, raw.result.object_id) {
+            (Some(details), _) => Err(details.describe()),
+            (None, Some(id)) => Ok(id),
+            (None, None) => Err("the expression did not produce an object".to_owned()),
+        })
+    }
+
+    async fn evaluate_raw(
+        &self,
+        session: &SessionId,
+        expression: &str,
+        target: EvaluateIn,
+        by_value: bool,
+    ) -> Result<RawEvaluation, CdpError> {
+        let mut params = json!({
+            "expression": expression,
+            "returnByValue": by_value,
+            "awaitPromise": true,
+        });
+        if let Some(context) = target.context_id {
+            params["contextId"] = json!(context);
+        }
+        if target.user_gesture {
+            params["userGesture"] = json!(true);
+        }
+        self.call_typed("Runtime.evaluate", params, Some(session))
+            .await
+    }
+}
+
+/// What `Runtime.evaluate` answers.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawEvaluation {
+    result: RawRemoteObject,
+    exception_details: Option<ExceptionDetails>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawRemoteObject {
+    value: Option<Value>,
+    object_id: Option<RemoteObjectId>,
+}
+
+#[derive(Deserialize)]
+struct ExceptionDetails {
+    text: Option<String>,
+    exception: Option<ExceptionObject>,
+}
+
+impl ExceptionDetails {
+    fn describe(self) -> String {
+        self.exception
+            .and_then(|e| e.description)
+            .or(self.text)
+            .unwrap_or_else(|| "unknown exception".to_owned())
+    }
+}
+
+#[derive(Deserialize)]
+struct ExceptionObject {
+    description: Option<String>,
+}
+
+/// Where `Runtime.evaluate` runs. `Default`: the main world, no user gesture.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EvaluateIn {
+    /// An execution context id (from `Page.createIsolatedWorld`); `None` is the main world.
+    pub context_id: Option<i64>,
+    /// Run with transient user activation (`userGesture: true`), as a click would have.
+    pub user_gesture: bool,
 }
 
 /// One command as a text frame; `sessionId` only when addressed to a session.

@@ -67,6 +67,14 @@ pub struct LaunchOptions {
     pub startup_timeout: Duration,
     /// Pipe (default) or loopback port.
     pub devtools: DevToolsTransport,
+    /// Send every request of the whole browser through this proxy
+    /// (`http://127.0.0.1:PORT`), loopback included (`--proxy-bypass-list=<-loopback>`).
+    pub proxy_server: Option<String>,
+    /// The resolver belt: Chromium itself resolves no name at all
+    /// (`--host-resolver-rules="MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"`), so anything that
+    /// would bypass a proxy cannot even find its host. Proxies must then listen on
+    /// 127.0.0.1. On by default.
+    pub resolver_belt: bool,
 }
 
 impl Default for LaunchOptions {
@@ -76,6 +84,8 @@ impl Default for LaunchOptions {
             extra_args: Vec::new(),
             startup_timeout: Duration::from_secs(20),
             devtools: DevToolsTransport::default(),
+            proxy_server: None,
+            resolver_belt: true,
         }
     }
 }
@@ -118,12 +128,7 @@ impl Chromium {
         };
         let profile = TempProfile::create()?;
         let pipe = options.devtools == DevToolsTransport::Pipe;
-        let args = chromium_args(
-            profile.path(),
-            running_as_root(),
-            options.devtools,
-            &options.extra_args,
-        );
+        let args = chromium_args(profile.path(), running_as_root(), &options);
 
         let started = Instant::now();
         let mut command = if pipe {
@@ -405,12 +410,7 @@ async fn read_stderr(
 
 /// The full command line after the binary: ferry's flags, the profile, `extra`, and the
 /// initial page.
-fn chromium_args(
-    profile: &Path,
-    as_root: bool,
-    devtools: DevToolsTransport,
-    extra: &[OsString],
-) -> Vec<OsString> {
+fn chromium_args(profile: &Path, as_root: bool, options: &LaunchOptions) -> Vec<OsString> {
     let mut flag_list: Vec<&str> = vec![
         // New headless mode: the real browser without a window.
         "--headless",
@@ -443,7 +443,7 @@ fn chromium_args(
         "--mute-audio",
         "--password-store=basic",
         "--use-mock-keychain",
-        match devtools {
+        match options.devtools {
             // DevTools on fds 3 and 4 only (set up by PIPE_SHIM).
             DevToolsTransport::Pipe => "--remote-debugging-pipe",
             // DevTools on an ephemeral port, bound to 127.0.0.1 by Chromium.
@@ -455,11 +455,20 @@ fn chromium_args(
         // enforcing proxy remain the containment.
         flag_list.push("--no-sandbox");
     }
+    if options.resolver_belt {
+        // Nothing resolves inside Chromium; only the proxy's own address stays reachable.
+        flag_list.push("--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1");
+    }
     let mut args: Vec<OsString> = flag_list.into_iter().map(OsString::from).collect();
+    if let Some(proxy) = &options.proxy_server {
+        args.push(format!("--proxy-server={proxy}").into());
+        // Without this Chromium never proxies loopback addresses.
+        args.push("--proxy-bypass-list=<-loopback>".into());
+    }
     let mut profile_arg = OsString::from("--user-data-dir=");
     profile_arg.push(profile.as_os_str());
     args.push(profile_arg);
-    args.extend(extra.iter().cloned());
+    args.extend(options.extra_args.iter().cloned());
     args.push("about:blank".into());
     args
 }
@@ -538,23 +547,30 @@ mod tests {
         args.iter().any(|a| a == flag)
     }
 
+    fn options(devtools: DevToolsTransport, extra: &[&str]) -> LaunchOptions {
+        LaunchOptions {
+            devtools,
+            extra_args: extra.iter().map(OsString::from).collect(),
+            ..LaunchOptions::default()
+        }
+    }
+
     #[test]
     fn sandbox_is_disabled_only_for_root() {
         let profile = Path::new("/tmp/p");
-        assert!(has(
-            &chromium_args(profile, true, DevToolsTransport::Pipe, &[]),
-            "--no-sandbox"
-        ));
-        assert!(!has(
-            &chromium_args(profile, false, DevToolsTransport::Pipe, &[]),
-            "--no-sandbox"
-        ));
+        let pipe = options(DevToolsTransport::Pipe, &[]);
+        assert!(has(&chromium_args(profile, true, &pipe), "--no-sandbox"));
+        assert!(!has(&chromium_args(profile, false, &pipe), "--no-sandbox"));
     }
 
     #[test]
     fn args_carry_the_security_flags_profile_and_extras_in_order() {
-        let extra = [OsString::from("--proxy-server=http://127.0.0.1:9")];
-        let args = chromium_args(Path::new("/tmp/p"), false, DevToolsTransport::Pipe, &extra);
+        let extra = "--lang=en-US";
+        let args = chromium_args(
+            Path::new("/tmp/p"),
+            false,
+            &options(DevToolsTransport::Pipe, &[extra]),
+        );
         for flag in [
             "--headless",
             "--disable-background-networking",
@@ -563,23 +579,46 @@ mod tests {
             "--no-first-run",
             "--disable-quic",
             "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
             "--remote-debugging-pipe",
             "--user-data-dir=/tmp/p",
         ] {
             assert!(has(&args, flag), "missing {flag}");
         }
         let n = args.len();
-        assert_eq!(args[n - 2], extra[0]);
+        assert_eq!(args[n - 2], extra);
         assert_eq!(args[n - 1], "about:blank");
         assert!(
             !args
                 .iter()
                 .any(|a| a.to_string_lossy().contains("remote-debugging-port"))
         );
+        assert!(!args.iter().any(|a| a.to_string_lossy().contains("proxy")));
 
-        let port = chromium_args(Path::new("/tmp/p"), false, DevToolsTransport::Port, &[]);
+        let port = chromium_args(
+            Path::new("/tmp/p"),
+            false,
+            &options(DevToolsTransport::Port, &[]),
+        );
         assert!(has(&port, "--remote-debugging-port=0"));
         assert!(!has(&port, "--remote-debugging-pipe"));
+    }
+
+    #[test]
+    fn a_browser_wide_proxy_also_covers_loopback_and_the_belt_can_be_dropped() {
+        let proxied = LaunchOptions {
+            proxy_server: Some("http://127.0.0.1:9".into()),
+            resolver_belt: false,
+            ..LaunchOptions::default()
+        };
+        let args = chromium_args(Path::new("/tmp/p"), false, &proxied);
+        assert!(has(&args, "--proxy-server=http://127.0.0.1:9"));
+        assert!(has(&args, "--proxy-bypass-list=<-loopback>"));
+        assert!(
+            !args
+                .iter()
+                .any(|a| a.to_string_lossy().contains("host-resolver-rules"))
+        );
     }
 
     #[test]

@@ -32,13 +32,16 @@ pub mod browser;
 pub mod cdp;
 pub mod discover;
 mod error;
+pub mod frame;
 pub mod launch;
 pub mod proxy;
+mod targets;
 
 pub use allowlist::{Allowlist, AllowlistError};
 pub use browser::{Browser, BrowserContext, Page};
 pub use cdp::{CdpConnection, CdpEvent, CdpEvents};
 pub use discover::{available, find_chromium};
 pub use error::{BrowserError, CdpError};
+pub use frame::Frame;
 pub use launch::{Chromium, DevToolsTransport, GroupMemory, LaunchOptions, live_group_members};
 pub use proxy::{BlockReason, Blocked, Proxy, ProxyConfig, ProxyError, ProxyHandle};

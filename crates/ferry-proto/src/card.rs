@@ -160,7 +160,7 @@ pub struct AgentExtension {
 }
 
 /// A focused ability of the agent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentSkill {
     /// Identifier.

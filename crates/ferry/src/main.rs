@@ -7,6 +7,7 @@ mod bench;
 mod bench_cards;
 mod call;
 mod card;
+mod forms_args;
 mod serve;
 
 use clap::{Parser, Subcommand};

@@ -11,6 +11,8 @@ use std::sync::Arc;
 /// The built-in agents.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum AgentName {
+    /// The forms agent: fills web forms in headless Chromium (the default).
+    Forms,
     /// Completes each task with an artifact echoing the message's text and data parts.
     Echo,
     /// Plays the official conformance kit's messageId-prefix scenarios (and `ferry-turns-3`).
@@ -31,8 +33,11 @@ pub enum LogFormat {
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Which agent to serve.
-    #[arg(long, value_enum, default_value = "echo")]
+    #[arg(long, value_enum, default_value = "forms")]
     agent: AgentName,
+    /// The forms agent's settings.
+    #[command(flatten)]
+    forms: crate::forms_args::FormsArgs,
     /// A TOML file with any ServerConfig fields (`${ENV}` interpolated; unknown keys are errors).
     #[arg(long, env = "FERRY_CONFIG", value_name = "FILE")]
     config: Option<PathBuf>,
@@ -159,7 +164,7 @@ impl ServeArgs {
             });
         }
         c.strict_version |= self.strict_version;
-        c.cdp_config |= self.cdp_config;
+        c.cdp_config |= self.cdp_config || self.forms.needs_cdp_config();
         c.cdp_config_required |= self.cdp_config_required;
         if self.v1_0_0_errors {
             c.error_table = ferry_proto::ErrorTable::V1_0_0;
@@ -190,9 +195,17 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
 }
 
 async fn serve(args: ServeArgs, config: ServerConfig) -> anyhow::Result<()> {
+    let mut forms = None;
     let agent: Arc<dyn ferry_agent::AgentExecutor> = match args.agent {
         AgentName::Echo => Arc::new(EchoAgent),
         AgentName::Conformance => Arc::new(ConformanceAgent),
+        AgentName::Forms => {
+            let agent = ferry_forms::FormsAgent::new(args.forms.config());
+            announce_forms(agent.config());
+            let agent = Arc::new(agent);
+            forms = Some(agent.clone());
+            agent
+        }
     };
     let bind = config.bind;
     let server = A2aServer::bind(agent, config)
@@ -203,8 +216,37 @@ async fn serve(args: ServeArgs, config: ServerConfig) -> anyhow::Result<()> {
     tracing::info!(addr = %server.local_addr(), agent = ?args.agent, "listening");
     println!("agent card: {}", server.card_url());
     server.run(shutdown).await.context("serving")?;
+    if let Some(forms) = forms {
+        forms.pool().shutdown().await;
+    }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// Start-up notes of the forms agent: the browser, and a warning without an allowlist.
+fn announce_forms(config: &ferry_forms::FormsConfig) {
+    if config.allow_domains.is_empty() {
+        tracing::warn!(
+            "forms agent: no --allow-domain set; pages may reach any public address (loopback, private and metadata addresses stay blocked)"
+        );
+    } else {
+        tracing::info!(domains = ?config.allow_domains, "forms agent: allowlist");
+    }
+    if config.allow_private_networks {
+        tracing::warn!(
+            "forms agent: --allow-private-networks: pages may reach loopback and private addresses"
+        );
+    }
+    if let ferry_forms::BrowserSource::Launch = config.browser {
+        match ferry_browser::find_chromium(config.chrome_path.as_deref()) {
+            Ok(path) => {
+                tracing::info!(chromium = %path.display(), isolation = ?config.isolation, "forms agent: browser")
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "forms agent: no browser; the readiness probe reports not ready")
+            }
+        }
+    }
 }
 
 /// Installs the Ctrl-C and SIGTERM handlers now, and returns a future that resolves on either.

@@ -1,0 +1,225 @@
+//! Every target a page spawns, attached and configured before it runs.
+//!
+//! A page's session asks for `Target.setAutoAttach{autoAttach, waitForDebuggerOnStart,
+//! flatten}`. Each cross-origin iframe (OOPIF) and worker the page starts is then attached
+//! to us *paused*; [`on_attached`] configures it (the same auto-attach, recursively, and the
+//! context's init scripts on frames) and only then resumes it with
+//! `Runtime.runIfWaitingForDebugger`. All of that is fired with
+//! [`CdpConnection::send`] from the event dispatcher, in order on the one socket, without
+//! awaiting replies (awaiting there could deadlock against the paused target).
+//!
+//! The registry remembers which iframe sessions belong to which parent session, so a page
+//! can evaluate in its cross-origin frames (forms inside an OOPIF).
+
+use crate::cdp::{CdpConnection, CdpEvent, SessionId, TargetId};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+/// The auto-attach settings every page, frame and worker session gets.
+pub(crate) fn auto_attach_params() -> Value {
+    json!({ "autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true })
+}
+
+/// One attached child target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Child {
+    /// Its flat session.
+    pub session: SessionId,
+    /// Its target id (for an OOPIF, also its frame id).
+    pub target: TargetId,
+    /// `iframe`, `worker`, `shared_worker`, `service_worker`, …
+    pub kind: String,
+}
+
+/// Parent session → attached children, plus the init scripts of each root page session.
+#[derive(Debug, Default)]
+pub(crate) struct Registry {
+    state: Mutex<RegistryState>,
+}
+
+#[derive(Debug, Default)]
+struct RegistryState {
+    children: HashMap<SessionId, Vec<Child>>,
+    /// Scripts to run on every new document of a root page and of its frames.
+    init_scripts: HashMap<SessionId, Vec<String>>,
+    /// Child session → the root page session it belongs to.
+    root_of: HashMap<SessionId, SessionId>,
+}
+
+impl Registry {
+    fn state(&self) -> MutexGuard<'_, RegistryState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers a root page session and the scripts its documents get.
+    pub(crate) fn add_root(&self, session: &SessionId, init_scripts: Vec<String>) {
+        let mut state = self.state();
+        state.init_scripts.insert(session.clone(), init_scripts);
+    }
+
+    /// Forgets a root page session and everything below it.
+    pub(crate) fn remove_root(&self, session: &SessionId) {
+        let mut state = self.state();
+        state.init_scripts.remove(session);
+        state.root_of.retain(|_, root| root != session);
+        Self::drop_subtree(&mut state, session);
+    }
+
+    fn drop_subtree(state: &mut RegistryState, session: &SessionId) {
+        if let Some(children) = state.children.remove(session) {
+            for child in children {
+                state.root_of.remove(&child.session);
+                Self::drop_subtree(state, &child.session);
+            }
+        }
+    }
+
+    /// The iframe sessions below `session`, depth first, in attach order.
+    pub(crate) fn frame_sessions(&self, session: &SessionId) -> Vec<Child> {
+        let state = self.state();
+        let mut out = Vec::new();
+        let mut stack = vec![session.clone()];
+        while let Some(parent) = stack.pop() {
+            if let Some(children) = state.children.get(&parent) {
+                for child in children.iter().rev() {
+                    stack.push(child.session.clone());
+                }
+                out.extend(children.iter().filter(|c| c.kind == "iframe").cloned());
+            }
+        }
+        out
+    }
+
+    /// Handles the target events: configures and resumes newly attached targets, forgets
+    /// detached ones. Never awaits.
+    pub(crate) fn on_event(&self, cdp: &CdpConnection, event: &CdpEvent) {
+        match event.method.as_str() {
+            "Target.attachedToTarget" => self.on_attached(cdp, event),
+            "Target.detachedFromTarget" => {
+                if let Some(session) = event.params["sessionId"].as_str() {
+                    let session = SessionId::new(session);
+                    let mut state = self.state();
+                    for children in state.children.values_mut() {
+                        children.retain(|c| c.session != session);
+                    }
+                    state.root_of.remove(&session);
+                    Self::drop_subtree(&mut state, &session);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn on_attached(&self, cdp: &CdpConnection, event: &CdpEvent) {
+        let params = &event.params;
+        let (Some(session), Some(target)) = (
+            params["sessionId"].as_str(),
+            params["targetInfo"]["targetId"].as_str(),
+        ) else {
+            return;
+        };
+        let session = SessionId::new(session);
+        let kind = params["targetInfo"]["type"].as_str().unwrap_or("other");
+        let waiting = params["waitingForDebugger"].as_bool().unwrap_or(false);
+        // Only children of a session we manage are ours to configure; a browser-level
+        // attach (someone else's auto-attach) is resumed and left alone.
+        let parent = event.session_id.clone();
+        let scripts = {
+            let mut state = self.state();
+            let root = parent.as_ref().and_then(|p| {
+                if state.init_scripts.contains_key(p) {
+                    Some(p.clone())
+                } else {
+                    state.root_of.get(p).cloned()
+                }
+            });
+            match (&parent, &root) {
+                (Some(parent), Some(root)) => {
+                    state.root_of.insert(session.clone(), root.clone());
+                    state
+                        .children
+                        .entry(parent.clone())
+                        .or_default()
+                        .push(Child {
+                            session: session.clone(),
+                            target: TargetId::new(target),
+                            kind: kind.to_owned(),
+                        });
+                    state.init_scripts.get(root).cloned().unwrap_or_default()
+                }
+                _ => Vec::new(),
+            }
+        };
+        let ours = matches!(
+            kind,
+            "iframe" | "worker" | "shared_worker" | "service_worker" | "page"
+        );
+        if ours {
+            // Same settings one level down: nested OOPIFs and workers of workers.
+            let _ = cdp.send("Target.setAutoAttach", auto_attach_params(), Some(&session));
+        }
+        if kind == "iframe" || kind == "page" {
+            let _ = cdp.send("Page.enable", json!({}), Some(&session));
+            for source in scripts {
+                let _ = cdp.send(
+                    "Page.addScriptToEvaluateOnNewDocument",
+                    json!({ "source": source }),
+                    Some(&session),
+                );
+            }
+        }
+        if waiting {
+            let _ = cdp.send("Runtime.runIfWaitingForDebugger", json!({}), Some(&session));
+        }
+        tracing::trace!(kind, %session, "attached child target");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attached(parent: &str, session: &str, kind: &str) -> CdpEvent {
+        CdpEvent {
+            method: "Target.attachedToTarget".into(),
+            params: json!({
+                "sessionId": session,
+                "targetInfo": {"targetId": format!("T-{session}"), "type": kind},
+                "waitingForDebugger": true
+            }),
+            session_id: Some(SessionId::new(parent)),
+        }
+    }
+
+    #[tokio::test]
+    async fn children_are_tracked_under_their_root_and_forgotten_on_detach() {
+        let (to_browser, _keep) = tokio::io::duplex(1 << 16);
+        let (_unused, from_browser) = tokio::io::duplex(1 << 16);
+        let (cdp, _events) = crate::cdp::connect_pipe(to_browser, from_browser);
+        let registry = Registry::default();
+        let root = SessionId::new("ROOT");
+        registry.add_root(&root, vec!["delete window.RTCPeerConnection".into()]);
+        registry.on_event(&cdp, &attached("ROOT", "F1", "iframe"));
+        registry.on_event(&cdp, &attached("F1", "F2", "iframe"));
+        registry.on_event(&cdp, &attached("ROOT", "W1", "worker"));
+        registry.on_event(&cdp, &attached("STRANGER", "X", "iframe"));
+        let frames: Vec<String> = registry
+            .frame_sessions(&root)
+            .into_iter()
+            .map(|c| c.session.to_string())
+            .collect();
+        assert_eq!(frames, ["F1", "F2"]);
+        registry.on_event(
+            &cdp,
+            &CdpEvent {
+                method: "Target.detachedFromTarget".into(),
+                params: json!({"sessionId": "F1"}),
+                session_id: Some(root.clone()),
+            },
+        );
+        assert!(registry.frame_sessions(&root).is_empty());
+        registry.remove_root(&root);
+        assert!(registry.state().root_of.is_empty());
+    }
+}

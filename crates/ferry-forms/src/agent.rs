@@ -1,0 +1,267 @@
+//! The forms agent as an A2A executor.
+
+use crate::config::{BrowserSource, FormsConfig};
+use crate::pool::SessionPool;
+use crate::report::FormReport;
+use crate::request::{self, Incoming, RequestError};
+use crate::turn::{self, TurnInput, Verdict};
+use ferry_agent::{
+    AgentDescription, AgentError, AgentExecutor, AgentFuture, EventSink, RequestContext,
+};
+use ferry_proto::{A2aError, AgentSkill, Artifact, ErrorKind, Message, Part};
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// Fills web forms in headless Chromium: inspect, fill, report, submit on confirmation.
+///
+/// ```no_run
+/// use ferry_forms::{FormsAgent, FormsConfig};
+/// # async fn run() {
+/// let agent = FormsAgent::new(FormsConfig {
+///     allow_domains: vec!["example.com".into()],
+///     ..FormsConfig::default()
+/// });
+/// # let _ = agent; }
+/// ```
+#[derive(Debug, Clone)]
+pub struct FormsAgent {
+    config: Arc<FormsConfig>,
+    pool: Arc<SessionPool>,
+    browser_found: bool,
+}
+
+impl FormsAgent {
+    /// An agent with `config`. Call inside a tokio runtime (the idle reaper runs on it).
+    pub fn new(config: FormsConfig) -> FormsAgent {
+        let browser_found = match config.browser {
+            BrowserSource::Launch => {
+                ferry_browser::find_chromium(config.chrome_path.as_deref()).is_ok()
+            }
+            BrowserSource::Cdp { .. } => true,
+        };
+        let config = Arc::new(config);
+        FormsAgent {
+            pool: SessionPool::new(config.clone()),
+            config,
+            browser_found,
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &FormsConfig {
+        &self.config
+    }
+
+    /// The sessions (for tests and shutdown).
+    pub fn pool(&self) -> &Arc<SessionPool> {
+        &self.pool
+    }
+
+    async fn turn(&self, ctx: RequestContext, events: EventSink) -> Result<(), AgentError> {
+        let incoming = request::parse(&ctx.message);
+        let request = match incoming {
+            Ok(Incoming::Request(r)) => r,
+            Ok(Incoming::Chatter(_)) => return reply_help(&ctx, &events, None),
+            Err(e) => return reply_help(&ctx, &events, Some(e)),
+        };
+        let endpoint = match &self.config.browser {
+            BrowserSource::Cdp { name } => Some(ctx.cdp_endpoint(name.as_deref())?),
+            BrowserSource::Launch => None,
+        };
+        let mut slot = self.pool.acquire(&ctx.context_id).await.map_err(|full| {
+            AgentError::Protocol(
+                A2aError::new(ErrorKind::Unavailable, full.to_string())
+                    .with_meta("retryAfterSeconds", full.retry_after_secs.to_string()),
+            )
+        })?;
+        let emit = events.clone();
+        let progress = move |text: &str| {
+            let _ = emit.working(Some(emit.text_message(text)));
+        };
+        let opened = if slot.session.as_ref().is_some_and(crate::Session::is_alive) {
+            Ok(false)
+        } else {
+            progress("starting a browser session");
+            self.pool.ensure_session(&mut slot, endpoint.as_ref()).await
+        };
+        if let Err(e) = opened {
+            SessionPool::release(&mut slot);
+            return Err(AgentError::Failed(format!(
+                "could not start a browser session: {e}"
+            )));
+        }
+        let Some(session) = slot.session.as_mut() else {
+            SessionPool::release(&mut slot);
+            return Err(AgentError::Failed("no browser session".into()));
+        };
+        let pending = self.pool.pending(&ctx.context_id);
+        let result = turn::run(
+            session,
+            TurnInput {
+                config: &self.config,
+                request: &request,
+                task_id: &ctx.task_id,
+                pending,
+                progress: &progress,
+            },
+        )
+        .await;
+        let result = match result {
+            Ok(result) => result,
+            Err(e) => {
+                // The browser is gone or broken: the next message gets a fresh session.
+                let crashed = slot.session.as_ref().is_none_or(|s| !s.is_alive());
+                if let Some(session) = slot.session.take().filter(|_| crashed) {
+                    session.close().await;
+                }
+                self.pool.set_pending(&ctx.context_id, None);
+                SessionPool::release(&mut slot);
+                let message = if crashed {
+                    format!(
+                        "the browser session ended unexpectedly ({e}); send the request again to start a new session"
+                    )
+                } else {
+                    format!("the browser could not complete this step: {e}")
+                };
+                return Err(AgentError::Failed(message));
+            }
+        };
+        self.pool
+            .set_pending(&ctx.context_id, result.pending.clone());
+        SessionPool::release(&mut slot);
+        drop(slot);
+
+        emit_report(&events, &result.report)?;
+        let message = status_message(&events, &result.message, &result.report);
+        match result.verdict {
+            Verdict::Completed => events.complete(Some(message))?,
+            Verdict::InputRequired => events.input_required(message)?,
+            Verdict::Failed => events.fail(message)?,
+        }
+        Ok(())
+    }
+}
+
+impl AgentExecutor for FormsAgent {
+    fn describe(&self) -> AgentDescription {
+        let skill = AgentSkill {
+            id: "fill-web-form".into(),
+            name: "Fill a web form".into(),
+            description: format!(
+                "Opens a web page in a headless browser, inspects its form, fills the values you give (keys are the labels a person sees), reports missing, unmatched, ambiguous and invalid fields, and submits only after {{\"confirm\": true}}. Send a data part like {}.",
+                request::example()
+            ),
+            tags: vec!["forms".into(), "browser".into(), "web".into()],
+            examples: vec![
+                request::example().into(),
+                "https://example.com/signup".into(),
+            ],
+            input_modes: vec!["application/json".into(), "text/plain".into()],
+            output_modes: vec!["application/json".into(), "text/plain".into()],
+            ..AgentSkill::default()
+        };
+        AgentDescription::new(
+            "ferry forms agent",
+            "Fills web forms in headless Chromium: inspect, fill, report, submit on confirmation.",
+        )
+        .with_skills(vec![skill])
+    }
+
+    fn execute(&self, ctx: RequestContext, events: EventSink) -> AgentFuture<'_> {
+        Box::pin(self.turn(ctx, events))
+    }
+
+    fn cancel(&self, ctx: RequestContext, _events: EventSink) -> AgentFuture<'_> {
+        Box::pin(async move {
+            if self.pool.cancel_pending(&ctx.context_id, &ctx.task_id) {
+                tracing::debug!(task = %ctx.task_id, "pending submit dropped");
+            }
+            Ok(())
+        })
+    }
+
+    fn ready(&self) -> bool {
+        self.browser_found
+    }
+}
+
+/// Marks a part or artifact as holding website text.
+fn untrusted() -> ferry_proto::Struct {
+    let mut meta = serde_json::Map::new();
+    meta.insert("untrusted".into(), Value::Bool(true));
+    meta
+}
+
+/// The `result` (text) and `data` (JSON) artifacts.
+fn emit_report(events: &EventSink, report: &FormReport) -> Result<(), AgentError> {
+    let mut text = Artifact::new("result", "result", vec![Part::text(report.to_text())]);
+    text.metadata = Some(untrusted());
+    events.artifact(text, false, true)?;
+    let data = serde_json::to_value(report).unwrap_or(Value::Null);
+    let mut data = Artifact::new(
+        "data",
+        "data",
+        vec![Part::data(data).with_media_type("application/json")],
+    );
+    data.metadata = Some(untrusted());
+    events.artifact(data, false, true)?;
+    Ok(())
+}
+
+/// The status message: text for people, a data part with what is needed.
+fn status_message(events: &EventSink, text: &str, report: &FormReport) -> Message {
+    let needed = json!({
+        "missing": report.missing,
+        "unmatched": report.unmatched,
+        "ambiguous": report.ambiguous,
+        "fieldErrors": report.field_errors,
+        "pendingSubmit": report.pending_submit,
+        "submitted": report.submitted,
+    });
+    let mut message = events.agent_message(vec![
+        Part::text(text),
+        Part::data(needed).with_media_type("application/json"),
+    ]);
+    message.metadata = Some(untrusted());
+    message
+}
+
+/// Chatter or a malformed request: the expected shape, as a direct reply (no task) on a new
+/// request, or as INPUT_REQUIRED on a task that is already open.
+fn reply_help(
+    ctx: &RequestContext,
+    events: &EventSink,
+    error: Option<RequestError>,
+) -> Result<(), AgentError> {
+    let problem = match &error {
+        Some(e) => format!("I could not read that request: {e}. "),
+        None => String::new(),
+    };
+    let text = format!(
+        "{problem}I fill web forms. Send a data part (mediaType application/json) like {} — \"values\" keys are the field labels; add \"confirm\": true to approve the submit. A text part holding only a URL inspects that page.",
+        request::example()
+    );
+    let parts = vec![
+        Part::text(text),
+        Part::data(json!({
+            "expected": {
+                "url": "https://example.com/signup",
+                "values": {"Email": "ada@example.com", "Country": "Germany"},
+                "submit": true
+            },
+            "error": error.as_ref().map(ToString::to_string),
+        }))
+        .with_media_type("application/json"),
+    ];
+    if ctx.is_new_task() {
+        if let Some(e) = error {
+            return Err(AgentError::Protocol(A2aError::invalid_params(
+                e.to_string(),
+            )));
+        }
+        events.message(events.agent_message(parts))?;
+    } else {
+        events.input_required(events.agent_message(parts))?;
+    }
+    Ok(())
+}

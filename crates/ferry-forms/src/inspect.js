@@ -1,0 +1,859 @@
+// ferry-forms page script: inspect, fill and submit the forms of ONE document.
+//
+// Contract (the Rust side depends on it; the JSON shapes are the serde structs of
+// crates/ferry-forms/src/snapshot.rs):
+//
+// * Evaluated with Runtime.evaluate in an isolated world (Page.createIsolatedWorld) of one
+//   frame. It defines `globalThis.__ferryForms` if absent (so evaluating it twice is harmless)
+//   and evaluates to `true`. Iframes are inspected separately, per frame: this script only
+//   looks at `document` and its open shadow roots.
+// * `__ferryForms.inspect()` -> PageSnapshot {url, title, forms, fields, formErrors, text}.
+//   It rebuilds the ref table: a field's `ref` indexes an array held here. A radio group, or
+//   two or more checkboxes sharing a name in the same form, is ONE field (type "radio" /
+//   "checkbox-group"). Hidden, submit, button, reset and image inputs are skipped.
+// * `__ferryForms.fill([{ref, value, typed?}])` -> [FillOutcome {ref, ok, error?, retryTyping?}].
+//   `value`: a string, a boolean (checkbox) or a list of strings (multi-select, checkbox
+//   group). `typed: true` means the text was already typed with Input.insertText: only
+//   change + blur are dispatched and the value is verified.
+// * `__ferryForms.element(ref)` -> the element (a group's first member), for
+//   DOM.setFileInputFiles; `null` for an unknown ref.
+// * `__ferryForms.focus(ref)` -> focuses the control and selects its content (so
+//   Input.insertText replaces it); true when it has the focus.
+// * `__ferryForms.formIndex(cssSelector)` -> the index of the form matched by the selector
+//   (the element itself or the form it belongs to), or null.
+// * `__ferryForms.submit(formIndex)` -> SubmitOutcome {ok, method, button?, error?}: clicks
+//   the form's first visible, enabled submit button (method "button"), else calls
+//   requestSubmit() (method "requestSubmit"). It never validates: Rust decides.
+//
+// Rules: everything read from the page is data. No network, no eval, and DOM access goes
+// through prototype methods captured here, because a form's named controls shadow its
+// properties (`<input name="action">` makes `form.action` an element).
+(() => {
+  'use strict';
+  if (globalThis.__ferryForms) return true;
+
+  // ---- Captured natives -------------------------------------------------------------------
+
+  const desc = (proto, prop) => Object.getOwnPropertyDescriptor(proto, prop);
+  const native = {
+    inputValue: desc(HTMLInputElement.prototype, 'value').set,
+    textareaValue: desc(HTMLTextAreaElement.prototype, 'value').set,
+    selectValue: desc(HTMLSelectElement.prototype, 'value').set,
+    optionSelected: desc(HTMLOptionElement.prototype, 'selected').set,
+    formAction: desc(HTMLFormElement.prototype, 'action').get,
+    formMethod: desc(HTMLFormElement.prototype, 'method').get,
+    formNoValidate: desc(HTMLFormElement.prototype, 'noValidate').get,
+    requestSubmit: HTMLFormElement.prototype.requestSubmit,
+    getAttribute: Element.prototype.getAttribute,
+    elementQueryAll: Element.prototype.querySelectorAll,
+    documentQueryAll: Document.prototype.querySelectorAll,
+    fragmentQueryAll: DocumentFragment.prototype.querySelectorAll,
+    documentQuery: Document.prototype.querySelector,
+    documentTitle: desc(Document.prototype, 'title').get,
+    documentBody: desc(Document.prototype, 'body').get,
+    innerText: desc(HTMLElement.prototype, 'innerText').get,
+  };
+
+  const attr = (el, name) => native.getAttribute.call(el, name);
+
+  function queryAll(root, selector) {
+    const fn =
+      root.nodeType === Node.DOCUMENT_NODE
+        ? native.documentQueryAll
+        : root.nodeType === Node.DOCUMENT_FRAGMENT_NODE
+          ? native.fragmentQueryAll
+          : native.elementQueryAll;
+    return Array.from(fn.call(root, selector));
+  }
+
+  /** Visits every element of `root` in document order, descending into open shadow roots. */
+  function eachElement(root, visit) {
+    for (const el of queryAll(root, '*')) {
+      visit(el);
+      if (el.shadowRoot) eachElement(el.shadowRoot, visit);
+    }
+  }
+
+  // ---- Text helpers -----------------------------------------------------------------------
+
+  const MASK = '••••••';
+  const collapse = (s) => String(s == null ? '' : s).replace(/\s+/g, ' ').trim();
+  /** A label text: whitespace collapsed, trailing `*` and `:` removed. */
+  const labelText = (s) => collapse(s).replace(/[\s*:]+$/, '');
+  const norm = (s) => labelText(s).toLowerCase();
+
+  /** Elements whose text never belongs to a label. */
+  const NO_TEXT = new Set([
+    'INPUT', 'SELECT', 'TEXTAREA', 'BUTTON', 'OPTION', 'OPTGROUP', 'DATALIST', 'SCRIPT',
+    'STYLE', 'TEMPLATE', 'NOSCRIPT',
+  ]);
+
+  /** The text of a node without the text of nested controls, scripts and hidden parts. */
+  function textOf(node) {
+    const parts = [];
+    const walk = (n) => {
+      for (const child of n.childNodes) {
+        if (child.nodeType === Node.TEXT_NODE) {
+          parts.push(child.nodeValue);
+        } else if (child.nodeType === Node.ELEMENT_NODE) {
+          if (NO_TEXT.has(child.tagName) || child.hidden) continue;
+          if (attr(child, 'aria-hidden') === 'true') continue;
+          if (child.tagName === 'IMG') parts.push(attr(child, 'alt') || '');
+          else walk(child);
+        }
+      }
+    };
+    walk(node);
+    return collapse(parts.join(' '));
+  }
+
+  /** The text of the elements named by an id list (aria-labelledby, aria-describedby, …). */
+  function textOfIds(el, ids) {
+    const root = el.getRootNode();
+    return collapse(
+      String(ids || '')
+        .split(/\s+/)
+        .filter(Boolean)
+        .map((id) => {
+          const target = root.getElementById(id);
+          if (!target || target === el) return '';
+          return textOf(target) || collapse(attr(target, 'aria-label'));
+        })
+        .join(' '),
+    );
+  }
+
+  function isVisible(el) {
+    if (typeof el.checkVisibility === 'function') {
+      return el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true });
+    }
+    return el.getClientRects().length > 0;
+  }
+
+  // ---- Control classification -------------------------------------------------------------
+
+  const SKIPPED_TYPES = new Set(['hidden', 'submit', 'button', 'reset', 'image']);
+  /** Inputs Input.insertText can type into. */
+  const TYPABLE = new Set(['text', 'search', 'email', 'url', 'tel', 'password', 'number', 'textarea']);
+  /** What a type expects when the browser sanitises a value away. */
+  const EXPECTED_FORMAT = {
+    date: 'YYYY-MM-DD',
+    time: 'HH:MM',
+    'datetime-local': 'YYYY-MM-DDTHH:MM',
+    month: 'YYYY-MM',
+    week: 'YYYY-Www',
+    number: 'a number',
+    range: 'a number',
+    color: '#rrggbb',
+  };
+
+  const isControl = (el) => el.tagName === 'INPUT' || el.tagName === 'SELECT' || el.tagName === 'TEXTAREA';
+  const isFillable = (el) => isControl(el) && !SKIPPED_TYPES.has(el.type);
+  const isDisabled = (el) => el.disabled || el.matches(':disabled');
+  const isTextLike = (el) =>
+    el.tagName === 'TEXTAREA' ||
+    (el.tagName === 'INPUT' && !['checkbox', 'radio', 'file'].includes(el.type));
+
+  function isSubmitter(el) {
+    if (el.tagName === 'BUTTON') return el.type === 'submit';
+    return el.tagName === 'INPUT' && (el.type === 'submit' || el.type === 'image');
+  }
+
+  function submitterText(el) {
+    if (el.tagName === 'BUTTON') return textOf(el) || collapse(attr(el, 'aria-label')) || collapse(el.value);
+    return collapse(el.value) || collapse(attr(el, 'alt')) || collapse(attr(el, 'aria-label')) || 'Submit';
+  }
+
+  // ---- The page model ---------------------------------------------------------------------
+
+  /**
+   * One walk of the document: forms, fillable controls and submit buttons in document order.
+   */
+  function scanDocument() {
+    const forms = [];
+    const controls = [];
+    const submitters = [];
+    eachElement(document, (el) => {
+      if (el.tagName === 'FORM') forms.push(el);
+      else if (isFillable(el)) controls.push(el);
+      else if (isSubmitter(el)) submitters.push(el);
+    });
+    return { forms, controls, submitters };
+  }
+
+  /**
+   * Fields: single controls, or radio / checkbox groups. `{kind, members, form}` where
+   * `members` is the controls (one for a single control).
+   */
+  function buildFields(controls) {
+    const groupKey = (el) => {
+      if ((el.type !== 'radio' && el.type !== 'checkbox') || !el.name) return null;
+      return el.form || el.getRootNode();
+    };
+    // name -> members, per owner (form, or the tree of a control outside any form)
+    const byOwner = new Map();
+    for (const el of controls) {
+      const owner = groupKey(el);
+      if (!owner) continue;
+      if (!byOwner.has(owner)) byOwner.set(owner, new Map());
+      const names = byOwner.get(owner);
+      const key = `${el.type}\u0000${el.name}`;
+      if (!names.has(key)) names.set(key, []);
+      names.get(key).push(el);
+    }
+    const fields = [];
+    const emitted = new Set();
+    for (const el of controls) {
+      const owner = groupKey(el);
+      const members = owner ? byOwner.get(owner).get(`${el.type}\u0000${el.name}`) : [el];
+      if (emitted.has(members)) continue;
+      emitted.add(members);
+      let kind = el.type;
+      if (el.type === 'checkbox' && members.length >= 2) kind = 'checkbox-group';
+      if (el.type === 'checkbox' && members.length === 1) kind = 'checkbox';
+      fields.push({ kind, members, el, form: el.form });
+    }
+    return fields;
+  }
+
+  const isGroup = (field) => field.kind === 'radio' || field.kind === 'checkbox-group';
+
+  // ---- Labels -----------------------------------------------------------------------------
+
+  /** Controls inside `node` (fillable ones), for "contains only this control" checks. */
+  const controlsIn = (node) => queryAll(node, 'input,select,textarea').filter(isFillable);
+  const containsOnly = (node, own) => controlsIn(node).every((c) => own.has(c));
+
+  /** Whether `node` may hold a label-like text before a control. */
+  const TEXT_HOLDERS = new Set([
+    'P', 'SPAN', 'DIV', 'LABEL', 'B', 'STRONG', 'EM', 'I', 'SMALL', 'FONT', 'H1', 'H2', 'H3',
+    'H4', 'H5', 'H6', 'DT', 'TD', 'TH', 'LEGEND',
+  ]);
+
+  /**
+   * The text right before `start` (a control, or the wrapper of a group): the previous table
+   * cell, `<dt>`, or a previous sibling text / text element, climbing at most two wrappers
+   * that contain only `own` controls.
+   */
+  function precedingText(start, own) {
+    const cell = start.closest('td,th,dd');
+    if (cell && containsOnly(cell, own)) {
+      const prev = cell.previousElementSibling;
+      if (prev && (prev.tagName === 'TD' || prev.tagName === 'TH' || prev.tagName === 'DT')) {
+        if (controlsIn(prev).length === 0) return shortText(textOf(prev));
+      }
+    }
+    let node = start;
+    for (let level = 0; node && level < 3; level++) {
+      for (let prev = node.previousSibling, steps = 0; prev && steps < 4; prev = prev.previousSibling) {
+        if (prev.nodeType === Node.TEXT_NODE) {
+          const text = collapse(prev.nodeValue);
+          if (text) return shortText(text);
+          continue;
+        }
+        if (prev.nodeType !== Node.ELEMENT_NODE) continue;
+        steps++;
+        if (prev.tagName === 'BR') continue;
+        if (controlsIn(prev).length > 0 || isControl(prev)) return '';
+        if (!TEXT_HOLDERS.has(prev.tagName)) return '';
+        // a label of another control is that control's name
+        if (prev.tagName === 'LABEL' && prev.control && !own.has(prev.control)) return '';
+        const text = textOf(prev);
+        if (text) return shortText(text);
+      }
+      const parent = node.parentElement;
+      if (!parent || parent.tagName === 'FORM' || parent.tagName === 'BODY' || !containsOnly(parent, own)) break;
+      node = parent;
+    }
+    return '';
+  }
+
+  const shortText = (text) => (text.length <= 80 ? text : '');
+
+  /** Text right after a checkbox or radio (`<input type=radio> Yes`). */
+  function followingText(el) {
+    for (let next = el.nextSibling; next; next = next.nextSibling) {
+      if (next.nodeType === Node.TEXT_NODE) {
+        const text = collapse(next.nodeValue);
+        if (text) return shortText(text);
+        continue;
+      }
+      if (next.nodeType !== Node.ELEMENT_NODE || isControl(next) || controlsIn(next).length) return '';
+      if (next.tagName === 'BR') return '';
+      const text = textOf(next);
+      if (text) return shortText(text);
+    }
+    return '';
+  }
+
+  /** The label texts of one control, strongest first: [{source, text}]. */
+  function controlLabels(el) {
+    const own = new Set([el]);
+    const out = [];
+    const add = (source, text) => {
+      const clean = labelText(text);
+      if (clean && !out.some((c) => c.source === source && c.text === clean)) out.push({ source, text: clean });
+    };
+    add('aria-labelledby', textOfIds(el, attr(el, 'aria-labelledby')));
+    add('aria-label', attr(el, 'aria-label'));
+    for (const label of Array.from(el.labels || [])) add('label', textOf(label));
+    add('title', attr(el, 'title'));
+    add('placeholder', attr(el, 'placeholder'));
+    if (!out.some((c) => c.source === 'label' || c.source.startsWith('aria'))) {
+      add('text', precedingText(el, own));
+      if (el.type === 'checkbox' || el.type === 'radio') add('text', followingText(el));
+    }
+    add('name', attr(el, 'name'));
+    add('id', attr(el, 'id'));
+    return out;
+  }
+
+  /** The smallest common ancestor of `nodes`. */
+  function commonAncestor(nodes) {
+    let anc = nodes[0].parentElement;
+    while (anc && !nodes.every((n) => anc.contains(n))) anc = anc.parentElement;
+    return anc;
+  }
+
+  /**
+   * Names of a group: a `<fieldset>`'s legend and a `role=radiogroup|group` element's aria
+   * name, when that container holds only the group's controls.
+   */
+  function legendTexts(own) {
+    const members = Array.from(own);
+    const texts = [];
+    const fieldset = members[0].closest('fieldset');
+    if (fieldset && members.every((m) => fieldset.contains(m)) && containsOnly(fieldset, own)) {
+      const legend = Array.from(fieldset.children).find((c) => c.tagName === 'LEGEND');
+      if (legend) texts.push(textOf(legend));
+    }
+    const group = members[0].closest('[role=radiogroup],[role=group]');
+    if (group && members.every((m) => group.contains(m)) && containsOnly(group, own)) {
+      texts.push(textOfIds(group, attr(group, 'aria-labelledby')));
+      texts.push(collapse(attr(group, 'aria-label')));
+    }
+    return texts.filter(Boolean);
+  }
+
+  /** The label candidates of a radio or checkbox group. */
+  function groupLabels(field) {
+    const own = new Set(field.members);
+    const out = legendTexts(own).map((text) => ({ source: 'legend', text: labelText(text) }));
+    if (!out.length) {
+      // text before the group: start at the first member's wrapping label if it has one
+      const first = field.members[0];
+      const wrapping = first.closest('label');
+      const start = wrapping && containsOnly(wrapping, own) ? wrapping : first;
+      const text = labelText(precedingText(start, own));
+      if (text) out.push({ source: 'text', text });
+    }
+    const name = labelText(field.members[0].name);
+    if (name) out.push({ source: 'name', text: name });
+    return out.filter((c) => c.text);
+  }
+
+  /** The visible name of one radio or checkbox of a group. */
+  function memberLabel(el) {
+    const labels = controlLabels(el);
+    const best = labels.find((c) => c.source !== 'name' && c.source !== 'id');
+    return best ? best.text : collapse(el.value);
+  }
+
+  // ---- Values, options, constraints, validity ---------------------------------------------
+
+  function fieldValue(field) {
+    const el = field.el;
+    switch (field.kind) {
+      case 'radio': {
+        const checked = field.members.find((m) => m.checked);
+        return checked ? checked.value : '';
+      }
+      case 'checkbox-group':
+        return field.members.filter((m) => m.checked).map((m) => m.value);
+      case 'checkbox':
+        return el.checked;
+      case 'select-multiple':
+        return Array.from(el.selectedOptions).map((o) => o.value);
+      case 'password':
+        return el.value ? MASK : '';
+      case 'file': {
+        const names = Array.from(el.files || []).map((f) => f.name);
+        return el.multiple ? names : names[0] || '';
+      }
+      default:
+        return el.value;
+    }
+  }
+
+  const isEmpty = (value) => value === false || value === '' || (Array.isArray(value) && value.length === 0);
+
+  const optgroupOf = (option) =>
+    option.parentElement && option.parentElement.tagName === 'OPTGROUP'
+      ? labelText(option.parentElement.label)
+      : undefined;
+
+  function optionInfo(value, label, { selected, disabled, group }) {
+    const info = { value, label };
+    if (group) info.group = group;
+    info.selected = !!selected;
+    if (disabled) info.disabled = true;
+    return info;
+  }
+
+  function fieldOptions(field) {
+    const el = field.el;
+    if (isGroup(field)) {
+      return field.members.map((m) =>
+        optionInfo(m.value, memberLabel(m), { selected: m.checked, disabled: isDisabled(m) }),
+      );
+    }
+    if (el.tagName === 'SELECT') {
+      return Array.from(el.options).map((o) =>
+        optionInfo(o.value, collapse(o.label || o.text), {
+          selected: o.selected,
+          disabled: o.disabled || (o.parentElement.tagName === 'OPTGROUP' && o.parentElement.disabled),
+          group: optgroupOf(o),
+        }),
+      );
+    }
+    if (el.tagName === 'INPUT' && el.list) {
+      return Array.from(el.list.options).map((o) =>
+        optionInfo(o.value, collapse(o.label || o.text || o.value), { disabled: o.disabled }),
+      );
+    }
+    return [];
+  }
+
+  function fieldConstraints(field) {
+    const el = field.el;
+    const out = {};
+    if (isGroup(field)) return out;
+    for (const [name, key] of [['pattern', 'pattern'], ['min', 'min'], ['max', 'max'], ['step', 'step']]) {
+      const v = attr(el, name);
+      if (v !== null && v !== '') out[key] = v;
+    }
+    for (const [name, key] of [['minlength', 'minLength'], ['maxlength', 'maxLength']]) {
+      const n = Number.parseInt(attr(el, name), 10);
+      if (Number.isInteger(n) && n >= 0) out[key] = n;
+    }
+    const accept = attr(el, 'accept');
+    if (accept) out.accept = accept;
+    if (el.multiple) out.multiple = true;
+    const autocomplete = attr(el, 'autocomplete');
+    if (autocomplete) out.autocomplete = autocomplete;
+    return out;
+  }
+
+  function fieldValidity(field) {
+    const invalid = field.members.find((m) => m.validity && !m.validity.valid);
+    return invalid ? { valid: false, message: invalid.validationMessage || '' } : { valid: true };
+  }
+
+  // ---- Custom error texts -----------------------------------------------------------------
+
+  const FIELD_ERROR_SELECTOR = '[role=alert],.error,.invalid-feedback,[class*=error]';
+  const FORM_ERROR_SELECTOR = '[role=alert],.alert-danger,.form-error,.errors';
+
+  /**
+   * The page's own error text for a field, and the elements it came from (so they are not
+   * reported again as form errors).
+   */
+  function customError(field, claimed) {
+    const own = new Set(field.members);
+    const texts = [];
+    const taken = [];
+    const take = (node) => {
+      if (taken.some((t) => t.contains(node))) return;
+      taken.push(node);
+      claimed.add(node);
+      const text = textOf(node);
+      if (text && !texts.includes(text)) texts.push(text);
+    };
+    for (const m of field.members) {
+      const invalid = attr(m, 'aria-invalid') === 'true';
+      for (const [attrName, needsInvalid] of [['aria-errormessage', false], ['aria-describedby', true]]) {
+        if (needsInvalid && !invalid) continue;
+        for (const id of String(attr(m, attrName) || '').split(/\s+/).filter(Boolean)) {
+          const target = m.getRootNode().getElementById(id);
+          if (target && (invalid || isVisible(target))) take(target);
+        }
+      }
+    }
+    if (!texts.length) {
+      const anchor = field.members.length > 1 ? commonAncestor(field.members) : field.el.parentElement;
+      let box = anchor;
+      for (let level = 0; box && level < 3 && !texts.length; level++, box = box.parentElement) {
+        if (box.tagName === 'FORM' || box.tagName === 'BODY' || !containsOnly(box, own)) break;
+        for (const e of queryAll(box, FIELD_ERROR_SELECTOR)) {
+          if (controlsIn(e).length || isControl(e) || e.tagName === 'LABEL' || !isVisible(e)) continue;
+          take(e);
+        }
+      }
+    }
+    return texts.join(' ');
+  }
+
+  /** Visible page-level error texts not attributed to a field. */
+  function formErrors(claimed) {
+    const found = [];
+    eachElement(document, (el) => {
+      if (!el.matches(FORM_ERROR_SELECTOR) || !isVisible(el)) return;
+      if (found.some((f) => f.contains(el))) return;
+      if (Array.from(claimed).some((c) => c === el || c.contains(el) || el.contains(c))) return;
+      found.push(el);
+    });
+    const texts = found.map(textOf).filter(Boolean);
+    return texts.filter((t, i) => texts.indexOf(t) === i);
+  }
+
+  // ---- inspect ----------------------------------------------------------------------------
+
+  /** refs[ref] = a field {kind, members, el, form}; rebuilt by every inspect(). */
+  let refs = [];
+
+  function formInfo(form, index, submitters, fields) {
+    const info = { index };
+    const id = attr(form, 'id');
+    if (id) info.id = id;
+    const name = attr(form, 'name');
+    if (name) info.name = name;
+    info.action = native.formAction.call(form);
+    info.method = native.formMethod.call(form);
+    info.noValidate = native.formNoValidate.call(form);
+    info.submitLabels = submitters.filter((b) => b.form === form).map(submitterText).filter(Boolean);
+    info.fieldCount = fields.filter((f) => f.form === form).length;
+    return info;
+  }
+
+  function fieldInfo(field, ref, forms, claimed) {
+    const el = field.el;
+    const group = isGroup(field);
+    const labels = group ? groupLabels(field) : controlLabels(el);
+    const value = fieldValue(field);
+    const validity = fieldValidity(field);
+    const info = {
+      ref,
+      form: field.form ? forms.indexOf(field.form) : null,
+      tag: el.tagName.toLowerCase(),
+      type: field.kind,
+    };
+    if (info.form === -1) info.form = null;
+    const name = attr(el, 'name');
+    if (name) info.name = name;
+    const id = group ? null : attr(el, 'id');
+    if (id) info.id = id;
+    info.labels = labels;
+    info.label = labels.length ? labels[0].text : '';
+    info.required = field.members.some((m) => m.required || attr(m, 'aria-required') === 'true');
+    info.disabled = field.members.every(isDisabled);
+    info.readOnly = !group && !!el.readOnly;
+    info.visible = field.members.some((m) => isVisible(m) || Array.from(m.labels || []).some(isVisible));
+    info.value = value;
+    info.empty = isEmpty(value);
+    const options = fieldOptions(field);
+    if (options.length) info.options = options;
+    info.constraints = fieldConstraints(field);
+    info.valid = validity.valid;
+    if (!validity.valid) info.validationMessage = validity.message;
+    const error = customError(field, claimed);
+    if (error) info.error = error;
+    return info;
+  }
+
+  function pageText() {
+    const body = native.documentBody.call(document);
+    if (!body) return '';
+    const text = String(native.innerText.call(body) || '').trim();
+    return Array.from(text).slice(0, 1000).join('');
+  }
+
+  function inspect() {
+    const { forms, controls, submitters } = scanDocument();
+    const fields = buildFields(controls);
+    refs = fields;
+    const claimed = new Set();
+    const fieldInfos = fields.map((field, ref) => fieldInfo(field, ref, forms, claimed));
+    return {
+      url: location.href,
+      title: collapse(native.documentTitle.call(document)),
+      forms: forms.map((form, index) => formInfo(form, index, submitters, fields)),
+      fields: fieldInfos,
+      formErrors: formErrors(claimed),
+      text: pageText(),
+    };
+  }
+
+  // ---- fill -------------------------------------------------------------------------------
+
+  function setNativeValue(el, value) {
+    if (el.tagName === 'TEXTAREA') native.textareaValue.call(el, value);
+    else if (el.tagName === 'SELECT') native.selectValue.call(el, value);
+    else native.inputValue.call(el, value);
+  }
+
+  function fire(el, type) {
+    const init = { bubbles: true, composed: true };
+    const event =
+      type === 'input' && el.tagName !== 'SELECT'
+        ? new InputEvent('input', { ...init, inputType: 'insertReplacementText' })
+        : new Event(type, init);
+    el.dispatchEvent(event);
+  }
+
+  const activeElementOf = (el) => el.getRootNode().activeElement;
+
+  /** Leaves the control as a user would: a real blur if it has the focus, else a synthetic one. */
+  function leave(el) {
+    let blurred = false;
+    const mark = () => {
+      blurred = true;
+    };
+    el.addEventListener('blur', mark, { once: true });
+    if (activeElementOf(el) === el) el.blur();
+    el.removeEventListener('blur', mark);
+    if (!blurred) {
+      el.dispatchEvent(new FocusEvent('blur', { relatedTarget: null }));
+      el.dispatchEvent(new FocusEvent('focusout', { bubbles: true, composed: true, relatedTarget: null }));
+    }
+  }
+
+  const failure = (error, extra) => ({ ok: false, error, ...extra });
+  const success = () => ({ ok: true });
+
+  /** Matches a wanted value to an option: exact value, label, value ignoring case, label prefix. */
+  function matchOption(options, want) {
+    const w = norm(want);
+    return (
+      options.find((o) => o.value === want) ||
+      options.find((o) => norm(o.label) === w) ||
+      options.find((o) => norm(o.value) === w) ||
+      (w ? options.find((o) => norm(o.label).startsWith(w)) : undefined) ||
+      null
+    );
+  }
+
+  function noOption(want, options) {
+    const names = options.map((o) => o.label || o.value);
+    const shown = names.slice(0, 20).join(', ') + (names.length > 20 ? ', …' : '');
+    return failure(`no option "${want}" (options: ${shown})`);
+  }
+
+  /** One wanted string from a fill value (a one-element list is fine), or null. */
+  function wantedOne(value) {
+    if (Array.isArray(value) && value.length === 1) value = value[0];
+    return typeof value === 'string' || typeof value === 'number' ? String(value) : null;
+  }
+
+  /** A list of wanted strings from a fill value (a single string is a list of one), or null. */
+  function wantedList(value) {
+    if (Array.isArray(value)) return value.map(String);
+    if (typeof value === 'string') return value === '' ? [] : [value];
+    return null;
+  }
+
+  function parseBool(value) {
+    if (typeof value === 'boolean') return value;
+    const s = norm(value);
+    if (['true', 'yes', 'on', 'checked', '1', 'x'].includes(s)) return true;
+    if (['false', 'no', 'off', 'unchecked', '0', ''].includes(s)) return false;
+    return null;
+  }
+
+  /** What the browser itself makes of `value` in a fresh input of the same type. */
+  function sanitised(el, value) {
+    const probe = document.createElement('input');
+    probe.type = el.type;
+    for (const name of ['min', 'max', 'step']) {
+      const v = attr(el, name);
+      if (v !== null) probe.setAttribute(name, v);
+    }
+    native.inputValue.call(probe, value);
+    return probe.value;
+  }
+
+  /** The same value up to the browser's own normalisation (line breaks, trimming, case). */
+  function sameValue(el, actual, wanted) {
+    if (actual === wanted) return true;
+    if (el.tagName === 'TEXTAREA') return actual === wanted.replace(/\r\n?/g, '\n');
+    const stripped = wanted.replace(/[\r\n]/g, '');
+    if (actual === stripped || actual === stripped.trim()) return true;
+    return el.type === 'color' && actual === wanted.toLowerCase();
+  }
+
+  function fillText(el, value, typed) {
+    const wanted = wantedOne(value);
+    if (wanted === null) return failure(`expected text for this ${el.type} field`);
+    if (!typed) {
+      setNativeValue(el, wanted);
+      fire(el, 'input');
+    }
+    fire(el, 'change');
+    leave(el);
+    if (sameValue(el, el.value, wanted)) return success();
+    const kind = el.tagName === 'TEXTAREA' ? 'textarea' : el.type;
+    if (el.tagName === 'INPUT' && !sameValue(el, sanitised(el, wanted), wanted)) {
+      const expected = EXPECTED_FORMAT[kind];
+      return failure(`rejected by the ${kind} input` + (expected ? ` (expected ${expected})` : ''));
+    }
+    const shown = kind === 'password' ? '' : ` (it holds "${el.value}")`;
+    if (typed) return failure(`the typed value did not stick${shown}`);
+    return failure(`the page reset the value${shown}`, TYPABLE.has(kind) ? { retryTyping: true } : {});
+  }
+
+  function fillCheckbox(el, value) {
+    const want = parseBool(value);
+    if (want === null) return failure(`expected true or false, got ${JSON.stringify(value)}`);
+    if (el.checked !== want) el.click();
+    if (el.checked !== want) return failure('the page did not accept the change');
+    return success();
+  }
+
+  function fillRadio(field, value) {
+    const want = wantedOne(value);
+    if (want === null) return failure('expected one option');
+    const options = field.members.map((m) => ({ value: m.value, label: memberLabel(m), el: m }));
+    const picked = matchOption(options, want);
+    if (!picked) return noOption(want, options);
+    if (isDisabled(picked.el)) return failure(`option "${picked.label}" is disabled`);
+    if (!picked.el.checked) picked.el.click();
+    return picked.el.checked ? success() : failure('the page did not accept the change');
+  }
+
+  function fillCheckboxGroup(field, value) {
+    const list = wantedList(value);
+    if (!list) return failure('expected a list of options');
+    const options = field.members.map((m) => ({ value: m.value, label: memberLabel(m), el: m }));
+    const picked = [];
+    for (const want of list) {
+      const option = matchOption(options, want);
+      if (!option) return noOption(want, options);
+      picked.push(option.el);
+    }
+    for (const o of options) {
+      const want = picked.includes(o.el);
+      if (o.el.checked === want) continue;
+      if (isDisabled(o.el)) return failure(`option "${o.label}" is disabled`);
+      o.el.click();
+    }
+    const wrong = options.filter((o) => o.el.checked !== picked.includes(o.el));
+    return wrong.length ? failure('the page did not accept the change') : success();
+  }
+
+  function fillSelect(el, value) {
+    const single = el.multiple ? null : wantedOne(value);
+    const list = el.multiple ? wantedList(value) : single === null ? null : [single];
+    if (!list) return failure(el.multiple ? 'expected a list of options' : 'expected one option');
+    const options = Array.from(el.options).map((o) => ({ value: o.value, label: collapse(o.label || o.text), el: o }));
+    const picked = [];
+    for (const want of list) {
+      const option = matchOption(options, want);
+      if (!option) return noOption(want, options);
+      if (option.el.disabled) return failure(`option "${option.label}" is disabled`);
+      picked.push(option.el);
+    }
+    if (el.multiple) {
+      for (const o of options) native.optionSelected.call(o.el, picked.includes(o.el));
+    } else {
+      setNativeValue(el, picked[0].value);
+      if (el.selectedOptions[0] !== picked[0]) native.optionSelected.call(picked[0], true);
+    }
+    fire(el, 'input');
+    fire(el, 'change');
+    leave(el);
+    const selected = Array.from(el.selectedOptions);
+    const ok = selected.length === picked.length && picked.every((o) => selected.includes(o));
+    return ok ? success() : failure('the page did not accept the change');
+  }
+
+  function fillOne(assignment) {
+    const field = refs[assignment.ref];
+    if (!field) return failure(`unknown ref ${assignment.ref} (inspect again)`);
+    if (!field.members.every((m) => m.isConnected)) return failure('the field is gone (the page changed; inspect again)');
+    const el = field.el;
+    if (field.members.every(isDisabled)) return failure('the field is disabled');
+    if (field.kind === 'file') return failure('file inputs are filled by the agent');
+    if (isTextLike(el) && el.readOnly) return failure('the field is read-only');
+    const value = assignment.value;
+    switch (field.kind) {
+      case 'radio':
+        return fillRadio(field, value);
+      case 'checkbox-group':
+        return fillCheckboxGroup(field, value);
+      case 'checkbox':
+        return fillCheckbox(el, value);
+      case 'select-one':
+      case 'select-multiple':
+        return fillSelect(el, value);
+      default:
+        return fillText(el, value, assignment.typed === true);
+    }
+  }
+
+  function fill(assignments) {
+    return Array.from(assignments || []).map((assignment) => {
+      let outcome;
+      try {
+        outcome = fillOne(assignment);
+      } catch (e) {
+        outcome = failure(`fill failed: ${e && e.message ? e.message : String(e)}`);
+      }
+      return { ref: assignment.ref, ...outcome };
+    });
+  }
+
+  // ---- element / focus / formIndex / submit -----------------------------------------------
+
+  function element(ref) {
+    const field = refs[ref];
+    return field ? field.members[0] : null;
+  }
+
+  function focus(ref) {
+    const el = element(ref);
+    if (!el || !el.isConnected) return false;
+    el.scrollIntoView({ block: 'center', inline: 'nearest' });
+    el.focus();
+    if (isTextLike(el)) {
+      try {
+        el.select();
+      } catch (_) {
+        // types without a text selection (date, color, …)
+      }
+    }
+    return activeElementOf(el) === el;
+  }
+
+  function formIndex(selector) {
+    let target;
+    try {
+      target = native.documentQuery.call(document, String(selector));
+    } catch (_) {
+      return null;
+    }
+    if (!target) return null;
+    const form = target.tagName === 'FORM' ? target : isControl(target) || isSubmitter(target) ? target.form : target.closest('form');
+    if (!form) return null;
+    const index = scanDocument().forms.indexOf(form);
+    return index < 0 ? null : index;
+  }
+
+  function submit(index) {
+    const { forms, submitters } = scanDocument();
+    const form = forms[index];
+    if (!form) return { ok: false, method: '', error: `no form ${index} (the page has ${forms.length})` };
+    const button = submitters.find((b) => b.form === form && !isDisabled(b) && isVisible(b));
+    if (button) {
+      button.click();
+      return { ok: true, method: 'button', button: submitterText(button) };
+    }
+    try {
+      native.requestSubmit.call(form);
+      return { ok: true, method: 'requestSubmit' };
+    } catch (e) {
+      return { ok: false, method: 'requestSubmit', error: e && e.message ? e.message : String(e) };
+    }
+  }
+
+  globalThis.__ferryForms = Object.freeze({ inspect, fill, element, focus, formIndex, submit });
+  return true;
+})()

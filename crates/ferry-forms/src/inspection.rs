@@ -1,0 +1,232 @@
+//! One look at the page: every frame's snapshot, with global numbering of forms and fields.
+
+use crate::INSPECT_JS;
+use crate::snapshot::{FieldInfo, FillOutcome, FormInfo, PageSnapshot, SubmitOutcome};
+use ferry_browser::{BrowserError, Frame, Page};
+use serde_json::Value;
+
+/// Where a field lives: the frame (index into [`Inspection::frames`]) and its position in
+/// that frame's snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FieldAt {
+    /// Frame index.
+    pub frame: usize,
+    /// Index into that frame's `fields`.
+    pub index: usize,
+}
+
+/// Every frame of the page (main first) with what `inspect.js` saw in it.
+#[derive(Debug, Clone)]
+pub struct Inspection {
+    frames: Vec<Frame>,
+    snapshots: Vec<PageSnapshot>,
+}
+
+impl Inspection {
+    /// Inspects every frame of `page`. Frames other than the main one that fail (gone
+    /// meanwhile) or hold no fields are left out.
+    pub async fn take(page: &Page) -> Result<Inspection, BrowserError> {
+        let mut frames = Vec::new();
+        let mut snapshots = Vec::new();
+        let expression = format!("{INSPECT_JS}\n;__ferryForms.inspect()");
+        for frame in page.frames().await? {
+            let result = frame.evaluate(&expression, false).await;
+            let snapshot = result.and_then(|value| {
+                serde_json::from_value::<PageSnapshot>(value).map_err(|e| BrowserError::Script {
+                    description: format!("inspect.js returned an unexpected shape: {e}"),
+                })
+            });
+            match snapshot {
+                Ok(snapshot) if frame.is_main() || !snapshot.fields.is_empty() => {
+                    frames.push(frame);
+                    snapshots.push(snapshot);
+                }
+                Ok(_) => {}
+                Err(e) if frame.is_main() => return Err(e),
+                Err(e) => tracing::debug!(frame = frame.url(), error = %e, "frame not inspected"),
+            }
+        }
+        Ok(Inspection { frames, snapshots })
+    }
+
+    /// The main frame's snapshot.
+    pub fn main(&self) -> Option<&PageSnapshot> {
+        self.snapshots.first()
+    }
+
+    /// The frames, main first.
+    pub fn frames(&self) -> &[Frame] {
+        &self.frames
+    }
+
+    /// Every form, globally numbered in this order: `(frame, form)`.
+    pub fn forms(&self) -> Vec<(usize, &FormInfo)> {
+        self.snapshots
+            .iter()
+            .enumerate()
+            .flat_map(|(frame, s)| s.forms.iter().map(move |f| (frame, f)))
+            .collect()
+    }
+
+    /// The global number of form `local` of frame `frame`.
+    pub fn global_form(&self, frame: usize, local: Option<usize>) -> Option<usize> {
+        let local = local?;
+        let before: usize = self.snapshots[..frame].iter().map(|s| s.forms.len()).sum();
+        (local < self.snapshots.get(frame)?.forms.len()).then_some(before + local)
+    }
+
+    /// `(frame, local index)` of global form `global`.
+    pub fn local_form(&self, global: usize) -> Option<(usize, usize)> {
+        let mut rest = global;
+        for (frame, snapshot) in self.snapshots.iter().enumerate() {
+            if rest < snapshot.forms.len() {
+                return Some((frame, rest));
+            }
+            rest -= snapshot.forms.len();
+        }
+        None
+    }
+
+    /// Every field with its place and global form number.
+    pub fn fields(&self) -> Vec<(FieldAt, Option<usize>, &FieldInfo)> {
+        self.snapshots
+            .iter()
+            .enumerate()
+            .flat_map(|(frame, s)| {
+                s.fields.iter().enumerate().map(move |(index, field)| {
+                    (
+                        FieldAt { frame, index },
+                        self.global_form(frame, field.form),
+                        field,
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// The field at `at`.
+    pub fn field(&self, at: FieldAt) -> Option<&FieldInfo> {
+        self.snapshots.get(at.frame)?.fields.get(at.index)
+    }
+
+    /// The field at `at`, to adjust.
+    pub fn field_mut(&mut self, at: FieldAt) -> Option<&mut FieldInfo> {
+        self.snapshots.get_mut(at.frame)?.fields.get_mut(at.index)
+    }
+
+    /// Page-level error texts of every frame.
+    pub fn form_errors(&self) -> Vec<String> {
+        self.snapshots
+            .iter()
+            .flat_map(|s| s.form_errors.iter().cloned())
+            .collect()
+    }
+
+    /// The frame URL to show for a form in frame `frame` (`None` for the main frame).
+    pub fn frame_label(&self, frame: usize) -> Option<String> {
+        (frame > 0).then(|| self.snapshots.get(frame).map(|s| s.url.clone()))?
+    }
+
+    /// Global number of the form matching `selector` in any frame.
+    pub async fn form_by_selector(&self, selector: &str) -> Result<Option<usize>, BrowserError> {
+        let selector = serde_json::to_string(selector).unwrap_or_default();
+        for (frame_index, frame) in self.frames.iter().enumerate() {
+            let found = frame
+                .evaluate(&format!("__ferryForms.formIndex({selector})"), false)
+                .await?;
+            if let Some(local) = found.as_u64() {
+                return Ok(self.global_form(frame_index, usize::try_from(local).ok()));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Runs `fill` for `assignments` (ref, value) in frame `frame`.
+    pub async fn fill(
+        &self,
+        frame: usize,
+        assignments: &[(u32, Value)],
+    ) -> Result<Vec<FillOutcome>, BrowserError> {
+        let Some(frame) = self.frames.get(frame) else {
+            return Ok(Vec::new());
+        };
+        let list: Vec<Value> = assignments
+            .iter()
+            .map(|(r, v)| serde_json::json!({"ref": r, "value": v}))
+            .collect();
+        let arg = Value::from(list).to_string();
+        let value = frame
+            .evaluate(&format!("__ferryForms.fill({arg})"), true)
+            .await?;
+        serde_json::from_value(value).map_err(|e| BrowserError::Script {
+            description: format!("fill returned an unexpected shape: {e}"),
+        })
+    }
+
+    /// Types `text` into field `reference` of frame `frame` with `Input.insertText`, then
+    /// lets the page see change and blur; for inputs whose framework ignored the setter.
+    pub async fn type_into(
+        &self,
+        frame: usize,
+        reference: u32,
+        text: &str,
+    ) -> Result<FillOutcome, BrowserError> {
+        let Some(frame) = self.frames.get(frame) else {
+            return Err(BrowserError::Script {
+                description: "frame is gone".into(),
+            });
+        };
+        frame
+            .evaluate(&format!("__ferryForms.focus({reference})"), true)
+            .await?;
+        frame.insert_text(text).await?;
+        let arg = serde_json::json!([{"ref": reference, "value": text, "typed": true}]).to_string();
+        let value = frame
+            .evaluate(&format!("__ferryForms.fill({arg})"), true)
+            .await?;
+        let mut outcomes: Vec<FillOutcome> =
+            serde_json::from_value(value).map_err(|e| BrowserError::Script {
+                description: format!("fill returned an unexpected shape: {e}"),
+            })?;
+        outcomes.pop().ok_or_else(|| BrowserError::Script {
+            description: "fill returned nothing".into(),
+        })
+    }
+
+    /// Puts `files` into the file input `reference` of frame `frame`.
+    pub async fn set_files(
+        &self,
+        frame: usize,
+        reference: u32,
+        files: &[&std::path::Path],
+    ) -> Result<(), BrowserError> {
+        let Some(frame) = self.frames.get(frame) else {
+            return Ok(());
+        };
+        let element = frame
+            .evaluate_handle(&format!("__ferryForms.element({reference})"))
+            .await?;
+        let result = frame.set_file_input_files(&element, files).await;
+        frame.release(&element).await;
+        result
+    }
+
+    /// Starts the submit of global form `global` (its real submit button, else
+    /// `requestSubmit()`), with a user gesture.
+    pub async fn submit(&self, global: usize) -> Result<SubmitOutcome, BrowserError> {
+        let Some((frame, local)) = self.local_form(global) else {
+            return Ok(SubmitOutcome {
+                ok: false,
+                method: String::new(),
+                button: None,
+                error: Some(format!("form {global} is gone")),
+            });
+        };
+        let value = self.frames[frame]
+            .evaluate(&format!("__ferryForms.submit({local})"), true)
+            .await?;
+        serde_json::from_value(value).map_err(|e| BrowserError::Script {
+            description: format!("submit returned an unexpected shape: {e}"),
+        })
+    }
+}

@@ -1,0 +1,252 @@
+//! Conversations → sessions: at most `max_contexts` at once, idle ones closed, dead ones
+//! replaced.
+//!
+//! Each contextId owns one slot. A turn locks its slot for the whole turn (turns of one
+//! conversation run one at a time, on the same page); different conversations never share
+//! a lock, so there is no global lock on the turn path. The map of slots is touched only
+//! to find or add a slot.
+
+use crate::config::{FormsConfig, Isolation};
+use crate::session::{PendingSubmit, Session, SessionError};
+use ferry_agent::CdpEndpoint;
+use ferry_browser::{Browser, LaunchOptions};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+use tokio::sync::OwnedMutexGuard;
+
+/// A new conversation was refused: every session is in use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("all {max} browser sessions are in use; retry in {retry_after_secs} s")]
+pub struct AtCapacity {
+    /// The cap.
+    pub max: usize,
+    /// A hint for the caller.
+    pub retry_after_secs: u64,
+}
+
+/// One conversation's slot.
+#[derive(Debug, Default)]
+pub struct Slot {
+    /// The open session; `None` before the first turn and after a crash.
+    pub session: Option<Session>,
+    /// When the last turn ended.
+    last_used: Option<Instant>,
+}
+
+/// The slots, the shared browser of context isolation, and the reaper.
+#[derive(Debug)]
+pub struct SessionPool {
+    config: Arc<FormsConfig>,
+    slots: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Slot>>>>,
+    /// Pending submits by contextId, outside the slot lock so that a cancel never waits
+    /// for a running turn.
+    pending: Mutex<HashMap<String, PendingSubmit>>,
+    shared: tokio::sync::Mutex<Option<Arc<Browser>>>,
+}
+
+impl SessionPool {
+    /// A pool with an idle reaper running on the current tokio runtime (when there is one).
+    pub fn new(config: Arc<FormsConfig>) -> Arc<SessionPool> {
+        let pool = Arc::new(SessionPool {
+            config,
+            slots: Mutex::new(HashMap::new()),
+            pending: Mutex::new(HashMap::new()),
+            shared: tokio::sync::Mutex::new(None),
+        });
+        if tokio::runtime::Handle::try_current().is_ok() {
+            tokio::spawn(reap(Arc::downgrade(&pool)));
+        }
+        pool
+    }
+
+    fn slots(&self) -> MutexGuard<'_, HashMap<String, Arc<tokio::sync::Mutex<Slot>>>> {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn pending_map(&self) -> MutexGuard<'_, HashMap<String, PendingSubmit>> {
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Conversations with a slot now.
+    pub fn len(&self) -> usize {
+        self.slots().len()
+    }
+
+    /// True when no conversation has a slot.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The slot of `context_id`, locked for this turn. A new conversation beyond the cap is
+    /// refused at once.
+    pub async fn acquire(&self, context_id: &str) -> Result<OwnedMutexGuard<Slot>, AtCapacity> {
+        let slot = {
+            let mut slots = self.slots();
+            match slots.get(context_id) {
+                Some(slot) => slot.clone(),
+                None => {
+                    if slots.len() >= self.config.max_contexts {
+                        return Err(AtCapacity {
+                            max: self.config.max_contexts,
+                            retry_after_secs: self.config.idle.as_secs().clamp(1, 30),
+                        });
+                    }
+                    let slot = Arc::new(tokio::sync::Mutex::new(Slot::default()));
+                    slots.insert(context_id.to_owned(), slot.clone());
+                    slot
+                }
+            }
+        };
+        Ok(slot.lock_owned().await)
+    }
+
+    /// Makes sure the slot has a live session, opening (or replacing) one if needed.
+    /// Returns true when a new session was opened.
+    pub async fn ensure_session(
+        &self,
+        slot: &mut Slot,
+        endpoint: Option<&CdpEndpoint>,
+    ) -> Result<bool, SessionError> {
+        if slot.session.as_ref().is_some_and(Session::is_alive) {
+            return Ok(false);
+        }
+        if let Some(dead) = slot.session.take() {
+            tracing::warn!("browser session died; opening a new one");
+            dead.close().await;
+        }
+        let shared = match (self.config.isolation, endpoint) {
+            (Isolation::Context, None) => Some(self.shared_browser().await?),
+            _ => None,
+        };
+        slot.session = Some(Session::open(&self.config, shared, endpoint).await?);
+        Ok(true)
+    }
+
+    /// The shared browser of context isolation, (re)launched when absent or dead.
+    async fn shared_browser(&self) -> Result<Arc<Browser>, SessionError> {
+        let mut shared = self.shared.lock().await;
+        if let Some(browser) = shared.as_ref().filter(|b| b.is_connected()) {
+            return Ok(browser.clone());
+        }
+        let browser = Arc::new(
+            Browser::launch(LaunchOptions {
+                chrome_path: self.config.chrome_path.clone(),
+                extra_args: self.config.chrome_args.clone(),
+                resolver_belt: true,
+                ..LaunchOptions::default()
+            })
+            .await?,
+        );
+        *shared = Some(browser.clone());
+        Ok(browser)
+    }
+
+    /// Marks the end of a turn on `slot`.
+    pub fn release(slot: &mut Slot) {
+        slot.last_used = Some(Instant::now());
+    }
+
+    /// The pending submit of a conversation.
+    pub fn pending(&self, context_id: &str) -> Option<PendingSubmit> {
+        self.pending_map().get(context_id).cloned()
+    }
+
+    /// Sets or clears the pending submit of a conversation.
+    pub fn set_pending(&self, context_id: &str, pending: Option<PendingSubmit>) {
+        let mut map = self.pending_map();
+        match pending {
+            Some(p) => {
+                map.insert(context_id.to_owned(), p);
+            }
+            None => {
+                map.remove(context_id);
+            }
+        }
+    }
+
+    /// Drops the pending submit of `context_id` if task `task_id` asked for it.
+    pub fn cancel_pending(&self, context_id: &str, task_id: &str) -> bool {
+        let mut map = self.pending_map();
+        if map.get(context_id).is_some_and(|p| p.task_id == task_id) {
+            map.remove(context_id);
+            return true;
+        }
+        false
+    }
+
+    /// Closes sessions idle for longer than the configured idle time; returns how many.
+    pub async fn close_idle(&self) -> usize {
+        let idle = self.config.idle;
+        let candidates: Vec<(String, Arc<tokio::sync::Mutex<Slot>>)> = self
+            .slots()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut closed = 0;
+        for (context_id, slot) in candidates {
+            // A slot in use is not idle.
+            let Ok(mut guard) = slot.try_lock() else {
+                continue;
+            };
+            // A slot whose session never opened (or died) goes at once.
+            let expired = guard
+                .last_used
+                .is_some_and(|t| guard.session.is_none() || t.elapsed() >= idle);
+            if !expired {
+                continue;
+            }
+            let session = guard.session.take();
+            {
+                let mut slots = self.slots();
+                if slots
+                    .get(&context_id)
+                    .is_some_and(|s| Arc::ptr_eq(s, &slot))
+                {
+                    slots.remove(&context_id);
+                }
+            }
+            self.set_pending(&context_id, None);
+            drop(guard);
+            if let Some(session) = session {
+                session.close().await;
+            }
+            tracing::debug!(context = %context_id, "idle browser session closed");
+            closed += 1;
+        }
+        closed
+    }
+
+    /// Closes every session and the shared browser.
+    pub async fn shutdown(&self) {
+        let slots: Vec<_> = self.slots().drain().map(|(_, v)| v).collect();
+        for slot in slots {
+            let session = slot.lock().await.session.take();
+            if let Some(session) = session {
+                session.close().await;
+            }
+        }
+        if let Some(browser) = self.shared.lock().await.take()
+            && let Ok(browser) = Arc::try_unwrap(browser)
+        {
+            browser.shutdown().await;
+        }
+    }
+}
+
+/// Closes idle sessions until the pool is dropped.
+async fn reap(pool: Weak<SessionPool>) {
+    let period = match pool.upgrade() {
+        Some(pool) => {
+            (pool.config.idle / 4).clamp(Duration::from_millis(200), Duration::from_secs(10))
+        }
+        None => return,
+    };
+    loop {
+        tokio::time::sleep(period).await;
+        let Some(pool) = pool.upgrade() else {
+            return;
+        };
+        pool.close_idle().await;
+    }
+}

@@ -1,0 +1,373 @@
+//! What a turn tells the caller: the `data` artifact (JSON) and the `result` artifact (the
+//! same, as compact text for a person).
+//!
+//! Labels, values, titles and error texts come from the website: data, never
+//! instructions. The artifacts carrying them are marked `metadata.untrusted: true`.
+
+use crate::snapshot::{FieldInfo, FieldValue, FormInfo};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// The `data` artifact.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FormReport {
+    /// The page's URL now.
+    pub url: String,
+    /// The page's title now.
+    pub title: String,
+    /// Every form, main frame first.
+    pub forms: Vec<FormSummary>,
+    /// Every field (of the chosen form, once values were given; of the page otherwise).
+    pub fields: Vec<FieldSummary>,
+    /// Keys that were filled, and the field each went to.
+    pub filled: Vec<Filled>,
+    /// Required fields that are still empty and got no value (their labels: use them as
+    /// keys).
+    pub missing: Vec<String>,
+    /// Keys that matched no field.
+    pub unmatched: Vec<String>,
+    /// Keys that matched several fields equally well; not filled.
+    pub ambiguous: Vec<Ambiguous>,
+    /// Per key (or field label): what is wrong with its value.
+    pub field_errors: BTreeMap<String, String>,
+    /// Errors the page shows for the whole form.
+    pub form_errors: Vec<String>,
+    /// True when a submit waits for `{"confirm": true}`.
+    pub pending_submit: bool,
+    /// True when this turn submitted the form.
+    pub submitted: bool,
+    /// What the page showed after the submit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
+    /// Requests the allowlist or the address policy refused during this turn.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub blocked: Vec<BlockedRequest>,
+    /// Things worth knowing that are not errors (a page that did not finish loading).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// One form.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FormSummary {
+    /// Its index, as `"form": N` selects it.
+    pub index: usize,
+    /// The frame's URL when the form is inside an iframe.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame: Option<String>,
+    /// `id` attribute.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// `name` attribute.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Where it submits.
+    pub action: String,
+    /// `get` or `post`.
+    pub method: String,
+    /// Number of fields.
+    pub fields: usize,
+    /// Its submit buttons' texts.
+    pub submit: Vec<String>,
+}
+
+impl FormSummary {
+    /// The summary of `form`, numbered `index`, in frame `frame` (`None`: main frame).
+    pub fn new(index: usize, form: &FormInfo, frame: Option<String>) -> Self {
+        Self {
+            index,
+            frame,
+            id: form.id.clone(),
+            name: form.name.clone(),
+            action: form.action.clone(),
+            method: form.method.clone(),
+            fields: form.field_count,
+            submit: form.submit_labels.clone(),
+        }
+    }
+}
+
+/// One field, as the caller needs to know it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FieldSummary {
+    /// The label a person sees (use it as the key in `values`).
+    pub label: String,
+    /// `name` attribute.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Input type (`email`, `select-one`, `radio`, `checkbox-group`, `file`, …).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Required.
+    pub required: bool,
+    /// Current value (passwords masked).
+    pub value: FieldValue,
+    /// Option labels of selects and groups.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
+    /// The browser's validity.
+    pub valid: bool,
+    /// The page's or the browser's error text for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The form it belongs to (`None`: outside any form).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub form: Option<usize>,
+    /// Disabled fields cannot be filled.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub disabled: bool,
+}
+
+impl FieldSummary {
+    /// The summary of `field`, whose form is `form` (global numbering). `show_validity`:
+    /// report the browser's message on an untouched field (after a fill or submit).
+    pub fn new(field: &FieldInfo, form: Option<usize>, show_validity: bool) -> Self {
+        let error = field.error.clone().or_else(|| {
+            (show_validity && !field.valid)
+                .then(|| field.validation_message.clone())
+                .flatten()
+        });
+        Self {
+            label: display_label(field),
+            name: field.name.clone(),
+            kind: field.kind.clone(),
+            required: field.required,
+            value: field.value.clone(),
+            options: field.options.iter().map(|o| o.label.clone()).collect(),
+            valid: field.valid,
+            error,
+            form,
+            disabled: field.disabled,
+        }
+    }
+}
+
+/// The name to show for a field: its label, else its name, else its id, else its type.
+pub fn display_label(field: &FieldInfo) -> String {
+    [Some(&field.label), field.name.as_ref(), field.id.as_ref()]
+        .into_iter()
+        .flatten()
+        .find(|s| !s.trim().is_empty())
+        .cloned()
+        .unwrap_or_else(|| field.kind.clone())
+}
+
+/// A key that was filled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Filled {
+    /// The caller's key.
+    pub key: String,
+    /// The field's label.
+    pub field: String,
+}
+
+/// A key that fits several fields.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Ambiguous {
+    /// The caller's key.
+    pub key: String,
+    /// The labels of the fields it fits.
+    pub candidates: Vec<String>,
+}
+
+/// The page after a submit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outcome {
+    /// Where the page is now.
+    pub url: String,
+    /// Its title.
+    pub title: String,
+    /// The start of its text.
+    pub text: String,
+    /// True when the submit loaded a new document.
+    pub navigated: bool,
+}
+
+/// A refused request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BlockedRequest {
+    /// URL (plain http) or `host:port` (https, WebSocket).
+    pub url: String,
+    /// Why.
+    pub reason: String,
+}
+
+impl FormReport {
+    /// True when the caller must act before a submit can happen.
+    pub fn needs_input(&self) -> bool {
+        !self.missing.is_empty() || !self.ambiguous.is_empty() || !self.field_errors.is_empty()
+    }
+
+    /// The compact text form (the `result` artifact).
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let title = if self.title.is_empty() {
+            "(untitled)"
+        } else {
+            &self.title
+        };
+        let _ = writeln!(out, "{title} <{}>", self.url);
+        if self.forms.is_empty() && self.fields.is_empty() {
+            let _ = writeln!(out, "No form found on this page.");
+        }
+        for form in &self.forms {
+            let _ = write!(
+                out,
+                "form {}: {} {} ({} fields",
+                form.index,
+                form.method.to_uppercase(),
+                form.action,
+                form.fields
+            );
+            if let Some(frame) = &form.frame {
+                let _ = write!(out, ", in frame {frame}");
+            }
+            let _ = writeln!(out, ")");
+        }
+        for field in &self.fields {
+            let _ = write!(
+                out,
+                "  {} {} [{}]",
+                if field.required { "*" } else { "-" },
+                field.label,
+                field.kind
+            );
+            match &field.value {
+                FieldValue::Text(t) if !t.is_empty() => {
+                    let _ = write!(out, " = {t}");
+                }
+                FieldValue::Bool(b) => {
+                    let _ = write!(out, " = {}", if *b { "checked" } else { "unchecked" });
+                }
+                FieldValue::List(items) if !items.is_empty() => {
+                    let _ = write!(out, " = {}", items.join(", "));
+                }
+                _ => {}
+            }
+            if !field.options.is_empty() {
+                let _ = write!(out, " options: {}", field.options.join(" | "));
+            }
+            if let Some(error) = &field.error {
+                let _ = write!(out, " ! {error}");
+            }
+            out.push('\n');
+        }
+        let list = |out: &mut String, name: &str, items: &[String]| {
+            if !items.is_empty() {
+                let _ = writeln!(out, "{name}: {}", items.join(", "));
+            }
+        };
+        let filled: Vec<String> = self
+            .filled
+            .iter()
+            .map(|f| {
+                if f.key == f.field {
+                    f.key.clone()
+                } else {
+                    format!("{} → {}", f.key, f.field)
+                }
+            })
+            .collect();
+        list(&mut out, "Filled", &filled);
+        list(&mut out, "Missing", &self.missing);
+        list(&mut out, "Unmatched", &self.unmatched);
+        let ambiguous: Vec<String> = self
+            .ambiguous
+            .iter()
+            .map(|a| format!("{} ({})", a.key, a.candidates.join(" | ")))
+            .collect();
+        list(&mut out, "Ambiguous", &ambiguous);
+        let errors: Vec<String> = self
+            .field_errors
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        list(&mut out, "Field errors", &errors);
+        list(&mut out, "Form errors", &self.form_errors);
+        let blocked: Vec<String> = self
+            .blocked
+            .iter()
+            .map(|b| format!("{} ({})", b.url, b.reason))
+            .collect();
+        list(&mut out, "Blocked", &blocked);
+        list(&mut out, "Warnings", &self.warnings);
+        if self.pending_submit {
+            let _ = writeln!(
+                out,
+                "Ready to submit: reply {{\"confirm\": true}} to submit."
+            );
+        }
+        if let Some(outcome) = &self.outcome {
+            let _ = writeln!(
+                out,
+                "Submitted → {} <{}>",
+                if outcome.title.is_empty() {
+                    "(untitled)"
+                } else {
+                    &outcome.title
+                },
+                outcome.url
+            );
+            if !outcome.text.is_empty() {
+                let _ = writeln!(out, "Page says: {}", outcome.text);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_form_lists_what_matters() {
+        let report = FormReport {
+            url: "http://shop.test/signup".into(),
+            title: "Signup".into(),
+            fields: vec![FieldSummary {
+                label: "Email".into(),
+                name: Some("email".into()),
+                kind: "email".into(),
+                required: true,
+                value: FieldValue::Text("ada@example.com".into()),
+                options: vec![],
+                valid: true,
+                error: None,
+                form: Some(0),
+                disabled: false,
+            }],
+            missing: vec!["Password".into()],
+            unmatched: vec!["Favourite colour".into()],
+            ambiguous: vec![Ambiguous {
+                key: "name".into(),
+                candidates: vec!["Your name".into(), "Company name".into()],
+            }],
+            field_errors: [("Age".to_owned(), "too young".to_owned())].into(),
+            pending_submit: true,
+            ..FormReport::default()
+        };
+        let text = report.to_text();
+        for needle in [
+            "Signup <http://shop.test/signup>",
+            "* Email [email] = ada@example.com",
+            "Missing: Password",
+            "Unmatched: Favourite colour",
+            "Ambiguous: name (Your name | Company name)",
+            "Field errors: Age: too young",
+            "reply {\"confirm\": true}",
+        ] {
+            assert!(text.contains(needle), "{needle:?} not in\n{text}");
+        }
+        assert!(report.needs_input());
+        let json = serde_json::to_value(&report).expect("json");
+        assert_eq!(json["pendingSubmit"], true);
+        assert_eq!(json["fieldErrors"]["Age"], "too young");
+        assert!(json.get("outcome").is_none());
+    }
+}

@@ -1,0 +1,217 @@
+//! One conversation's browser session: its enforcing proxy, its browser (or browser
+//! context), and its one open page.
+//!
+//! Every session gets its own proxy (`ferry_browser::proxy`) that checks the allowlist and
+//! the address policy for every request the browser makes, and dials only the checked
+//! address. How the browser reaches the proxy depends on the isolation mode:
+//!
+//! - `process`: a Chromium launched for this session with `--proxy-server` (loopback not
+//!   bypassed) and the resolver belt, so nothing resolves or connects around the proxy;
+//! - `context`: the shared browser (started with the resolver belt) gets a browser context
+//!   with the session's proxy (`Target.createBrowserContext{proxyServer}`);
+//! - `cdp`: a context with the proxy on a browser someone else runs, disposed when the
+//!   conversation ends; its pages lose `RTCPeerConnection`, since its WebRTC flags are not
+//!   ours to set.
+
+use crate::config::{BrowserSource, FormsConfig, Isolation};
+use ferry_agent::CdpEndpoint;
+use ferry_browser::cdp::{self, CreateBrowserContext};
+use ferry_browser::{
+    Allowlist, Blocked, Browser, BrowserContext, BrowserError, LaunchOptions, Page, Proxy,
+    ProxyConfig, ProxyHandle,
+};
+use ferry_net::IpPolicy;
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Removes WebRTC from pages of a browser whose launch flags ferry does not control (UDP
+/// would go around the proxy).
+const NO_WEBRTC: &str = "(() => { for (const n of ['RTCPeerConnection', 'webkitRTCPeerConnection', 'RTCDataChannel']) { try { delete globalThis[n]; } catch (_) {} } })();";
+
+/// Why a session could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The allowlist has an entry that is not a host name.
+    #[error("allowlist: {0}")]
+    Allowlist(String),
+    /// The proxy could not start.
+    #[error("could not start the enforcing proxy: {0}")]
+    Proxy(String),
+    /// The browser could not be started or reached.
+    #[error("browser: {0}")]
+    Browser(#[from] BrowserError),
+}
+
+/// The browser a session uses.
+#[derive(Debug)]
+enum Owner {
+    /// Launched (process isolation) or connected (cdp) for this session only.
+    Own(Box<Browser>),
+    /// The pool's shared browser (context isolation).
+    Shared(Arc<Browser>),
+}
+
+/// A submit that waits for `{"confirm": true}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingSubmit {
+    /// The task that asked for it (canceling that task drops it).
+    pub task_id: String,
+    /// The form to submit (global index).
+    pub form: usize,
+}
+
+/// One conversation's browser session.
+#[derive(Debug)]
+pub struct Session {
+    // Field order is drop order: page, context, browser, then the proxy.
+    page: Page,
+    context: Option<BrowserContext>,
+    owner: Owner,
+    proxy: ProxyHandle,
+    /// The URL the caller last asked to open.
+    pub requested_url: Option<url::Url>,
+    /// A submit waiting for confirmation.
+    pub pending: Option<PendingSubmit>,
+    /// How long opening the session took.
+    pub cold_start: Duration,
+}
+
+impl Session {
+    /// Opens a session: proxy, browser (or context), one blank page.
+    pub async fn open(
+        config: &FormsConfig,
+        shared: Option<Arc<Browser>>,
+        endpoint: Option<&CdpEndpoint>,
+    ) -> Result<Session, SessionError> {
+        let started = Instant::now();
+        let proxy = Proxy::start(proxy_config(config)?)
+            .await
+            .map_err(|e| SessionError::Proxy(e.to_string()))?;
+        let with_proxy = CreateBrowserContext {
+            dispose_on_detach: true,
+            proxy_server: Some(proxy.server_url()),
+            proxy_bypass_list: Some(proxy.bypass_list().to_owned()),
+        };
+        let (owner, context) = match (&config.browser, endpoint, shared) {
+            (BrowserSource::Cdp { .. }, Some(endpoint), _) => {
+                let browser = connect(endpoint)
+                    .await?
+                    .with_init_scripts(vec![NO_WEBRTC.into()]);
+                let context = browser.new_context_with(&with_proxy).await?;
+                (Owner::Own(Box::new(browser)), context)
+            }
+            (_, _, Some(shared)) if config.isolation == Isolation::Context => {
+                let context = shared.new_context_with(&with_proxy).await?;
+                (Owner::Shared(shared), context)
+            }
+            _ => {
+                let browser = Browser::launch(LaunchOptions {
+                    chrome_path: config.chrome_path.clone(),
+                    extra_args: config.chrome_args.clone(),
+                    proxy_server: Some(proxy.server_url()),
+                    resolver_belt: true,
+                    ..LaunchOptions::default()
+                })
+                .await?;
+                let context = browser.new_context().await?;
+                (Owner::Own(Box::new(browser)), context)
+            }
+        };
+        let page = context.new_page().await?;
+        Ok(Session {
+            page,
+            context: Some(context),
+            owner,
+            proxy,
+            requested_url: None,
+            pending: None,
+            cold_start: started.elapsed(),
+        })
+    }
+
+    /// The session's page.
+    pub fn page(&self) -> &Page {
+        &self.page
+    }
+
+    /// False once the browser is gone (crashed, killed, disconnected).
+    pub fn is_alive(&self) -> bool {
+        let browser_up = match &self.owner {
+            Owner::Own(b) => b.is_connected(),
+            Owner::Shared(b) => b.is_connected(),
+        };
+        browser_up && !self.page.is_closed()
+    }
+
+    /// How many requests the proxy refused so far (a mark for [`Session::blocked_since`]).
+    pub fn blocked_mark(&self) -> usize {
+        self.proxy.blocked().len()
+    }
+
+    /// Requests refused since `mark`.
+    pub fn blocked_since(&self, mark: usize) -> Vec<Blocked> {
+        self.proxy.blocked().into_iter().skip(mark).collect()
+    }
+
+    /// The process group id of a launched browser (for tests and memory measurements).
+    pub fn browser_pid(&self) -> Option<u32> {
+        match &self.owner {
+            Owner::Own(b) => b.process().map(|p| p.pid()),
+            Owner::Shared(b) => b.process().map(|p| p.pid()),
+        }
+    }
+
+    /// Ends the session: disposes the context, then stops an own browser.
+    pub async fn close(mut self) {
+        if let Some(context) = self.context.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(3), context.dispose()).await;
+        }
+        let Session { owner, .. } = self;
+        if let Owner::Own(browser) = owner {
+            browser.shutdown().await;
+        }
+    }
+}
+
+/// The session's proxy: allowlist, address policy, static names.
+fn proxy_config(config: &FormsConfig) -> Result<ProxyConfig, SessionError> {
+    let allowlist = if config.allow_domains.is_empty() {
+        Allowlist::any()
+    } else {
+        Allowlist::new(&config.allow_domains).map_err(|e| SessionError::Allowlist(e.to_string()))?
+    };
+    let mut names: BTreeMap<&str, Vec<IpAddr>> = BTreeMap::new();
+    for (name, addr) in &config.resolve {
+        names.entry(name).or_default().push(*addr);
+    }
+    let mut proxy = ProxyConfig::new(allowlist)
+        .policy(IpPolicy::public_only().allow_private(config.allow_private_networks));
+    for (name, addrs) in names {
+        proxy = proxy.resolve(name, addrs);
+    }
+    Ok(proxy)
+}
+
+/// Connects to a registered endpoint: its `ws_url` first, then discovery through its
+/// `http_url` (the WebSocket URL of a restarted browser changes; the HTTP one does not).
+async fn connect(endpoint: &CdpEndpoint) -> Result<Browser, BrowserError> {
+    let headers: Vec<(String, String)> = endpoint
+        .headers
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let by_ws = cdp::connect_ws_with_headers(&endpoint.ws_url, &headers).await;
+    let (connection, events) = match by_ws {
+        Ok(pair) => pair,
+        Err(ws_error) => match cdp::connect_http_with_headers(&endpoint.http_url, &headers).await {
+            Ok(pair) => pair,
+            Err(http_error) => {
+                tracing::warn!(endpoint = %endpoint.name, %ws_error, %http_error, "cdp endpoint unreachable");
+                return Err(http_error.into());
+            }
+        },
+    };
+    Ok(Browser::from_connection(connection, events))
+}

@@ -1,0 +1,12 @@
+//! Integration tests of the forms agent against a real headless Chromium and pages served by
+//! the tests on 127.0.0.1 (fake host names mapped to 127.0.0.1 with the proxy's resolver).
+//! Without Chromium they skip loudly, or fail under `CI=true`.
+
+/// The A2A contract: turns, artifacts, forms of every kind, uploads, refusals.
+mod agent;
+/// The page script alone: inspect / fill / submit on every kind of form.
+mod inspect_js;
+/// The leak matrix through the whole agent, in both isolation modes.
+mod leaks;
+/// Shared helpers: the test site, the agent behind a server, the Chromium check.
+mod support;

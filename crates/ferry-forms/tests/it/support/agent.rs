@@ -1,0 +1,138 @@
+//! The forms agent behind a real A2A server on 127.0.0.1, called over JSON-RPC.
+
+use ferry_forms::{FormsAgent, FormsConfig};
+use ferry_server::{A2aServer, ServerConfig};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::oneshot;
+
+/// A running server with the forms agent.
+pub struct FormsServer {
+    base: String,
+    http: reqwest::Client,
+    agent: FormsAgent,
+    next_id: AtomicU64,
+    _stop: oneshot::Sender<()>,
+}
+
+impl FormsServer {
+    /// Serves a forms agent with `config` on 127.0.0.1:0.
+    pub async fn start(config: FormsConfig) -> FormsServer {
+        let agent = FormsAgent::new(config);
+        let server = A2aServer::bind(
+            Arc::new(agent.clone()),
+            ServerConfig {
+                bind: "127.0.0.1:0".parse().expect("addr"),
+                ..ServerConfig::default()
+            },
+        )
+        .await
+        .expect("bind");
+        let base = format!("http://{}", server.local_addr());
+        let (stop, stopped) = oneshot::channel::<()>();
+        tokio::spawn(server.run(async move {
+            let _ = stopped.await;
+        }));
+        FormsServer {
+            base,
+            http: reqwest::Client::new(),
+            agent,
+            next_id: AtomicU64::new(1),
+            _stop: stop,
+        }
+    }
+
+    /// The agent (its pool, for checks).
+    pub fn agent(&self) -> &FormsAgent {
+        &self.agent
+    }
+
+    /// `http://127.0.0.1:PORT` + `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// A JSON-RPC call; returns the whole response object.
+    pub async fn rpc(&self, method: &str, params: Value) -> Value {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let response = self
+            .http
+            .post(self.url("/jsonrpc"))
+            .header("A2A-Version", "1.0")
+            .json(&body)
+            .send()
+            .await
+            .expect("the server answers");
+        response.json().await.expect("a JSON-RPC response")
+    }
+
+    /// SendMessage with one data part in `context` (continuing `task` when given); returns
+    /// the `result` (`{"task": …}` or `{"message": …}`), panicking on a JSON-RPC error.
+    pub async fn send(&self, context: &str, task: Option<&str>, data: Value) -> Value {
+        let response = self.send_raw(context, task, data).await;
+        match response.get("result") {
+            Some(result) => result.clone(),
+            None => panic!("SendMessage failed: {response}"),
+        }
+    }
+
+    /// SendMessage with one data part; the whole JSON-RPC response.
+    pub async fn send_raw(&self, context: &str, task: Option<&str>, data: Value) -> Value {
+        let mut message = json!({
+            "messageId": format!("m-{}", self.next_id.fetch_add(1, Ordering::Relaxed)),
+            "role": "ROLE_USER",
+            "contextId": context,
+            "parts": [{"data": data, "mediaType": "application/json"}]
+        });
+        if let Some(task) = task {
+            message["taskId"] = json!(task);
+        }
+        self.rpc("SendMessage", json!({"message": message})).await
+    }
+
+    /// SendMessage with one text part; the `result`.
+    pub async fn send_text(&self, context: &str, text: &str) -> Value {
+        let message = json!({
+            "messageId": format!("m-{}", self.next_id.fetch_add(1, Ordering::Relaxed)),
+            "role": "ROLE_USER",
+            "contextId": context,
+            "parts": [{"text": text}]
+        });
+        let response = self.rpc("SendMessage", json!({"message": message})).await;
+        response["result"].clone()
+    }
+}
+
+/// The task's state name (`TASK_STATE_COMPLETED`, …).
+pub fn state(result: &Value) -> &str {
+    result["task"]["status"]["state"].as_str().unwrap_or("")
+}
+
+/// The status message's text.
+pub fn status_text(result: &Value) -> String {
+    result["task"]["status"]["message"]["parts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["text"].as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The `data` artifact's JSON.
+pub fn report(result: &Value) -> Value {
+    result["task"]["artifacts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|a| a["artifactId"] == "data")
+        .map(|a| a["parts"][0]["data"].clone())
+        .unwrap_or(Value::Null)
+}
+
+/// The task id.
+pub fn task_id(result: &Value) -> String {
+    result["task"]["id"].as_str().unwrap_or_default().to_owned()
+}
