@@ -82,7 +82,9 @@ impl FormsAgent {
             Ok(false)
         } else {
             progress("starting a browser session");
-            self.pool.ensure_session(&mut slot, endpoint.as_ref()).await
+            self.pool
+                .ensure_session(&ctx.context_id, &mut slot, endpoint.as_ref())
+                .await
         };
         if let Err(e) = opened {
             SessionPool::release(&mut slot);

@@ -42,6 +42,9 @@ pub struct SessionPool {
     /// Pending submits by contextId, outside the slot lock so that a cancel never waits
     /// for a running turn.
     pending: Mutex<HashMap<String, PendingSubmit>>,
+    /// The browser process of each conversation's session (process isolation), readable
+    /// while a turn holds the slot.
+    pids: Mutex<HashMap<String, u32>>,
     shared: tokio::sync::Mutex<Option<Arc<Browser>>>,
 }
 
@@ -52,6 +55,7 @@ impl SessionPool {
             config,
             slots: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
+            pids: Mutex::new(HashMap::new()),
             shared: tokio::sync::Mutex::new(None),
         });
         if tokio::runtime::Handle::try_current().is_ok() {
@@ -105,6 +109,7 @@ impl SessionPool {
     /// Returns true when a new session was opened.
     pub async fn ensure_session(
         &self,
+        context_id: &str,
         slot: &mut Slot,
         endpoint: Option<&CdpEndpoint>,
     ) -> Result<bool, SessionError> {
@@ -119,7 +124,15 @@ impl SessionPool {
             (Isolation::Context, None) => Some(self.shared_browser().await?),
             _ => None,
         };
-        slot.session = Some(Session::open(&self.config, shared, endpoint).await?);
+        let session = Session::open(&self.config, shared, endpoint).await?;
+        let mut pids = self.pids.lock().unwrap_or_else(|p| p.into_inner());
+        match session.browser_pid() {
+            Some(pid) => pids.insert(context_id.to_owned(), pid),
+            None => pids.remove(context_id),
+        };
+        drop(pids);
+        tracing::debug!(context = %context_id, cold_start_ms = session.cold_start.as_millis() as u64, "browser session opened");
+        slot.session = Some(session);
         Ok(true)
     }
 
@@ -140,6 +153,16 @@ impl SessionPool {
         );
         *shared = Some(browser.clone());
         Ok(browser)
+    }
+
+    /// The process id of the browser serving `context_id` (its process group id), if it
+    /// has its own.
+    pub fn browser_pid(&self, context_id: &str) -> Option<u32> {
+        self.pids
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(context_id)
+            .copied()
     }
 
     /// Marks the end of a turn on `slot`.
@@ -207,6 +230,10 @@ impl SessionPool {
                 }
             }
             self.set_pending(&context_id, None);
+            self.pids
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&context_id);
             drop(guard);
             if let Some(session) = session {
                 session.close().await;

@@ -8,5 +8,7 @@ mod agent;
 mod inspect_js;
 /// The leak matrix through the whole agent, in both isolation modes.
 mod leaks;
+/// Isolation, the session cap, idle close, slow pages, crashes.
+mod sessions;
 /// Shared helpers: the test site, the agent behind a server, the Chromium check.
 mod support;

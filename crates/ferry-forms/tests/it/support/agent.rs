@@ -92,6 +92,36 @@ impl FormsServer {
         self.rpc("SendMessage", json!({"message": message})).await
     }
 
+    /// SendMessage over plain HTTP for checks of the status line: `(status, Retry-After,
+    /// body)`.
+    pub async fn http_post_jsonrpc_send(
+        &self,
+        context: &str,
+        data: Value,
+    ) -> (u16, Option<String>, String) {
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+            "messageId": format!("m-{}", self.next_id.fetch_add(1, Ordering::Relaxed)),
+            "role": "ROLE_USER",
+            "contextId": context,
+            "parts": [{"data": data, "mediaType": "application/json"}]
+        }}});
+        let response = self
+            .http
+            .post(self.url("/jsonrpc"))
+            .header("A2A-Version", "1.0")
+            .json(&body)
+            .send()
+            .await
+            .expect("the server answers");
+        let status = response.status().as_u16();
+        let retry = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        (status, retry, response.text().await.unwrap_or_default())
+    }
+
     /// SendMessage with one text part; the `result`.
     pub async fn send_text(&self, context: &str, text: &str) -> Value {
         let message = json!({

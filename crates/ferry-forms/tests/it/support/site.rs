@@ -385,7 +385,8 @@ async fn respond(stream: &mut TcpStream, request: &Request, root: &Path) -> std:
         }
         ("GET", "/cookies") => {
             let cookie = request.header("cookie").unwrap_or_default();
-            let page = html_page("Cookies", &escape(cookie));
+            // In the title too, where a forms report shows it.
+            let page = html_page(&format!("Cookies: {}", escape(cookie)), &escape(cookie));
             send(
                 stream,
                 "200 OK",
