@@ -19,12 +19,18 @@ pub struct FormsServer {
 impl FormsServer {
     /// Serves a forms agent with `config` on 127.0.0.1:0.
     pub async fn start(config: FormsConfig) -> FormsServer {
+        Self::start_with(config, ServerConfig::default()).await
+    }
+
+    /// Serves a forms agent with `config`, and the server with `server` (its bind address
+    /// replaced by 127.0.0.1:0).
+    pub async fn start_with(config: FormsConfig, server: ServerConfig) -> FormsServer {
         let agent = FormsAgent::new(config);
         let server = A2aServer::bind(
             Arc::new(agent.clone()),
             ServerConfig {
                 bind: "127.0.0.1:0".parse().expect("addr"),
-                ..ServerConfig::default()
+                ..server
             },
         )
         .await
@@ -90,6 +96,18 @@ impl FormsServer {
             message["taskId"] = json!(task);
         }
         self.rpc("SendMessage", json!({"message": message})).await
+    }
+
+    /// POSTs `body` to the cdp-config/v1 endpoint; returns the status.
+    pub async fn register_cdp(&self, body: Value) -> u16 {
+        self.http
+            .post(self.url("/ext/cdp-config"))
+            .json(&body)
+            .send()
+            .await
+            .expect("the server answers")
+            .status()
+            .as_u16()
     }
 
     /// SendMessage over plain HTTP for checks of the status line: `(status, Retry-After,

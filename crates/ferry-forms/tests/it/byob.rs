@@ -1,0 +1,137 @@
+//! "Bring your own browser" (`--browser cdp`): the agent drives a Chromium someone else
+//! started, registered through the cdp-config/v1 extension, in a browser context of its own
+//! with the enforcing proxy attached, and disposes that context afterwards.
+
+use crate::leaks::{assert_no_leaks, matrix_config};
+use crate::support::agent::{FormsServer, state, status_text};
+use crate::support::site::TestSite;
+use crate::support::{TEST_TIMEOUT, chromium_or_skip};
+use ferry_browser::{Browser, Chromium, DevToolsTransport, LaunchOptions};
+use ferry_forms::{BrowserSource, FormsConfig, Isolation};
+use ferry_server::ServerConfig;
+use serde_json::json;
+
+/// A Chromium started the way an orchestrator would: DevTools on a loopback port, no
+/// ferry flags (no proxy, no resolver belt).
+async fn outside_browser(site: &TestSite) -> Chromium {
+    let config = matrix_config(site, Isolation::Context);
+    Chromium::launch(LaunchOptions {
+        devtools: DevToolsTransport::Port,
+        resolver_belt: false,
+        extra_args: config.chrome_args,
+        ..LaunchOptions::default()
+    })
+    .await
+    .expect("chromium starts")
+}
+
+/// `http://127.0.0.1:PORT` of a `ws://127.0.0.1:PORT/devtools/browser/…` URL.
+fn http_of(ws: &str) -> String {
+    let rest = ws.trim_start_matches("ws://");
+    format!("http://{}", rest.split('/').next().unwrap_or_default())
+}
+
+/// Browser contexts other than the default one.
+async fn contexts(ws: &str) -> usize {
+    let browser = Browser::connect(ws).await.expect("connect");
+    let answer = browser
+        .cdp()
+        .call("Target.getBrowserContexts", json!({}), None)
+        .await
+        .expect("getBrowserContexts");
+    answer["browserContextIds"].as_array().map_or(0, Vec::len)
+}
+
+fn byob(site: &TestSite) -> FormsConfig {
+    FormsConfig {
+        browser: BrowserSource::Cdp { name: None },
+        ..matrix_config(site, Isolation::Context)
+    }
+}
+
+async fn cdp_server(site: &TestSite) -> FormsServer {
+    FormsServer::start_with(
+        byob(site),
+        ServerConfig {
+            cdp_config: true,
+            ..ServerConfig::default()
+        },
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_drives_a_registered_browser_by_ws_url_with_the_allowlist_enforced() {
+    if !chromium_or_skip("byob::ws") {
+        return;
+    }
+    tokio::time::timeout(TEST_TIMEOUT, async {
+        let site = TestSite::start().await;
+        let chromium = outside_browser(&site).await;
+        let ws = chromium.ws_url().expect("ws url").to_owned();
+        let server = cdp_server(&site).await;
+        // The http_url is dead: only the ws_url can work.
+        let status = server
+            .register_cdp(
+                json!({"name": "chromium", "http_url": "http://127.0.0.1:9", "ws_url": ws}),
+            )
+            .await;
+        assert_eq!(status, 200);
+        let before = contexts(&ws).await;
+        assert_no_leaks(&server, &site, "byob-ws").await;
+        assert_eq!(
+            contexts(&ws).await,
+            before + 1,
+            "one context for the conversation"
+        );
+        // The conversation ends: its context is disposed; the browser itself stays.
+        server.agent().pool().shutdown().await;
+        assert_eq!(contexts(&ws).await, before, "the context is gone");
+        chromium.shutdown().await;
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_finds_a_registered_browser_by_http_url_and_fails_closed_without_one() {
+    if !chromium_or_skip("byob::http") {
+        return;
+    }
+    tokio::time::timeout(TEST_TIMEOUT, async {
+        let site = TestSite::start().await;
+        let chromium = outside_browser(&site).await;
+        let ws = chromium.ws_url().expect("ws url").to_owned();
+        let server = cdp_server(&site).await;
+
+        // No endpoint registered: an infrastructure failure, and no browser launched.
+        let none = server
+            .send("h0", None, json!({"url": site.url("allowed.test", "/signup.html")}))
+            .await;
+        assert_eq!(state(&none), "TASK_STATE_FAILED", "{none}");
+        let parts = none["task"]["status"]["message"]["parts"].to_string();
+        assert!(parts.contains("infra_error") && parts.contains("cdp.no_endpoint"), "{parts}");
+
+        // A stale ws_url (the browser restarted) and a live http_url.
+        let status = server
+            .register_cdp(json!({
+                "name": "chromium",
+                "http_url": http_of(&ws),
+                "ws_url": "ws://127.0.0.1:9/devtools/browser/gone"
+            }))
+            .await;
+        assert_eq!(status, 200);
+        let result = server
+            .send("h1", None, json!({"url": site.url("allowed.test", "/signup.html"), "values": {"Email": "ada@example.com"}}))
+            .await;
+        // It reached the page and filled it: the rest of the form is still missing.
+        assert_eq!(state(&result), "TASK_STATE_INPUT_REQUIRED", "{result}");
+        assert!(status_text(&result).contains("Password"), "{}", status_text(&result));
+        let filled = crate::support::agent::report(&result)["filled"].to_string();
+        assert!(filled.contains("Email"), "{filled}");
+        server.agent().pool().shutdown().await;
+        chromium.shutdown().await;
+    })
+    .await
+    .expect("test exceeded its time limit");
+}
