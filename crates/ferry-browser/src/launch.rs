@@ -429,7 +429,9 @@ fn chromium_args(profile: &Path, as_root: bool, options: &LaunchOptions) -> Vec<
         "--disable-extensions",
         "--disable-client-side-phishing-detection",
         "--disable-domain-reliability",
-        "--disable-features=AutofillServerCommunication,OptimizationHints,Translate,MediaRouter",
+        // PreconnectToSearch: no preconnect to the default search engine (www.google.com) at
+        // start-up, which the proxy would refuse and report.
+        "--disable-features=AutofillServerCommunication,OptimizationHints,Translate,MediaRouter,PreconnectToSearch",
         // No hyperlink auditing pings (`<a ping>`).
         "--no-pings",
         // No crash reports leave the machine.

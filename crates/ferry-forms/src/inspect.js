@@ -7,7 +7,8 @@
 //   frame. It defines `globalThis.__ferryForms` if absent (so evaluating it twice is harmless)
 //   and evaluates to `true`. Iframes are inspected separately, per frame: this script only
 //   looks at `document` and its open shadow roots.
-// * `__ferryForms.inspect()` -> PageSnapshot {url, title, forms, fields, formErrors, text}.
+// * `__ferryForms.inspect()` -> PageSnapshot {url, title, forms, fields, formErrors, text,
+//   httpStatus}.
 //   It rebuilds the ref table: a field's `ref` indexes an array held here. A radio group, or
 //   two or more checkboxes sharing a name in the same form, is ONE field (type "radio" /
 //   "checkbox-group"). Hidden, submit, button, reset and image inputs are skipped.
@@ -580,7 +581,19 @@
       fields: fieldInfos,
       formErrors: formErrors(claimed),
       text: pageText(),
+      httpStatus: responseStatus(),
     };
+  }
+
+  // The HTTP status of the document's own response (0 or null when unknown: about:blank,
+  // a document written by script).
+  function responseStatus() {
+    try {
+      const entry = performance.getEntriesByType('navigation')[0];
+      return entry && entry.responseStatus ? entry.responseStatus : null;
+    } catch (_) {
+      return null;
+    }
   }
 
   // ---- fill -------------------------------------------------------------------------------

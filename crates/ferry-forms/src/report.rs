@@ -186,6 +186,9 @@ pub struct Outcome {
     pub text: String,
     /// True when the submit loaded a new document.
     pub navigated: bool,
+    /// The HTTP status of the page shown now, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub http_status: Option<u16>,
 }
 
 /// A refused request.

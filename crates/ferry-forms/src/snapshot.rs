@@ -14,7 +14,8 @@ pub struct PageSnapshot {
     /// `document.title`.
     #[serde(default)]
     pub title: String,
-    /// The forms, in document order (same-origin iframes included after the main document).
+    /// The forms of this document (and of its open shadow roots), in document order; each
+    /// frame is inspected on its own.
     #[serde(default)]
     pub forms: Vec<FormInfo>,
     /// Every fillable control, in document order.
@@ -27,6 +28,9 @@ pub struct PageSnapshot {
     /// submit.
     #[serde(default)]
     pub text: String,
+    /// The HTTP status of the document's response, when the browser knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_status: Option<u16>,
 }
 
 /// A `<form>` element.

@@ -138,6 +138,25 @@ pub async fn run(session: &mut Session, input: TurnInput<'_>) -> Result<TurnResu
         }
     }
 
+    if let Some(status) = inspection
+        .main()
+        .and_then(|m| m.http_status)
+        .filter(|s| *s >= 400)
+        && request.url.is_some()
+    {
+        let empty = inspection.forms().is_empty();
+        let url = inspection.main().map(|m| m.url.clone()).unwrap_or_default();
+        if empty {
+            return Ok(failed(
+                session,
+                mark,
+                format!("{url} answered HTTP {status} and shows no form"),
+                warnings,
+            ));
+        }
+        warnings.push(format!("the page answered HTTP {status}"));
+    }
+
     // 2. Which form.
     let selected = match &request.form {
         None => None,
@@ -784,6 +803,7 @@ async fn submit(
             .map(|m| m.text.chars().take(500).collect())
             .unwrap_or_default(),
         navigated,
+        http_status: main.and_then(|m| m.http_status),
     });
     // A refused form post must never look like success.
     if let Some(host) = &action_host
@@ -795,6 +815,18 @@ async fn submit(
         return Ok(TurnResult {
             verdict: Verdict::Failed,
             message: format!("blocked: the form posts to {}: {}", b.target, b.reason),
+            report,
+            pending: None,
+        });
+    }
+    // The site refused the submission outright.
+    if let Some(status) = main.and_then(|m| m.http_status).filter(|s| navigated && *s >= 400) {
+        return Ok(TurnResult {
+            verdict: Verdict::Failed,
+            message: format!(
+                "Submitted form {form}, but the site answered HTTP {status} ({:?} at {}).",
+                report.title, report.url
+            ),
             report,
             pending: None,
         });

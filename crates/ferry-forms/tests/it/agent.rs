@@ -115,6 +115,7 @@ async fn three_turns_missing_then_confirm_then_submitted() {
         let data = report(&third);
         assert_eq!(data["submitted"], true);
         assert_eq!(data["outcome"]["title"], "Thank you");
+        assert_eq!(data["outcome"]["httpStatus"], 200);
         let got = submitted(&site);
         for (name, value) in [
             ("csrf", "abc123"),
@@ -432,6 +433,12 @@ async fn pages_and_form_posts_to_disallowed_hosts_fail_and_say_why() {
             status_text(&result)
         );
         assert!(site.requests_for("evil.test").is_empty());
+        // A page that is not there says so.
+        let missing = server
+            .send("b3", None, json!({"url": site.url("shop.test", "/no-such-page.html")}))
+            .await;
+        assert_eq!(state(&missing), "TASK_STATE_FAILED", "{missing}");
+        assert!(status_text(&missing).contains("HTTP 404"), "{}", status_text(&missing));
         server
     })
     .await;
