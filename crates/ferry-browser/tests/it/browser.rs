@@ -292,3 +292,69 @@ async fn dropping_the_browser_kills_its_whole_process_group() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn cross_site_frames_are_attached_and_isolated_worlds_hide_page_globals() {
+    if !chromium_or_skip("cross_site_frames_are_attached_and_isolated_worlds_hide_page_globals") {
+        return;
+    }
+    bounded(async {
+        let site = serve_pages().await;
+        // The belt would refuse `localhost`; this test is about frames, not containment.
+        let browser = Browser::launch(LaunchOptions {
+            resolver_belt: false,
+            ..LaunchOptions::default()
+        })
+        .await
+        .expect("launch");
+        let context = browser.new_context().await.expect("context");
+        let page = context.new_page().await.expect("page");
+        page.navigate(
+            &format!("http://127.0.0.1:{}/framed", site.port()),
+            NAV_TIMEOUT,
+        )
+        .await
+        .expect("navigate");
+        // The frame attaches paused, is resumed by the dispatcher, and loads.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let frames = loop {
+            let frames = page.frames().await.expect("frames");
+            let loaded = frames.iter().any(|f| f.url().contains("localhost"));
+            if loaded && frames.len() == 2 {
+                break frames;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the cross-site frame never showed up"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        let main = &frames[0];
+        assert!(main.is_main());
+        assert_eq!(
+            page.evaluate("typeof secret").await.expect("main world"),
+            "number"
+        );
+        assert_eq!(
+            main.evaluate("typeof secret", false)
+                .await
+                .expect("isolated world"),
+            "undefined",
+            "page globals are invisible to ferry's world"
+        );
+        let inner = &frames[1];
+        assert!(
+            inner.is_out_of_process(page.session_id()),
+            "a cross-site frame has its own session"
+        );
+        let email = inner
+            .evaluate("document.querySelector('#email').value", false)
+            .await
+            .expect("evaluate in the frame");
+        assert_eq!(email, "ada@example.com");
+        let host = inner.evaluate("location.host", false).await.expect("host");
+        assert_eq!(host, format!("localhost:{}", site.port()));
+        browser.shutdown().await;
+    })
+    .await;
+}

@@ -36,6 +36,7 @@ pub const NAV_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A tiny HTTP/1.1 server on 127.0.0.1 with fixed pages:
 /// - `/form`: title "Signup" and a form whose `#email` field holds `ada@example.com`
+/// - `/framed`: sets `window.secret` and embeds `/form` from `localhost` (a cross-site frame)
 /// - `/hang`: accepts and never answers
 /// - anything else: a blank page titled "ferry test"
 pub async fn serve_pages() -> SocketAddr {
@@ -66,6 +67,14 @@ async fn answer(mut stream: TcpStream) {
             "<form method=post action=/done><label for=email>Email</label>",
             "<input id=email name=email value=\"ada@example.com\">",
             "<button>Send</button></form></body></html>"
+        ),
+        // A page with a secret in its main world and a frame on another site (localhost vs
+        // 127.0.0.1), which Chromium puts in its own process.
+        "/framed" => concat!(
+            "<!doctype html><html><head><title>Framed</title></head><body>",
+            "<script>window.secret = 42; const f = document.createElement('iframe');",
+            "f.src = `http://localhost:${location.port}/form`; document.body.appendChild(f);</script>",
+            "</body></html>"
         ),
         "/hang" => {
             // Hold the connection open without answering; the browser gives up first.
