@@ -127,6 +127,7 @@ impl Chromium {
             None => crate::find_chromium(None)?,
         };
         let profile = TempProfile::create()?;
+        let chromium_tmp = profile.tmp_dir()?;
         let pipe = options.devtools == DevToolsTransport::Pipe;
         let args = chromium_args(profile.path(), running_as_root(), &options);
 
@@ -143,6 +144,7 @@ impl Chromium {
         };
         command
             .args(&args)
+            .env("TMPDIR", &chromium_tmp)
             .stderr(Stdio::piped())
             // Its own process group, so the group (zygotes, renderers) can be killed whole.
             .process_group(0)
@@ -283,23 +285,7 @@ impl Chromium {
     /// PSS is the number to budget with: RSS counts shared pages once per process and
     /// overstates a 10-process browser about threefold.
     pub fn memory(&self) -> GroupMemory {
-        let mut total = GroupMemory::default();
-        for pid in live_group_members(self.pgid) {
-            let Ok(rollup) = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")) else {
-                continue; // exited meanwhile, or not readable
-            };
-            total.processes += 1;
-            for line in rollup.lines() {
-                let mut fields = line.split_whitespace();
-                let value = |v: Option<&str>| v.and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-                match fields.next() {
-                    Some("Pss:") => total.pss_kib += value(fields.next()),
-                    Some("Rss:") => total.rss_kib += value(fields.next()),
-                    _ => {}
-                }
-            }
-        }
-        total
+        group_memory(self.pgid)
     }
 
     /// Kills the whole process group, waits (up to 5 s) for the browser to be reaped and
@@ -360,6 +346,27 @@ pub struct GroupMemory {
     pub pss_kib: u64,
     /// Resident set size, summed, in KiB (overcounts shared pages).
     pub rss_kib: u64,
+}
+
+/// Memory of every live process in process group `pgid`, from `/proc/PID/smaps_rollup`.
+pub fn group_memory(pgid: u32) -> GroupMemory {
+    let mut total = GroupMemory::default();
+    for pid in live_group_members(pgid) {
+        let Ok(rollup) = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")) else {
+            continue; // exited meanwhile, or not readable
+        };
+        total.processes += 1;
+        for line in rollup.lines() {
+            let mut fields = line.split_whitespace();
+            let value = |v: Option<&str>| v.and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+            match fields.next() {
+                Some("Pss:") => total.pss_kib += value(fields.next()),
+                Some("Rss:") => total.rss_kib += value(fields.next()),
+                _ => {}
+            }
+        }
+    }
+    total
 }
 
 /// Live (not zombie) processes in process group `pgid`, from `/proc/PID/stat` (what a
@@ -489,7 +496,9 @@ struct TempProfile {
 impl TempProfile {
     fn create() -> Result<Self, BrowserError> {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
+        static SWEEP: std::sync::Once = std::sync::Once::new();
         let base = std::env::temp_dir();
+        SWEEP.call_once(|| sweep_stale_profiles(&base));
         let mut last_error = None;
         for _ in 0..8 {
             let nanos = std::time::SystemTime::now()
@@ -524,6 +533,48 @@ impl TempProfile {
 
     fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// A private temp directory inside the profile, for Chromium's `TMPDIR` (its
+    /// `org.chromium.Chromium.*` singleton files then go with the profile).
+    fn tmp_dir(&self) -> Result<PathBuf, BrowserError> {
+        let tmp = self.path.join("tmp");
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&tmp)
+            .map_err(|e| BrowserError::Profile {
+                path: tmp.clone(),
+                source: Arc::new(e),
+            })?;
+        Ok(tmp)
+    }
+}
+
+/// Removes profile directories left by ferry processes that no longer exist (killed with
+/// SIGKILL, so their `Drop` never ran). Only directories owned by this user and named after
+/// a pid that is gone are touched.
+fn sweep_stale_profiles(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    let me = std::fs::metadata("/proc/self").map(|m| m.uid()).ok();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("ferry-browser-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let owned = entry
+            .metadata()
+            .is_ok_and(|m| m.is_dir() && Some(m.uid()) == me);
+        let gone = !Path::new(&format!("/proc/{pid}")).exists();
+        if owned && gone && pid != std::process::id() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 

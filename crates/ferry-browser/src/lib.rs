@@ -43,5 +43,7 @@ pub use cdp::{CdpConnection, CdpEvent, CdpEvents};
 pub use discover::{available, find_chromium};
 pub use error::{BrowserError, CdpError};
 pub use frame::Frame;
-pub use launch::{Chromium, DevToolsTransport, GroupMemory, LaunchOptions, live_group_members};
+pub use launch::{
+    Chromium, DevToolsTransport, GroupMemory, LaunchOptions, group_memory, live_group_members,
+};
 pub use proxy::{BlockReason, Blocked, Proxy, ProxyConfig, ProxyError, ProxyHandle};

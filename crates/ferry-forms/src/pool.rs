@@ -165,6 +165,12 @@ impl SessionPool {
             .copied()
     }
 
+    /// The process id of the shared browser (context isolation), once it runs.
+    pub fn shared_browser_pid(&self) -> Option<u32> {
+        let shared = self.shared.try_lock().ok()?;
+        shared.as_ref()?.process().map(|p| p.pid())
+    }
+
     /// Marks the end of a turn on `slot`.
     pub fn release(slot: &mut Slot) {
         slot.last_used = Some(Instant::now());

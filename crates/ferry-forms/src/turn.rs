@@ -820,7 +820,10 @@ async fn submit(
         });
     }
     // The site refused the submission outright.
-    if let Some(status) = main.and_then(|m| m.http_status).filter(|s| navigated && *s >= 400) {
+    if let Some(status) = main
+        .and_then(|m| m.http_status)
+        .filter(|s| navigated && *s >= 400)
+    {
         return Ok(TurnResult {
             verdict: Verdict::Failed,
             message: format!(

@@ -29,6 +29,10 @@ pub enum BenchMode {
     VerifyEddsa,
     /// Card trust, no server: strict parse + RFC 8785 canonical form of a ~2 KiB card.
     Canonicalize,
+    /// The forms agent in headless Chromium, both isolation modes: cold session, warm
+    /// inspect, fill + submit, memory (PSS) with 1 and 4 conversations. `--duration` is the
+    /// number of rounds.
+    Forms,
 }
 
 /// Flags of `ferry bench`.
@@ -55,6 +59,7 @@ pub struct BenchArgs {
 pub fn run(args: BenchArgs) -> anyhow::Result<()> {
     let seconds = Duration::from_secs(args.duration.max(1));
     match args.mode {
+        BenchMode::Forms => return crate::bench_forms::run(args.duration, args.json),
         BenchMode::VerifyEs256 => {
             return crate::bench_cards::run(
                 Some(ferry_trust::keys::Algorithm::Es256),

@@ -5,6 +5,7 @@
 
 mod bench;
 mod bench_cards;
+mod bench_forms;
 mod call;
 mod card;
 mod forms_args;

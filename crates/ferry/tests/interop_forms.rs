@@ -30,9 +30,10 @@ mod support;
 use serde_json::Value;
 use std::ffi::OsString;
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use support::{
     Server, ferry, in_ci, output_with_timeout, python_or_skip, scratch_dir, workspace_root,
 };
@@ -71,14 +72,51 @@ fn chromium_or_skip(test: &str) -> Option<PathBuf> {
     }
 }
 
-/// A directory removed when dropped.
-struct RemovedOnDrop(PathBuf);
+/// How long the browser may take to exit once the server is killed.
+const BROWSER_EXIT_TIMEOUT: Duration = Duration::from_secs(10);
 
-impl Drop for RemovedOnDrop {
+/// The server's TMPDIR, where Chromium keeps its profile directories. Dropped after the
+/// server: waits for every process started with a path inside it (the browser and its
+/// helpers, which exit once the DevTools pipe closes) and removes it, so that no profile
+/// is left behind and no browser outlives the test unnoticed.
+struct ServerTmp(PathBuf);
+
+impl Drop for ServerTmp {
     fn drop(&mut self) {
+        let deadline = Instant::now() + BROWSER_EXIT_TIMEOUT;
+        while processes_using(&self.0) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if processes_using(&self.0) {
+            // Not a failure of this test, but worth seeing (real stderr, not captured).
+            let _ = writeln!(
+                std::io::stderr(),
+                "WARNING: interop_forms: processes under {} still run {BROWSER_EXIT_TIMEOUT:?} after the server was killed",
+                self.0.display()
+            );
+        }
         // Best effort: it lives under cargo's target tmpdir anyway.
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// True when a live process has `dir` in its command line (Linux `/proc`; false elsewhere).
+fn processes_using(dir: &Path) -> bool {
+    let needle = dir.as_os_str().as_bytes();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .any(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| c.windows(needle.len()).any(|w| w == needle))
+        })
 }
 
 /// The last line of `stdout` that parses as a JSON object: the script's summary.
@@ -123,12 +161,11 @@ fn sdk_fills_a_form_in_three_streaming_turns() {
     .map(OsString::from)
     .collect();
     args.push(chromium.into_os_string());
-    // Chromium's profile directories go to the server's TMPDIR. The server is killed with
-    // SIGKILL when dropped, so it cannot remove them itself: give it a scratch TMPDIR and
-    // remove that afterwards.
-    // Declared before the server, so it is dropped (removed) after the server is killed,
-    // on success and on panic alike.
-    let tmp = RemovedOnDrop(scratch_dir("interop-forms-tmp"));
+    // Chromium's profile (and singleton) directories go to the server's TMPDIR, and the
+    // server is killed with SIGKILL when dropped, so it cannot remove them itself: give it a
+    // scratch TMPDIR. Declared before the server, so it is dropped (waited for, removed)
+    // after the server is killed, on success and on panic alike.
+    let tmp = ServerTmp(scratch_dir("interop-forms-tmp"));
     let mut cmd = ferry();
     cmd.arg("serve").args(&args).env("TMPDIR", &tmp.0);
     let server = Server::spawn(cmd);

@@ -435,10 +435,18 @@ async fn pages_and_form_posts_to_disallowed_hosts_fail_and_say_why() {
         assert!(site.requests_for("evil.test").is_empty());
         // A page that is not there says so.
         let missing = server
-            .send("b3", None, json!({"url": site.url("shop.test", "/no-such-page.html")}))
+            .send(
+                "b3",
+                None,
+                json!({"url": site.url("shop.test", "/no-such-page.html")}),
+            )
             .await;
         assert_eq!(state(&missing), "TASK_STATE_FAILED", "{missing}");
-        assert!(status_text(&missing).contains("HTTP 404"), "{}", status_text(&missing));
+        assert!(
+            status_text(&missing).contains("HTTP 404"),
+            "{}",
+            status_text(&missing)
+        );
         server
     })
     .await;
