@@ -521,7 +521,11 @@
     info.action = native.formAction.call(form);
     info.method = native.formMethod.call(form);
     info.noValidate = native.formNoValidate.call(form);
-    info.submitLabels = submitters.filter((b) => b.form === form).map(submitterText).filter(Boolean);
+    // Only buttons a person could press (what `submit` clicks).
+    info.submitLabels = submitters
+      .filter((b) => b.form === form && isVisible(b) && !b.disabled)
+      .map(submitterText)
+      .filter(Boolean);
     info.fieldCount = fields.filter((f) => f.form === form).length;
     return info;
   }
