@@ -142,9 +142,11 @@ impl Chromium {
             direct.stdin(Stdio::null()).stdout(Stdio::null());
             direct
         };
+        if let Some(tmp) = &chromium_tmp {
+            command.env("TMPDIR", tmp);
+        }
         command
             .args(&args)
-            .env("TMPDIR", &chromium_tmp)
             .stderr(Stdio::piped())
             // Its own process group, so the group (zygotes, renderers) can be killed whole.
             .process_group(0)
@@ -536,9 +538,16 @@ impl TempProfile {
     }
 
     /// A private temp directory inside the profile, for Chromium's `TMPDIR` (its
-    /// `org.chromium.Chromium.*` singleton files then go with the profile).
-    fn tmp_dir(&self) -> Result<PathBuf, BrowserError> {
-        let tmp = self.path.join("tmp");
+    /// `org.chromium.Chromium.*` singleton files then go with the profile). `None` when the
+    /// path would make Chromium's singleton socket path exceed the 107 bytes a Unix socket
+    /// address holds (Chromium aborts on start then); Chromium keeps the inherited `TMPDIR`.
+    fn tmp_dir(&self) -> Result<Option<PathBuf>, BrowserError> {
+        /// `/org.chromium.Chromium.XXXXXX/SingletonSocket`
+        const SOCKET_SUFFIX: usize = 45;
+        let tmp = self.path.join("t");
+        if tmp.as_os_str().len() + SOCKET_SUFFIX > 107 {
+            return Ok(None);
+        }
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(&tmp)
@@ -546,7 +555,7 @@ impl TempProfile {
                 path: tmp.clone(),
                 source: Arc::new(e),
             })?;
-        Ok(tmp)
+        Ok(Some(tmp))
     }
 }
 
@@ -672,6 +681,18 @@ mod tests {
                 .iter()
                 .any(|a| a.to_string_lossy().contains("host-resolver-rules"))
         );
+    }
+
+    #[test]
+    fn chromium_tmp_stays_inside_a_short_profile_and_is_skipped_for_a_long_one() {
+        let short = TempProfile::create().expect("profile");
+        let tmp = short.tmp_dir().expect("tmp").expect("short enough");
+        assert!(tmp.starts_with(short.path()) && tmp.is_dir());
+        let long = TempProfile {
+            path: std::env::temp_dir().join("x".repeat(90)),
+        };
+        assert!(long.tmp_dir().expect("no io").is_none());
+        std::mem::forget(long);
     }
 
     #[test]
