@@ -6,23 +6,70 @@ use crate::leaks::{assert_no_leaks, matrix_config};
 use crate::support::agent::{FormsServer, state, status_text};
 use crate::support::site::TestSite;
 use crate::support::{TEST_TIMEOUT, chromium_or_skip};
-use ferry_browser::{Browser, Chromium, DevToolsTransport, LaunchOptions};
+use ferry_browser::Browser;
 use ferry_forms::{BrowserSource, FormsConfig, Isolation};
 use ferry_server::ServerConfig;
 use serde_json::json;
 
-/// A Chromium started the way an orchestrator would: DevTools on a loopback port, no
-/// ferry flags (no proxy, no resolver belt).
-async fn outside_browser(site: &TestSite) -> Chromium {
-    let config = matrix_config(site, Isolation::Context);
-    Chromium::launch(LaunchOptions {
-        devtools: DevToolsTransport::Port,
-        resolver_belt: false,
-        extra_args: config.chrome_args,
-        ..LaunchOptions::default()
-    })
-    .await
-    .expect("chromium starts")
+/// A Chromium started the way an orchestrator would, without any of ferry's flags (no proxy,
+/// no resolver belt, WebRTC left on): DevTools on a loopback port, a throwaway profile.
+struct OutsideBrowser {
+    child: std::process::Child,
+    profile: std::path::PathBuf,
+    ws_url: String,
+}
+
+impl OutsideBrowser {
+    fn start(site: &TestSite) -> OutsideBrowser {
+        use std::io::BufRead;
+        let binary = ferry_browser::find_chromium(None).expect("chromium");
+        let profile = std::env::temp_dir().join(format!(
+            "ferry-forms-outside-{}-{}",
+            std::process::id(),
+            site.port()
+        ));
+        std::fs::create_dir_all(&profile).expect("profile");
+        let mut command = std::process::Command::new(binary);
+        command
+            .args(["--headless", "--remote-debugging-port=0", "--no-first-run"])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .args(matrix_config(site, Isolation::Context).chrome_args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped());
+        if std::fs::metadata("/proc/self")
+            .is_ok_and(|m| std::os::unix::fs::MetadataExt::uid(&m) == 0)
+        {
+            command.arg("--no-sandbox");
+        }
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = command.spawn().expect("chromium starts");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let ws_url = loop {
+            let line = lines.next().expect("devtools banner").expect("stderr line");
+            if let Some(url) = line.trim().strip_prefix("DevTools listening on ") {
+                break url.to_owned();
+            }
+        };
+        // Keep draining stderr so Chromium never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        OutsideBrowser {
+            child,
+            profile,
+            ws_url,
+        }
+    }
+}
+
+impl Drop for OutsideBrowser {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-s", "KILL", "--", &format!("-{}", self.child.id())])
+            .status();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
 }
 
 /// `http://127.0.0.1:PORT` of a `ws://127.0.0.1:PORT/devtools/browser/…` URL.
@@ -67,8 +114,8 @@ async fn the_agent_drives_a_registered_browser_by_ws_url_with_the_allowlist_enfo
     }
     tokio::time::timeout(TEST_TIMEOUT, async {
         let site = TestSite::start().await;
-        let chromium = outside_browser(&site).await;
-        let ws = chromium.ws_url().expect("ws url").to_owned();
+        let chromium = OutsideBrowser::start(&site);
+        let ws = chromium.ws_url.clone();
         let server = cdp_server(&site).await;
         // The http_url is dead: only the ws_url can work.
         let status = server
@@ -87,7 +134,7 @@ async fn the_agent_drives_a_registered_browser_by_ws_url_with_the_allowlist_enfo
         // The conversation ends: its context is disposed; the browser itself stays.
         server.agent().pool().shutdown().await;
         assert_eq!(contexts(&ws).await, before, "the context is gone");
-        chromium.shutdown().await;
+        drop(chromium);
     })
     .await
     .expect("test exceeded its time limit");
@@ -100,8 +147,8 @@ async fn the_agent_finds_a_registered_browser_by_http_url_and_fails_closed_witho
     }
     tokio::time::timeout(TEST_TIMEOUT, async {
         let site = TestSite::start().await;
-        let chromium = outside_browser(&site).await;
-        let ws = chromium.ws_url().expect("ws url").to_owned();
+        let chromium = OutsideBrowser::start(&site);
+        let ws = chromium.ws_url.clone();
         let server = cdp_server(&site).await;
 
         // No endpoint registered: an infrastructure failure, and no browser launched.
@@ -130,7 +177,7 @@ async fn the_agent_finds_a_registered_browser_by_http_url_and_fails_closed_witho
         let filled = crate::support::agent::report(&result)["filled"].to_string();
         assert!(filled.contains("Email"), "{filled}");
         server.agent().pool().shutdown().await;
-        chromium.shutdown().await;
+        drop(chromium);
     })
     .await
     .expect("test exceeded its time limit");
