@@ -644,7 +644,7 @@ fn needs_message(report: &FormReport) -> String {
         ));
     }
     format!(
-        "More input is needed — {}. Reply with the values (keys as the labels above).",
+        "More input is needed — {}. Reply with the values, keyed by the field labels shown in the result.",
         parts.join("; ")
     )
 }

@@ -482,3 +482,25 @@ async fn cancel_drops_a_pending_submit_but_keeps_the_page() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_readiness_probe_says_whether_a_browser_can_be_found() {
+    let missing = FormsServer::start(FormsConfig {
+        chrome_path: Some(PathBuf::from("/nonexistent/chromium")),
+        ..FormsConfig::default()
+    })
+    .await;
+    let status = reqwest::get(missing.url("/readyz"))
+        .await
+        .expect("readyz")
+        .status();
+    assert_eq!(status.as_u16(), 503, "no browser, not ready");
+    if chromium_or_skip("agent::readiness") {
+        let present = FormsServer::start(FormsConfig::default()).await;
+        let status = reqwest::get(present.url("/readyz"))
+            .await
+            .expect("readyz")
+            .status();
+        assert_eq!(status.as_u16(), 200);
+    }
+}
