@@ -58,12 +58,38 @@ impl ServerConfig {
         Self::from_toml_str(&text, &shown, &|name| std::env::var(name).ok())
     }
 
+    /// Like [`ServerConfig::from_toml_file`], and also returns the top-level tables named in
+    /// `sections` (interpolated, not part of `ServerConfig`): settings of the served agent,
+    /// such as the forms agent's `[forms]`.
+    pub fn from_toml_file_with_sections(
+        path: &Path,
+        sections: &[&str],
+    ) -> Result<(Self, toml::Table), ConfigError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        Self::from_toml_str_with_sections(&text, &shown, &|name| std::env::var(name).ok(), sections)
+    }
+
     /// Parses TOML text, interpolating `${NAME}` with `lookup`.
     pub fn from_toml_str(
         text: &str,
         path: &str,
         lookup: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
+        Self::from_toml_str_with_sections(text, path, lookup, &[]).map(|(config, _)| config)
+    }
+
+    /// [`ServerConfig::from_toml_str`], setting aside the top-level tables named in
+    /// `sections` and returning them.
+    pub fn from_toml_str_with_sections(
+        text: &str,
+        path: &str,
+        lookup: &dyn Fn(&str) -> Option<String>,
+        sections: &[&str],
+    ) -> Result<(Self, toml::Table), ConfigError> {
         let invalid = |e: &dyn std::fmt::Display| ConfigError::Invalid {
             path: path.to_owned(),
             message: e.to_string(),
@@ -72,9 +98,16 @@ impl ServerConfig {
         for (key, v) in value.iter_mut() {
             interpolate(v, key, path, lookup)?;
         }
-        toml::Value::Table(value)
+        let mut extra = toml::Table::new();
+        for name in sections {
+            if let Some(section) = value.remove(*name) {
+                extra.insert((*name).to_owned(), section);
+            }
+        }
+        let config = toml::Value::Table(value)
             .try_into()
-            .map_err(|e| invalid(&e))
+            .map_err(|e| invalid(&e))?;
+        Ok((config, extra))
     }
 
     /// The effective configuration as TOML, with the token shown as `"<redacted>"`.
@@ -187,6 +220,21 @@ mod tests {
         let e = ServerConfig::from_toml_str("max_streams = \"many\"", "f.toml", &env)
             .expect_err("type");
         assert!(e.to_string().contains("f.toml"), "{e}");
+    }
+
+    #[test]
+    fn agent_sections_are_set_aside_and_still_interpolated() {
+        let text = "bind = \"127.0.0.1:9000\"\n[forms]\nallow_domains = [\"${FERRY_TEST_TOKEN}.example\"]\n";
+        let (config, sections) =
+            ServerConfig::from_toml_str_with_sections(text, "t.toml", &env, &["forms"])
+                .expect("valid");
+        assert_eq!(config.bind.port(), 9000);
+        assert_eq!(
+            sections["forms"]["allow_domains"][0].as_str(),
+            Some("from-env.example")
+        );
+        // Without the section declared, it is an unknown key as before.
+        assert!(ServerConfig::from_toml_str(text, "t.toml", &env).is_err());
     }
 
     #[test]

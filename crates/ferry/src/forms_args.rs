@@ -1,14 +1,19 @@
-//! The forms agent's flags of `ferry serve`.
+//! The forms agent's settings for `ferry serve`: flags, and the `[forms]` table of the
+//! `--config` file. Precedence, rising: defaults, the file, flags (list flags add to the
+//! file's lists; switches only turn things on).
 
+use anyhow::Context;
 use clap::{Args, ValueEnum};
 use ferry_forms::{BrowserSource, FormsConfig, Isolation};
+use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// How conversations are isolated.
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum IsolationArg {
     /// A Chromium process per conversation.
     Process,
@@ -37,25 +42,26 @@ pub struct FormsArgs {
     /// Submit without asking for {"confirm": true}.
     #[arg(long)]
     auto_submit: bool,
-    /// Browser sessions (conversations) at once; more are refused with a retry hint.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
-    max_contexts: u32,
-    /// Close a conversation's browser session after this many idle seconds.
-    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
-    idle_secs: u64,
-    /// A browser process per conversation, or one browser with a context per conversation.
-    #[arg(long, value_enum, default_value = "process")]
-    isolation: IsolationArg,
+    /// Browser sessions (conversations) at once; more are refused with a retry hint [default: 4].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
+    max_contexts: Option<u32>,
+    /// Close a conversation's browser session after this many idle seconds [default: 300].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    idle_secs: Option<u64>,
+    /// A browser process per conversation, or one browser with a context per conversation
+    /// [default: process].
+    #[arg(long, value_enum)]
+    isolation: Option<IsolationArg>,
     /// The Chromium binary [default: FERRY_CHROME, then /usr/lib/chromium/chromium, …].
     #[arg(long, value_name = "PATH")]
     chrome_path: Option<PathBuf>,
-    /// `launch` (default) or `cdp[:NAME]`: use the browser registered through the
-    /// cdp-config/v1 extension (turns on --cdp-config) instead of launching one.
-    #[arg(long, value_name = "launch|cdp[:NAME]", default_value = "launch", value_parser = parse_browser)]
-    browser: BrowserSource,
-    /// Longest wait for a page to load, in seconds.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..=600))]
-    navigation_timeout: u64,
+    /// `launch` or `cdp[:NAME]`: use the browser registered through the cdp-config/v1
+    /// extension (turns on --cdp-config) instead of launching one [default: launch].
+    #[arg(long, value_name = "launch|cdp[:NAME]", value_parser = parse_browser)]
+    browser: Option<BrowserSource>,
+    /// Longest wait for a page to load, in seconds [default: 20].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=600))]
+    navigation_timeout: Option<u64>,
     /// Extra Chromium flag (repeatable; for tests and --lang).
     #[arg(
         long = "chrome-arg",
@@ -66,31 +72,156 @@ pub struct FormsArgs {
     chrome_args: Vec<String>,
 }
 
-impl FormsArgs {
-    /// True when the agent needs the cdp-config/v1 extension.
-    pub fn needs_cdp_config(&self) -> bool {
-        matches!(self.browser, BrowserSource::Cdp { .. })
+/// The `[forms]` table of the config file (and what `--print-config` shows).
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FormsFile {
+    /// `--allow-domain`, as a list.
+    allow_domains: Vec<String>,
+    /// `--allow-private-networks`.
+    allow_private_networks: bool,
+    /// `--resolve`, as `NAME=ADDR` strings.
+    resolve: Vec<String>,
+    /// `--upload-dir`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    upload_dir: Option<PathBuf>,
+    /// `--auto-submit`.
+    auto_submit: bool,
+    /// `--max-contexts`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_contexts: Option<u32>,
+    /// `--idle-secs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    idle_secs: Option<u64>,
+    /// `--isolation`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    isolation: Option<IsolationArg>,
+    /// `--chrome-path`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    chrome_path: Option<PathBuf>,
+    /// `--browser` (`launch`, `cdp`, `cdp:NAME`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    browser: Option<String>,
+    /// `--navigation-timeout`, in seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    navigation_timeout_secs: Option<u64>,
+}
+
+impl FormsFile {
+    /// Reads the `[forms]` table set aside from the config file.
+    pub fn from_table(table: Option<&toml::Value>, path: &str) -> anyhow::Result<FormsFile> {
+        match table {
+            None => Ok(FormsFile::default()),
+            Some(value) => value
+                .clone()
+                .try_into()
+                .with_context(|| format!("{path}: [forms]")),
+        }
     }
 
-    /// The agent's configuration.
-    pub fn config(&self) -> FormsConfig {
-        FormsConfig {
-            allow_domains: self.allow_domains.clone(),
-            allow_private_networks: self.allow_private_networks,
-            resolve: self.resolve.clone(),
-            upload_dir: self.upload_dir.clone(),
-            auto_submit: self.auto_submit,
-            max_contexts: self.max_contexts as usize,
-            idle: Duration::from_secs(self.idle_secs),
-            isolation: match self.isolation {
-                IsolationArg::Process => Isolation::Process,
-                IsolationArg::Context => Isolation::Context,
-            },
-            browser: self.browser.clone(),
-            chrome_path: self.chrome_path.clone(),
-            chrome_args: self.chrome_args.iter().map(OsString::from).collect(),
-            navigation_timeout: Duration::from_secs(self.navigation_timeout),
-            ..FormsConfig::default()
+    /// The effective settings of `config`, for `--print-config`.
+    pub fn of(config: &FormsConfig) -> FormsFile {
+        FormsFile {
+            allow_domains: config.allow_domains.clone(),
+            allow_private_networks: config.allow_private_networks,
+            resolve: config
+                .resolve
+                .iter()
+                .map(|(name, addr)| format!("{name}={addr}"))
+                .collect(),
+            upload_dir: config.upload_dir.clone(),
+            auto_submit: config.auto_submit,
+            max_contexts: u32::try_from(config.max_contexts).ok(),
+            idle_secs: Some(config.idle.as_secs()),
+            isolation: Some(match config.isolation {
+                Isolation::Process => IsolationArg::Process,
+                Isolation::Context => IsolationArg::Context,
+            }),
+            chrome_path: config.chrome_path.clone(),
+            browser: Some(match &config.browser {
+                BrowserSource::Launch => "launch".to_owned(),
+                BrowserSource::Cdp { name: None } => "cdp".to_owned(),
+                BrowserSource::Cdp { name: Some(n) } => format!("cdp:{n}"),
+            }),
+            navigation_timeout_secs: Some(config.navigation_timeout.as_secs()),
+        }
+    }
+}
+
+impl FormsArgs {
+    /// The agent's configuration: defaults, then `file`, then the flags.
+    pub fn config(&self, file: FormsFile) -> anyhow::Result<FormsConfig> {
+        let mut c = FormsConfig::default();
+        // The file.
+        c.allow_domains = file.allow_domains;
+        c.allow_private_networks = file.allow_private_networks;
+        for entry in &file.resolve {
+            c.resolve
+                .push(parse_resolve(entry).map_err(|e| anyhow::anyhow!("[forms] resolve: {e}"))?);
+        }
+        c.upload_dir = file.upload_dir;
+        c.auto_submit = file.auto_submit;
+        if let Some(n) = file.max_contexts {
+            anyhow::ensure!((1..=256).contains(&n), "[forms] max_contexts: 1 to 256");
+            c.max_contexts = n as usize;
+        }
+        if let Some(secs) = file.idle_secs {
+            anyhow::ensure!(secs >= 1, "[forms] idle_secs: at least 1");
+            c.idle = Duration::from_secs(secs);
+        }
+        if let Some(isolation) = file.isolation {
+            c.isolation = isolation.into();
+        }
+        c.chrome_path = file.chrome_path;
+        if let Some(browser) = &file.browser {
+            c.browser =
+                parse_browser(browser).map_err(|e| anyhow::anyhow!("[forms] browser: {e}"))?;
+        }
+        if let Some(secs) = file.navigation_timeout_secs {
+            anyhow::ensure!(
+                (1..=600).contains(&secs),
+                "[forms] navigation_timeout_secs: 1 to 600"
+            );
+            c.navigation_timeout = Duration::from_secs(secs);
+        }
+        // The flags.
+        c.allow_domains.extend(self.allow_domains.iter().cloned());
+        c.allow_private_networks |= self.allow_private_networks;
+        c.resolve.extend(self.resolve.iter().cloned());
+        if let Some(dir) = &self.upload_dir {
+            c.upload_dir = Some(dir.clone());
+        }
+        c.auto_submit |= self.auto_submit;
+        if let Some(n) = self.max_contexts {
+            c.max_contexts = n as usize;
+        }
+        if let Some(secs) = self.idle_secs {
+            c.idle = Duration::from_secs(secs);
+        }
+        if let Some(isolation) = self.isolation {
+            c.isolation = isolation.into();
+        }
+        if let Some(path) = &self.chrome_path {
+            c.chrome_path = Some(path.clone());
+        }
+        if let Some(browser) = &self.browser {
+            c.browser = browser.clone();
+        }
+        if let Some(secs) = self.navigation_timeout {
+            c.navigation_timeout = Duration::from_secs(secs);
+        }
+        c.chrome_args = self.chrome_args.iter().map(OsString::from).collect();
+        // Refuse a bad allowlist entry now, not on the first conversation.
+        ferry_browser::Allowlist::new(&c.allow_domains).context("allow_domains")?;
+        Ok(c)
+    }
+}
+
+impl From<IsolationArg> for Isolation {
+    fn from(arg: IsolationArg) -> Isolation {
+        match arg {
+            IsolationArg::Process => Isolation::Process,
+            IsolationArg::Context => Isolation::Context,
         }
     }
 }

@@ -124,12 +124,20 @@ pub struct ServeArgs {
 }
 
 impl ServeArgs {
-    /// The effective configuration: defaults, then the file, then environment and flags.
-    fn server_config(&self) -> anyhow::Result<ServerConfig> {
-        let mut c = match &self.config {
-            Some(path) => ServerConfig::from_toml_file(path)?,
-            None => ServerConfig::default(),
+    /// The effective configuration of the server and of the forms agent: defaults, then the
+    /// file (the forms agent's settings in its `[forms]` table), then environment and flags.
+    fn configs(&self) -> anyhow::Result<(ServerConfig, ferry_forms::FormsConfig)> {
+        let (mut c, sections) = match &self.config {
+            Some(path) => ServerConfig::from_toml_file_with_sections(path, &["forms"])?,
+            None => (ServerConfig::default(), toml::Table::new()),
         };
+        let shown = self
+            .config
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let forms_file = crate::forms_args::FormsFile::from_table(sections.get("forms"), &shown)?;
+        let forms = self.forms.config(forms_file)?;
         fn set<T: Clone>(slot: &mut T, value: &Option<T>) {
             if let Some(v) = value {
                 *slot = v.clone();
@@ -164,22 +172,31 @@ impl ServeArgs {
             });
         }
         c.strict_version |= self.strict_version;
-        c.cdp_config |= self.cdp_config || self.forms.needs_cdp_config();
+        let byob = matches!(forms.browser, ferry_forms::BrowserSource::Cdp { .. });
+        c.cdp_config |= self.cdp_config || (byob && matches!(self.agent, AgentName::Forms));
         c.cdp_config_required |= self.cdp_config_required;
         if self.v1_0_0_errors {
             c.error_table = ferry_proto::ErrorTable::V1_0_0;
         }
         c.required_extensions
             .extend(self.required_extensions.iter().cloned());
-        Ok(c)
+        Ok((c, forms))
     }
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
-    let config = args.server_config()?;
+    let (config, forms) = args.configs()?;
     if args.print_config {
         print!("{}", config.to_redacted_toml());
+        if matches!(args.agent, AgentName::Forms) {
+            let mut table = toml::Table::new();
+            table.insert(
+                "forms".into(),
+                toml::Value::try_from(crate::forms_args::FormsFile::of(&forms))?,
+            );
+            print!("\n{}", toml::to_string_pretty(&table)?);
+        }
         return Ok(());
     }
     init_logging(args.log_format);
@@ -191,16 +208,20 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         runtime.worker_threads(n.max(1));
     }
     let runtime = runtime.build().context("starting the async runtime")?;
-    runtime.block_on(serve(args, config))
+    runtime.block_on(serve(args, config, forms))
 }
 
-async fn serve(args: ServeArgs, config: ServerConfig) -> anyhow::Result<()> {
+async fn serve(
+    args: ServeArgs,
+    config: ServerConfig,
+    forms_config: ferry_forms::FormsConfig,
+) -> anyhow::Result<()> {
     let mut forms = None;
     let agent: Arc<dyn ferry_agent::AgentExecutor> = match args.agent {
         AgentName::Echo => Arc::new(EchoAgent),
         AgentName::Conformance => Arc::new(ConformanceAgent),
         AgentName::Forms => {
-            let agent = ferry_forms::FormsAgent::new(args.forms.config());
+            let agent = ferry_forms::FormsAgent::new(forms_config);
             announce_forms(agent.config());
             let agent = Arc::new(agent);
             forms = Some(agent.clone());

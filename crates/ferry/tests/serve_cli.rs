@@ -108,6 +108,64 @@ fn unknown_keys_are_errors() {
 }
 
 #[test]
+fn the_forms_agent_reads_its_table_of_the_config_file_and_flags_win() {
+    let file = config_file(
+        "forms",
+        "[forms]\nallow_domains = [\"shop.example\"]\nisolation = \"context\"\nmax_contexts = 8\nresolve = [\"shop.example=10.0.0.5\"]\nbrowser = \"cdp:buyer\"\n",
+    );
+    let o = run(ferry()
+        .args(["serve", "--print-config", "--config"])
+        .arg(&file)
+        .args(["--allow-domain", "extra.example", "--max-contexts", "2"]));
+    assert!(o.status.success(), "{}", stderr(&o));
+    let shown = stdout(&o);
+    let forms = shown.split("[forms]").nth(1).unwrap_or_default();
+    for expected in [
+        "\"shop.example\"",
+        "\"extra.example\"",
+        "isolation = \"context\"",
+        "max_contexts = 2",
+        "resolve = [\"shop.example=10.0.0.5\"]",
+        "browser = \"cdp:buyer\"",
+        "idle_secs = 300",
+    ] {
+        assert!(forms.contains(expected), "{expected} in [forms]: {shown}");
+    }
+    // Bring-your-own-browser needs the cdp-config extension: it is switched on.
+    assert!(shown.contains("cdp_config = true"), "{shown}");
+
+    for (name, text, says) in [
+        (
+            "forms-typo",
+            "[forms]\nallow_domain = [\"x\"]\n",
+            "allow_domain",
+        ),
+        (
+            "forms-bad-domain",
+            "[forms]\nallow_domains = [\"bad domain/\"]\n",
+            "bad domain/",
+        ),
+        (
+            "forms-bad-resolve",
+            "[forms]\nresolve = [\"shop.example\"]\n",
+            "NAME=ADDR",
+        ),
+        (
+            "forms-bad-browser",
+            "[forms]\nbrowser = \"chrome\"\n",
+            "cdp:NAME",
+        ),
+    ] {
+        let file = config_file(name, text);
+        let o = run(ferry()
+            .args(["serve", "--print-config", "--config"])
+            .arg(&file));
+        assert_eq!(o.status.code(), Some(1), "{name}: {}", stdout(&o));
+        assert!(stderr(&o).contains(says), "{name}: {}", stderr(&o));
+    }
+}
+
+#[test]
 fn no_token_no_listening_off_loopback() {
     let o = run(ferry().args(["serve", "--bind", "0.0.0.0:0"]));
     assert_eq!(o.status.code(), Some(1));
