@@ -151,16 +151,22 @@ impl FormsFile {
 impl FormsArgs {
     /// The agent's configuration: defaults, then `file`, then the flags.
     pub fn config(&self, file: FormsFile) -> anyhow::Result<FormsConfig> {
-        let mut c = FormsConfig::default();
         // The file.
-        c.allow_domains = file.allow_domains;
-        c.allow_private_networks = file.allow_private_networks;
-        for entry in &file.resolve {
-            c.resolve
-                .push(parse_resolve(entry).map_err(|e| anyhow::anyhow!("[forms] resolve: {e}"))?);
-        }
-        c.upload_dir = file.upload_dir;
-        c.auto_submit = file.auto_submit;
+        let resolve = file
+            .resolve
+            .iter()
+            .map(|entry| parse_resolve(entry))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| anyhow::anyhow!("[forms] resolve: {e}"))?;
+        let mut c = FormsConfig {
+            allow_domains: file.allow_domains,
+            allow_private_networks: file.allow_private_networks,
+            resolve,
+            upload_dir: file.upload_dir,
+            auto_submit: file.auto_submit,
+            chrome_path: file.chrome_path,
+            ..FormsConfig::default()
+        };
         if let Some(n) = file.max_contexts {
             anyhow::ensure!((1..=256).contains(&n), "[forms] max_contexts: 1 to 256");
             c.max_contexts = n as usize;
@@ -172,7 +178,6 @@ impl FormsArgs {
         if let Some(isolation) = file.isolation {
             c.isolation = isolation.into();
         }
-        c.chrome_path = file.chrome_path;
         if let Some(browser) = &file.browser {
             c.browser =
                 parse_browser(browser).map_err(|e| anyhow::anyhow!("[forms] browser: {e}"))?;
