@@ -34,6 +34,7 @@ pub mod discover;
 mod error;
 pub mod frame;
 pub mod launch;
+pub mod peer;
 pub mod proxy;
 mod targets;
 
@@ -46,4 +47,4 @@ pub use frame::Frame;
 pub use launch::{
     Chromium, DevToolsTransport, GroupMemory, LaunchOptions, group_memory, live_group_members,
 };
-pub use proxy::{BlockReason, Blocked, Proxy, ProxyConfig, ProxyError, ProxyHandle};
+pub use proxy::{BlockReason, Blocked, ClientCheck, Proxy, ProxyConfig, ProxyError, ProxyHandle};

@@ -127,7 +127,23 @@ pub struct ProxyConfig {
     max_connections: usize,
     /// The exact `Proxy-Authorization` value required, if any.
     auth: Option<String>,
+    /// Who may connect at all (see [`ProxyConfig::only_clients`]).
+    clients: Option<Clients>,
 }
+
+/// A [`ClientCheck`] that prints as its name only.
+#[derive(Clone)]
+struct Clients(ClientCheck);
+
+impl fmt::Debug for Clients {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ClientCheck")
+    }
+}
+
+/// Decides whether a connection from `peer` (to the proxy's own `local` address) may use
+/// the proxy.
+pub type ClientCheck = Arc<dyn Fn(SocketAddr, SocketAddr) -> bool + Send + Sync>;
 
 impl ProxyConfig {
     /// A proxy enforcing `allowlist` with the public-only IP policy.
@@ -139,6 +155,7 @@ impl ProxyConfig {
             connect_timeout: Duration::from_secs(10),
             max_connections: 256,
             auth: None,
+            clients: None,
         }
     }
 
@@ -168,6 +185,14 @@ impl ProxyConfig {
         use base64::Engine as _;
         let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
         self.auth = Some(format!("Basic {token}"));
+        self
+    }
+
+    /// Serves only connections `check(peer, local)` accepts; others are closed before a byte
+    /// is read. With [`crate::peer::connection_owned_by_group`] this keeps every process but
+    /// the session's browser off its proxy.
+    pub fn only_clients(mut self, check: ClientCheck) -> ProxyConfig {
+        self.clients = Some(Clients(check));
         self
     }
 
@@ -290,7 +315,7 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok((stream, peer)) => (stream, peer),
                 Err(e) => {
                     tracing::warn!(error = %e, "proxy accept failed");
                     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -300,9 +325,18 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             // Reap finished connections so the set does not grow without bound.
             Some(_) = connections.join_next(), if !connections.is_empty() => continue,
         };
+        let (stream, peer) = stream;
         let shared = shared.clone();
         connections.spawn(async move {
             let _permit = permit;
+            if let Some(Clients(check)) = &shared.config.clients {
+                let local = stream.local_addr();
+                let allowed = local.is_ok_and(|local| check(peer, local));
+                if !allowed {
+                    tracing::warn!(%peer, "proxy connection refused: not the session's browser");
+                    return;
+                }
+            }
             let service = hyper::service::service_fn(move |req| {
                 let shared = shared.clone();
                 async move { Ok::<_, std::convert::Infallible>(handle(&shared, req).await) }

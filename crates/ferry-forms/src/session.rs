@@ -3,7 +3,8 @@
 //!
 //! Every session gets its own proxy (`ferry_browser::proxy`) that checks the allowlist and
 //! the address policy for every request the browser makes, and dials only the checked
-//! address. How the browser reaches the proxy depends on the isolation mode:
+//! address. The proxy serves only connections held by the session's browser process group
+//! (`ferry_browser::peer`), so no other local process can borrow it. How the browser reaches the proxy depends on the isolation mode:
 //!
 //! - `process`: a Chromium launched for this session with `--proxy-server` (loopback not
 //!   bypassed) and the resolver belt, so nothing resolves or connects around the proxy;
@@ -16,6 +17,7 @@
 use crate::config::{BrowserSource, FormsConfig, Isolation};
 use ferry_agent::CdpEndpoint;
 use ferry_browser::cdp::{self, CreateBrowserContext};
+use ferry_browser::peer::GroupOwner;
 use ferry_browser::{
     Allowlist, Blocked, Browser, BrowserContext, BrowserError, LaunchOptions, Page, Proxy,
     ProxyConfig, ProxyHandle,
@@ -23,7 +25,7 @@ use ferry_browser::{
 use ferry_net::IpPolicy;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Removes WebRTC from pages of a browser whose launch flags ferry does not control (UDP
@@ -86,7 +88,18 @@ impl Session {
         endpoint: Option<&CdpEndpoint>,
     ) -> Result<Session, SessionError> {
         let started = Instant::now();
-        let proxy = Proxy::start(proxy_config(config)?)
+        // Only the session's own browser may use its proxy (a connected browser is someone
+        // else's process: no such check there).
+        let byob = matches!(config.browser, BrowserSource::Cdp { .. }) && endpoint.is_some();
+        let owner_group = Arc::new(OnceLock::<GroupOwner>::new());
+        let mut proxy_settings = proxy_config(config)?;
+        if !byob {
+            let group = owner_group.clone();
+            proxy_settings = proxy_settings.only_clients(Arc::new(move |peer, local| {
+                group.get().is_some_and(|owner| owner.owns(peer, local))
+            }));
+        }
+        let proxy = Proxy::start(proxy_settings)
             .await
             .map_err(|e| SessionError::Proxy(e.to_string()))?;
         let with_proxy = CreateBrowserContext {
@@ -103,6 +116,9 @@ impl Session {
                 (Owner::Own(Box::new(browser)), context)
             }
             (_, _, Some(shared)) if config.isolation == Isolation::Context => {
+                if let Some(process) = shared.process() {
+                    let _ = owner_group.set(GroupOwner::new(process.pid()));
+                }
                 let context = shared.new_context_with(&with_proxy).await?;
                 (Owner::Shared(shared), context)
             }
@@ -115,6 +131,9 @@ impl Session {
                     ..LaunchOptions::default()
                 })
                 .await?;
+                if let Some(process) = browser.process() {
+                    let _ = owner_group.set(GroupOwner::new(process.pid()));
+                }
                 let context = browser.new_context().await?;
                 (Owner::Own(Box::new(browser)), context)
             }

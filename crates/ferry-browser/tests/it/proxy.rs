@@ -5,6 +5,7 @@
 
 use crate::support::{NAV_TIMEOUT, TEST_TIMEOUT, chromium_or_skip};
 use ferry_browser::cdp::CreateBrowserContext;
+use ferry_browser::peer::GroupOwner;
 use ferry_browser::{
     Allowlist, BlockReason, Browser, LaunchOptions, Proxy, ProxyConfig, ProxyHandle,
 };
@@ -456,6 +457,55 @@ async fn a_browser_context_behind_the_proxy_reaches_only_allowed_hosts() {
         );
 
         context.dispose().await.expect("dispose");
+        browser.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn only_the_sessions_browser_may_use_its_proxy() {
+    if !chromium_or_skip("only_the_sessions_browser_may_use_its_proxy") {
+        return;
+    }
+    bounded(async {
+        let site = Site::start().await;
+        let port = site.addr.port();
+        let group = Arc::new(std::sync::OnceLock::<GroupOwner>::new());
+        let owner = group.clone();
+        let check: ferry_browser::ClientCheck =
+            Arc::new(move |peer, local| owner.get().is_some_and(|o| o.owns(peer, local)));
+        let config = ProxyConfig::new(Allowlist::new(["allowed.test"]).expect("allowlist"))
+            .policy(IpPolicy::public_only().allow_private(true))
+            .resolve("allowed.test", vec!["127.0.0.1".parse().expect("ip")])
+            .only_clients(check);
+        let proxy = Proxy::start(config).await.expect("proxy");
+        let browser = Browser::launch(LaunchOptions {
+            proxy_server: Some(proxy.server_url()),
+            ..LaunchOptions::default()
+        })
+        .await
+        .expect("launch");
+        let _ = group.set(GroupOwner::new(browser.process().expect("launched").pid()));
+
+        // The browser gets through…
+        let context = browser.new_context().await.expect("context");
+        let page = context.new_page().await.expect("page");
+        page.navigate(&format!("http://allowed.test:{port}/"), NAV_TIMEOUT)
+            .await
+            .expect("navigate");
+        assert_eq!(
+            page.evaluate("document.title").await.expect("title"),
+            json!("ferry test")
+        );
+        // …this process does not: the connection is closed without an answer.
+        let mut stream = TcpStream::connect(proxy.addr()).await.expect("connect");
+        let request =
+            format!("GET http://allowed.test:{port}/sneak HTTP/1.1\r\nConnection: close\r\n\r\n");
+        let _ = stream.write_all(request.as_bytes()).await;
+        let mut answer = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut answer)).await;
+        assert!(answer.is_empty(), "{}", String::from_utf8_lossy(&answer));
+        assert_eq!(site.requests_for("allowed.test"), ["/"]);
         browser.shutdown().await;
     })
     .await;
