@@ -30,6 +30,9 @@ pub struct Browser {
     waiters: Arc<Waiters>,
     registry: Arc<Registry>,
     init_scripts: Vec<String>,
+    /// Browser-level page auto-attach is on (popups get the init scripts; connected
+    /// browsers only).
+    popup_guard: std::sync::atomic::AtomicBool,
     // Declared last so the connection handles go first; the process is killed on drop.
     process: Option<Chromium>,
 }
@@ -93,13 +96,16 @@ impl Browser {
             waiters,
             registry,
             init_scripts: Vec::new(),
+            popup_guard: std::sync::atomic::AtomicBool::new(false),
             process,
         }
     }
 
     /// Scripts every document of every page opened later runs first
     /// (`Page.addScriptToEvaluateOnNewDocument`, on the page and on each of its frames).
-    /// Used to remove `RTCPeerConnection` from browsers whose flags ferry cannot set.
+    /// Used to remove `RTCPeerConnection` from browsers whose flags ferry cannot set. With
+    /// init scripts, pages that a page opens (popups) in ferry's contexts are attached
+    /// browser-wide and get the scripts before they run, like the pages ferry opens.
     pub fn with_init_scripts(mut self, scripts: Vec<String>) -> Self {
         self.init_scripts = scripts;
         self
@@ -131,7 +137,38 @@ impl Browser {
         &self,
         options: &CreateBrowserContext,
     ) -> Result<BrowserContext, BrowserError> {
+        if !self.init_scripts.is_empty() {
+            // A browser ferry does not control: popups would escape the init scripts, so
+            // watch new pages browser-wide and configure those a page opens in our contexts.
+            if !self
+                .popup_guard
+                .swap(true, std::sync::atomic::Ordering::AcqRel)
+            {
+                let watched = self
+                    .cdp
+                    .call(
+                        "Target.setAutoAttach",
+                        serde_json::json!({
+                            "autoAttach": true,
+                            "waitForDebuggerOnStart": true,
+                            "flatten": true,
+                            "filter": [{ "type": "page" }]
+                        }),
+                        None,
+                    )
+                    .await;
+                if let Err(e) = watched {
+                    self.popup_guard
+                        .store(false, std::sync::atomic::Ordering::Release);
+                    return Err(e.into());
+                }
+            }
+        }
         let id = self.cdp.create_browser_context(options).await?;
+        if !self.init_scripts.is_empty() {
+            self.registry
+                .guard_popups_in(id.as_str(), self.init_scripts.clone());
+        }
         Ok(BrowserContext {
             id,
             cdp: self.cdp.clone(),
@@ -208,6 +245,7 @@ impl BrowserContext {
     /// Disposes the context: its pages close and its cookies and storage are dropped.
     pub async fn dispose(mut self) -> Result<(), BrowserError> {
         self.disposed = true;
+        self.registry.forget_context(self.id.as_str());
         self.cdp.dispose_browser_context(&self.id).await?;
         Ok(())
     }
@@ -216,6 +254,7 @@ impl BrowserContext {
 impl Drop for BrowserContext {
     fn drop(&mut self) {
         if !self.disposed {
+            self.registry.forget_context(self.id.as_str());
             // Best effort; a closed connection means the browser is going away anyway.
             let _ = self.cdp.send(
                 "Target.disposeBrowserContext",

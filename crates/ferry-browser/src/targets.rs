@@ -45,6 +45,9 @@ struct RegistryState {
     init_scripts: HashMap<SessionId, Vec<String>>,
     /// Child session → the root page session it belongs to.
     root_of: HashMap<SessionId, SessionId>,
+    /// Browser contexts whose popups get the init scripts before they run (see
+    /// [`Registry::guard_popups_in`]), with those scripts.
+    guarded: HashMap<String, Vec<String>>,
 }
 
 impl Registry {
@@ -56,6 +59,21 @@ impl Registry {
     pub(crate) fn add_root(&self, session: &SessionId, init_scripts: Vec<String>) {
         let mut state = self.state();
         state.init_scripts.insert(session.clone(), init_scripts);
+    }
+
+    /// Gives every page opened *by a page* (a popup, `target=_blank`) in browser context
+    /// `context` the init scripts and the frame/worker auto-attach before it runs, as pages
+    /// ferry opens get them. Needs browser-level auto-attach (see
+    /// `Browser::new_context_with`). For browsers whose launch flags ferry does not control.
+    pub(crate) fn guard_popups_in(&self, context: &str, init_scripts: Vec<String>) {
+        self.state()
+            .guarded
+            .insert(context.to_owned(), init_scripts);
+    }
+
+    /// Forgets a browser context.
+    pub(crate) fn forget_context(&self, context: &str) {
+        self.state().guarded.remove(context);
     }
 
     /// Forgets a root page session and everything below it.
@@ -104,6 +122,7 @@ impl Registry {
                         children.retain(|c| c.session != session);
                     }
                     state.root_of.remove(&session);
+                    state.init_scripts.remove(&session);
                     Self::drop_subtree(&mut state, &session);
                 }
             }
@@ -122,6 +141,43 @@ impl Registry {
         let session = SessionId::new(session);
         let kind = params["targetInfo"]["type"].as_str().unwrap_or("other");
         let waiting = params["waitingForDebugger"].as_bool().unwrap_or(false);
+        if event.session_id.is_none() {
+            // An explicit `Target.attachToTarget` (a page of ours) reports here too, not
+            // paused: it is the caller's.
+            if !waiting {
+                return;
+            }
+            // Browser-level auto-attach (pages only): a popup in a guarded context becomes a
+            // root like the pages ferry opens (scripts, auto-attach) before it runs;
+            // everything else is resumed and let go.
+            let context = params["targetInfo"]["browserContextId"]
+                .as_str()
+                .unwrap_or("");
+            let opened_by_page = params["targetInfo"]["openerId"].is_string();
+            let scripts = self.state().guarded.get(context).cloned();
+            if let (Some(scripts), true) = (scripts, opened_by_page) {
+                tracing::debug!(context, "popup attached");
+                self.add_root(&session, scripts.clone());
+                let _ = cdp.send("Target.setAutoAttach", auto_attach_params(), Some(&session));
+                let _ = cdp.send("Page.enable", json!({}), Some(&session));
+                for source in scripts {
+                    let _ = cdp.send(
+                        "Page.addScriptToEvaluateOnNewDocument",
+                        json!({ "source": source }),
+                        Some(&session),
+                    );
+                }
+                let _ = cdp.send("Runtime.runIfWaitingForDebugger", json!({}), Some(&session));
+                return;
+            }
+            let _ = cdp.send("Runtime.runIfWaitingForDebugger", json!({}), Some(&session));
+            let _ = cdp.send(
+                "Target.detachFromTarget",
+                json!({ "sessionId": session }),
+                None,
+            );
+            return;
+        }
         // Only children of a session we manage are ours to configure; a browser-level
         // attach (someone else's auto-attach) is resumed and left alone.
         let parent = event.session_id.clone();

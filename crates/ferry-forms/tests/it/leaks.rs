@@ -76,6 +76,7 @@ pub async fn assert_no_leaks(server: &FormsServer, site: &TestSite, context: &st
         "k=ok-worker-fetch",
         "k=ok-shared-fetch",
         "k=ok-sw-fetch",
+        "k=popup-allowed",
     ] {
         assert!(
             reached.iter().any(|p| p.contains(control)),
