@@ -197,60 +197,74 @@ async fn a_page_that_never_finishes_loading_is_bounded_by_the_navigation_timeout
     .await;
 }
 
+/// The browser process group serving `context`: its own (process isolation) or the shared
+/// one (context isolation).
+fn serving_group(server: &FormsServer, context: &str, isolation: Isolation) -> u32 {
+    let pool = server.agent().pool();
+    let pid = match isolation {
+        Isolation::Process => pool.browser_pid(context),
+        Isolation::Context => pool.shared_browser_pid(),
+    }
+    .expect("a launched browser");
+    // Never signal a group that is not a browser's (group 0 or 1, or our own).
+    assert!(
+        pid > 1 && pid != std::process::id(),
+        "odd browser pid {pid}"
+    );
+    pid
+}
+
+async fn crash_and_recover(isolation: Isolation) {
+    let site = TestSite::start().await;
+    let server = std::sync::Arc::new(
+        FormsServer::start(FormsConfig {
+            navigation_timeout: Duration::from_secs(30),
+            isolation,
+            ..shop_config(&site)
+        })
+        .await,
+    );
+    let signup = json!({"url": site.url("shop.test", "/signup.html")});
+    let first = server.send("crash", None, signup.clone()).await;
+    assert_eq!(state(&first), "TASK_STATE_COMPLETED", "{first}");
+    let pid = serving_group(&server, "crash", isolation);
+    // A turn that hangs on a slow page, and the browser killed under it.
+    let pending = {
+        let server = server.clone();
+        let url = site.url("shop.test", "/slow");
+        tokio::spawn(async move { server.send("crash", None, json!({"url": url})).await })
+    };
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let killed = std::process::Command::new("kill")
+        // `--`: without it, procps reads the negative group id as an option.
+        .args(["-s", "KILL", "--", &format!("-{pid}")])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let failed = pending.await.expect("join");
+    assert_eq!(state(&failed), "TASK_STATE_FAILED", "{failed}");
+    assert!(
+        status_text(&failed).contains("ended unexpectedly"),
+        "{}",
+        status_text(&failed)
+    );
+    // The next message gets a fresh browser.
+    let next = server.send("crash", None, signup).await;
+    assert_eq!(state(&next), "TASK_STATE_COMPLETED", "{next}");
+    assert_ne!(serving_group(&server, "crash", isolation), pid);
+    server.agent().pool().shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_browser_that_dies_mid_task_fails_the_task_and_is_replaced() {
-    if !chromium_or_skip("sessions::crash") {
-        return;
+    if chromium_or_skip("sessions::crash_process") {
+        bounded(crash_and_recover(Isolation::Process)).await;
     }
-    bounded(async {
-        let site = TestSite::start().await;
-        let server = std::sync::Arc::new(
-            FormsServer::start(FormsConfig {
-                navigation_timeout: Duration::from_secs(30),
-                ..shop_config(&site)
-            })
-            .await,
-        );
-        let first = server
-            .send(
-                "crash",
-                None,
-                json!({"url": site.url("shop.test", "/signup.html")}),
-            )
-            .await;
-        assert_eq!(state(&first), "TASK_STATE_COMPLETED", "{first}");
-        let pid = server.agent().pool().browser_pid("crash").expect("pid");
-        // A turn that hangs on a slow page, and the browser killed under it.
-        let pending = {
-            let server = server.clone();
-            let url = site.url("shop.test", "/slow");
-            tokio::spawn(async move { server.send("crash", None, json!({"url": url})).await })
-        };
-        tokio::time::sleep(Duration::from_millis(1500)).await;
-        let killed = std::process::Command::new("kill")
-            // `--`: without it, procps reads the negative group id as an option.
-            .args(["-s", "KILL", "--", &format!("-{pid}")])
-            .status()
-            .expect("kill");
-        assert!(killed.success());
-        let failed = pending.await.expect("join");
-        assert_eq!(state(&failed), "TASK_STATE_FAILED", "{failed}");
-        assert!(
-            status_text(&failed).contains("ended unexpectedly"),
-            "{}",
-            status_text(&failed)
-        );
-        // The next message gets a fresh browser.
-        let next = server
-            .send(
-                "crash",
-                None,
-                json!({"url": site.url("shop.test", "/signup.html")}),
-            )
-            .await;
-        assert_eq!(state(&next), "TASK_STATE_COMPLETED", "{next}");
-        assert_ne!(server.agent().pool().browser_pid("crash"), Some(pid));
-        server.agent().pool().shutdown().await;
-    })
-    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shared_browser_that_dies_is_relaunched_for_the_next_message() {
+    if chromium_or_skip("sessions::crash_context") {
+        bounded(crash_and_recover(Isolation::Context)).await;
+    }
 }
