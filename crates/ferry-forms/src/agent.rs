@@ -65,7 +65,14 @@ impl FormsAgent {
             Err(e) => return reply_help(&ctx, &events, Some(e)),
         };
         let endpoint = match &self.config.browser {
-            BrowserSource::Cdp { name } => Some(ctx.cdp_endpoint(name.as_deref())?),
+            BrowserSource::Cdp { name } => match ctx.cdp_endpoint(name.as_deref()) {
+                Ok(endpoint) => Some(endpoint),
+                Err(e) => {
+                    // Still a task with both artifacts; the framework fails it as infra_error.
+                    emit_report(&events, &failure_report(&request, &e.to_string()))?;
+                    return Err(e);
+                }
+            },
             BrowserSource::Launch => None,
         };
         let mut slot = self.pool.acquire(&ctx.context_id).await.map_err(|full| {
@@ -88,13 +95,15 @@ impl FormsAgent {
         };
         if let Err(e) = opened {
             SessionPool::release(&mut slot);
-            return Err(AgentError::Failed(format!(
-                "could not start a browser session: {e}"
-            )));
+            return Err(failed(
+                &events,
+                &request,
+                format!("could not start a browser session: {e}"),
+            ));
         }
         let Some(session) = slot.session.as_mut() else {
             SessionPool::release(&mut slot);
-            return Err(AgentError::Failed("no browser session".into()));
+            return Err(failed(&events, &request, "no browser session".into()));
         };
         let pending = self.pool.pending(&ctx.context_id);
         let result = turn::run(
@@ -125,7 +134,7 @@ impl FormsAgent {
                 } else {
                     format!("the browser could not complete this step: {e}")
                 };
-                return Err(AgentError::Failed(message));
+                return Err(failed(&events, &request, message));
             }
         };
         self.pool
@@ -192,6 +201,27 @@ fn untrusted() -> ferry_proto::Struct {
     let mut meta = serde_json::Map::new();
     meta.insert("untrusted".into(), Value::Bool(true));
     meta
+}
+
+/// The report of a turn that could not use the browser: the requested URL and why.
+fn failure_report(request: &crate::request::FormRequest, why: &str) -> FormReport {
+    FormReport {
+        url: request
+            .url
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default(),
+        warnings: vec![why.to_owned()],
+        ..FormReport::default()
+    }
+}
+
+/// Emits the artifacts of a failed turn (every task carries both) and the failure itself.
+fn failed(events: &EventSink, request: &crate::request::FormRequest, why: String) -> AgentError {
+    if let Err(e) = emit_report(events, &failure_report(request, &why)) {
+        return e;
+    }
+    AgentError::Failed(why)
 }
 
 /// The `result` (text) and `data` (JSON) artifacts.

@@ -158,6 +158,9 @@ async fn the_agent_finds_a_registered_browser_by_http_url_and_fails_closed_witho
         assert_eq!(state(&none), "TASK_STATE_FAILED", "{none}");
         let parts = none["task"]["status"]["message"]["parts"].to_string();
         assert!(parts.contains("infra_error") && parts.contains("cdp.no_endpoint"), "{parts}");
+        // Still a task with both artifacts, saying why.
+        let data = crate::support::agent::report(&none);
+        assert!(data["warnings"].to_string().contains("cdp.no_endpoint"), "{none}");
 
         // A stale ws_url (the browser restarted) and a live http_url.
         let status = server

@@ -248,6 +248,11 @@ async fn crash_and_recover(isolation: Isolation) {
         "{}",
         status_text(&failed)
     );
+    let why = crate::support::agent::report(&failed)["warnings"].to_string();
+    assert!(
+        why.contains("ended unexpectedly"),
+        "every task carries its report: {failed}"
+    );
     // The next message gets a fresh browser.
     let next = server.send("crash", None, signup).await;
     assert_eq!(state(&next), "TASK_STATE_COMPLETED", "{next}");
