@@ -1,0 +1,208 @@
+//! Filling: the values go into the fields the matcher chose (native setters in the page,
+//! typing for inputs that ignore them, `DOM.setFileInputFiles` for uploads), then the page is
+//! inspected again.
+
+use super::scope::Chosen;
+use crate::config::FormsConfig;
+use crate::inspection::{FieldAt, Inspection};
+use crate::report::{Filled, display_label};
+use crate::request::{FormRequest, RequestedValue};
+use crate::session::Session;
+use crate::snapshot::{FieldInfo, FillOutcome};
+use ferry_browser::BrowserError;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What a fill did.
+pub(super) struct Filling {
+    /// Keys filled, and their fields.
+    pub filled: Vec<Filled>,
+    /// Per key: why its value did not go in.
+    pub fill_errors: BTreeMap<String, String>,
+    /// Per key: where its field is.
+    pub assigned_fields: Vec<(String, FieldAt)>,
+    /// The page after the fill (unchanged when nothing was filled).
+    pub inspection: Inspection,
+}
+
+/// Fills the chosen assignments and inspects the page again.
+pub(super) async fn fill_values(
+    session: &Session,
+    config: &FormsConfig,
+    request: &FormRequest,
+    chosen: &Chosen,
+    mut inspection: Inspection,
+    progress: &(dyn Fn(&str) + Send + Sync),
+) -> Result<Filling, BrowserError> {
+    let mut filled = Vec::new();
+    let mut fill_errors: BTreeMap<String, String> = BTreeMap::new();
+    let mut assigned_fields: Vec<(String, FieldAt)> = Vec::new();
+    if !chosen.matching.assigned.is_empty() {
+        progress(&format!(
+            "filling {} field(s)",
+            chosen.matching.assigned.len()
+        ));
+        let values: BTreeMap<&str, &RequestedValue> = request
+            .values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        let mut per_frame: BTreeMap<usize, Vec<(u32, serde_json::Value, String)>> = BTreeMap::new();
+        for assignment in &chosen.matching.assigned {
+            let at = chosen.places[assignment.field];
+            let Some(field) = inspection.field(at) else {
+                continue;
+            };
+            let Some(value) = values.get(assignment.key.as_str()) else {
+                continue;
+            };
+            assigned_fields.push((assignment.key.clone(), at));
+            filled.push(Filled {
+                key: assignment.key.clone(),
+                field: display_label(field),
+            });
+            if field.kind == "file" {
+                if let Err(e) = fill_files(config, &inspection, at, field, value).await {
+                    fill_errors.insert(assignment.key.clone(), e);
+                }
+                continue;
+            }
+            per_frame.entry(at.frame).or_default().push((
+                field.reference,
+                value.to_json(),
+                assignment.key.clone(),
+            ));
+        }
+        for (frame, list) in per_frame {
+            let refs: Vec<(u32, serde_json::Value)> =
+                list.iter().map(|(r, v, _)| (*r, v.clone())).collect();
+            let outcomes = inspection.fill(frame, &refs).await?;
+            for ((reference, value, key), outcome) in list.iter().zip(outcomes) {
+                let outcome =
+                    retry_by_typing(&inspection, frame, *reference, value, outcome).await?;
+                if let Some(error) = outcome.error.filter(|_| !outcome.ok) {
+                    fill_errors.insert(key.clone(), error);
+                }
+            }
+        }
+        tokio::time::sleep(config.settle).await;
+        let before = inspection;
+        inspection = Inspection::take(session.page()).await?;
+        // An error text the page showed before this fill (left over from an earlier
+        // submit) says nothing about the new value.
+        for (_, at) in &assigned_fields {
+            let old = before.field(*at).and_then(|f| f.error.clone());
+            if let Some(field) = inspection.field_mut(*at)
+                && old.is_some()
+                && field.error == old
+            {
+                field.error = None;
+            }
+        }
+    }
+
+    Ok(Filling {
+        filled,
+        fill_errors,
+        assigned_fields,
+        inspection,
+    })
+}
+
+/// Types a value the page reset (frameworks that ignore the native setter).
+async fn retry_by_typing(
+    inspection: &Inspection,
+    frame: usize,
+    reference: u32,
+    value: &serde_json::Value,
+    outcome: FillOutcome,
+) -> Result<FillOutcome, BrowserError> {
+    match (outcome.retry_typing, value.as_str()) {
+        (true, Some(text)) => inspection.type_into(frame, reference, text).await,
+        _ => Ok(outcome),
+    }
+}
+
+/// Fills a file input from the upload directory. Names only: no absolute paths, no `..`,
+/// nothing that resolves outside the directory.
+async fn fill_files(
+    config: &FormsConfig,
+    inspection: &Inspection,
+    at: FieldAt,
+    field: &FieldInfo,
+    value: &RequestedValue,
+) -> Result<(), String> {
+    let Some(dir) = &config.upload_dir else {
+        return Err("uploads are disabled on this server (start it with --upload-dir DIR)".into());
+    };
+    let names: Vec<String> = match value {
+        RequestedValue::Text(name) => vec![name.clone()],
+        RequestedValue::List(names) => names.clone(),
+        RequestedValue::Bool(_) => return Err("a file input takes a file name".into()),
+    };
+    if names.len() > 1 && !field.constraints.multiple {
+        return Err("this file input takes one file".into());
+    }
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for name in &names {
+        paths.push(upload_path(dir, name)?);
+    }
+    let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
+    inspection
+        .set_files(at.frame, field.reference, &refs)
+        .await
+        .map_err(|e| format!("could not attach the file: {e}"))
+}
+
+/// `dir/name`, if `name` is a plain file name of a regular file inside `dir`.
+pub fn upload_path(dir: &Path, name: &str) -> Result<PathBuf, String> {
+    let plain =
+        !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0']);
+    if !plain {
+        return Err(format!(
+            "{name:?}: give a file name inside the upload directory"
+        ));
+    }
+    let root = dir
+        .canonicalize()
+        .map_err(|e| format!("upload directory: {e}"))?;
+    let path = root
+        .join(name)
+        .canonicalize()
+        .map_err(|_| format!("{name:?}: no such file in the upload directory"))?;
+    if !path.starts_with(&root) || !path.is_file() {
+        return Err(format!("{name:?}: not a file inside the upload directory"));
+    }
+    Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uploads_stay_inside_the_directory() {
+        let dir = std::env::temp_dir().join(format!("ferry-forms-upload-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        std::fs::write(dir.join("cv.pdf"), b"%PDF").expect("file");
+        assert!(upload_path(&dir, "cv.pdf").is_ok());
+        for bad in [
+            "",
+            "..",
+            "../etc/passwd",
+            "/etc/passwd",
+            "sub/cv.pdf",
+            "nope.pdf",
+        ] {
+            assert!(upload_path(&dir, bad).is_err(), "{bad:?} accepted");
+        }
+        #[cfg(unix)]
+        {
+            let link = dir.join("escape");
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink("/etc/hostname", &link).expect("symlink");
+            assert!(upload_path(&dir, "escape").is_err());
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,407 @@
+//! One turn of the forms agent on a session: open, inspect, fill, ask, submit.
+//!
+//! The lifecycle (`README.md`, "The forms agent"):
+//! - inspect only → COMPLETED with the fields;
+//! - values given and something missing, ambiguous or invalid → INPUT_REQUIRED;
+//! - all good and `submit` → INPUT_REQUIRED asking for `{"confirm": true}` (or, with
+//!   `--auto-submit` or `confirm` given up front, submitted at once);
+//! - `confirm` → submit, wait for the navigation or for the page to settle, re-inspect →
+//!   COMPLETED, or INPUT_REQUIRED when the page now shows errors.
+//!
+//! [`run`] is the lifecycle; `scope` decides which form the values belong to and what is
+//! still missing, `fill` puts the values in, `submit` submits and judges the result, and
+//! `reporting` builds the report's common part and reads the proxy's refusals.
+
+mod fill;
+mod reporting;
+mod scope;
+mod submit;
+
+pub use fill::upload_path;
+
+use crate::config::FormsConfig;
+use crate::inspection::Inspection;
+use crate::report::{Ambiguous, FormReport};
+use crate::request::{FormRequest, FormSelector};
+use crate::session::{PendingSubmit, Session};
+use ferry_browser::BrowserError;
+use fill::Filling;
+use reporting::{blocked, blocked_reason, build_report, refuse_host};
+use scope::{Scope, choose_scope, field_error, missing};
+use submit::submit;
+
+/// How a turn ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Done (inspected, filled without submit, or submitted).
+    Completed,
+    /// The caller must answer (values, corrections, or the confirmation).
+    InputRequired,
+    /// The page could not be used (blocked, unreachable).
+    Failed,
+}
+
+/// The result of a turn: the verdict, the status text, and the report.
+#[derive(Debug, Clone)]
+pub struct TurnResult {
+    /// Final state.
+    pub verdict: Verdict,
+    /// The status message for the caller.
+    pub message: String,
+    /// The `data` artifact.
+    pub report: FormReport,
+    /// The pending submit to remember (replaces the previous one).
+    pub pending: Option<PendingSubmit>,
+}
+
+/// What a turn needs besides the session.
+pub struct TurnInput<'a> {
+    /// Settings.
+    pub config: &'a FormsConfig,
+    /// The request.
+    pub request: &'a FormRequest,
+    /// The task this turn belongs to.
+    pub task_id: &'a str,
+    /// The conversation's pending submit.
+    pub pending: Option<PendingSubmit>,
+    /// Progress reports (`working` status updates).
+    pub progress: &'a (dyn Fn(&str) + Send + Sync),
+}
+
+/// Runs one turn. A browser failure (crash, lost connection) is returned as the error; the
+/// caller replaces the session.
+pub async fn run(session: &mut Session, input: TurnInput<'_>) -> Result<TurnResult, BrowserError> {
+    let TurnInput {
+        config,
+        request,
+        task_id,
+        pending,
+        progress,
+    } = input;
+    let mark = session.blocked_mark();
+    let mut warnings = Vec::new();
+
+    // 1. The page.
+    if let Some(url) = &request.url {
+        if let Some(refused) = refuse_host(config, url) {
+            return Ok(failed(session, mark, refused, warnings));
+        }
+        if session.requested_url.as_ref() != Some(url) {
+            progress(&format!("opening {url}"));
+            let navigation = session
+                .page()
+                .navigate(url.as_str(), config.navigation_timeout)
+                .await;
+            session.requested_url = Some(url.clone());
+            match navigation {
+                Ok(()) => {}
+                Err(BrowserError::LoadTimeout { after, .. }) => {
+                    let _ = session.page().stop_loading().await;
+                    warnings.push(format!(
+                        "the page did not finish loading within {} s; inspected what had loaded",
+                        after.as_secs()
+                    ));
+                }
+                Err(BrowserError::NavigationFailed { error_text, .. }) => {
+                    let why = blocked_reason(session, mark, url)
+                        .unwrap_or_else(|| format!("could not open {url}: {error_text}"));
+                    session.requested_url = None;
+                    return Ok(failed(session, mark, why, warnings));
+                }
+                Err(e) => return Err(e),
+            }
+            if let Some(why) = blocked_reason(session, mark, url) {
+                session.requested_url = None;
+                return Ok(failed(session, mark, why, warnings));
+            }
+        }
+    } else if session.requested_url.is_none() {
+        let report = FormReport::default();
+        return Ok(TurnResult {
+            verdict: Verdict::InputRequired,
+            message: format!(
+                "No page is open in this conversation yet. Send the page first: {}",
+                crate::request::example()
+            ),
+            report,
+            pending: None,
+        });
+    }
+
+    progress("inspecting the form");
+    let inspection = Inspection::take(session.page()).await?;
+    // A redirect may have ended on a host the proxy refused (its 403 page is not the form).
+    if let Some(landed) = inspection.main().and_then(|m| url::Url::parse(&m.url).ok())
+        && let Some(why) = blocked_reason(session, mark, &landed)
+    {
+        session.requested_url = None;
+        return Ok(failed(session, mark, why, warnings));
+    }
+    if inspection.main().is_some_and(|m| m.fields.is_empty()) && inspection.frames().len() == 1 {
+        // A page that never finished loading and shows nothing is a failure, not a form.
+        if !warnings.is_empty() {
+            let why = warnings.remove(0);
+            return Ok(failed(session, mark, why, warnings));
+        }
+    }
+
+    if let Some(status) = inspection
+        .main()
+        .and_then(|m| m.http_status)
+        .filter(|s| *s >= 400)
+        && request.url.is_some()
+    {
+        let empty = inspection.forms().is_empty();
+        let url = inspection.main().map(|m| m.url.clone()).unwrap_or_default();
+        if empty {
+            return Ok(failed(
+                session,
+                mark,
+                format!("{url} answered HTTP {status} and shows no form"),
+                warnings,
+            ));
+        }
+        warnings.push(format!("the page answered HTTP {status}"));
+    }
+
+    // 2. Which form.
+    let selected = match &request.form {
+        None => None,
+        Some(FormSelector::Index(n)) => {
+            if *n < inspection.forms().len() {
+                Some(*n)
+            } else {
+                let count = inspection.forms().len();
+                let report = build_report(session, mark, &inspection, &Scope::All, warnings);
+                return Ok(ask(
+                    format!("There is no form {n}: the page has {count} form(s), numbered from 0."),
+                    report,
+                ));
+            }
+        }
+        Some(FormSelector::Css(selector)) => match inspection.form_by_selector(selector).await? {
+            Some(n) => Some(n),
+            None => {
+                let report = build_report(session, mark, &inspection, &Scope::All, warnings);
+                return Ok(ask(
+                    format!("No form matches the selector {selector:?}."),
+                    report,
+                ));
+            }
+        },
+    };
+
+    // 3. Confirmation of a pending submit.
+    if request.confirm && request.values.is_empty() && !request.submit {
+        let Some(pending) = pending else {
+            let report = build_report(session, mark, &inspection, &Scope::All, warnings);
+            return Ok(ask(
+                "Nothing is waiting for confirmation in this conversation. Send the values with \"submit\": true first.".into(),
+                report,
+            ));
+        };
+        return submit(
+            session,
+            config,
+            mark,
+            inspection,
+            pending.form,
+            None,
+            warnings,
+            progress,
+        )
+        .await;
+    }
+
+    // 4. Inspect only.
+    if request.is_inspect_only() {
+        let scope = selected.map_or(Scope::All, Scope::Form);
+        let report = build_report(session, mark, &inspection, &scope, warnings);
+        let message = format!(
+            "Inspected {}: {} form(s), {} field(s).",
+            report.url,
+            report.forms.len(),
+            report.fields.len()
+        );
+        return Ok(TurnResult {
+            verdict: Verdict::Completed,
+            message,
+            report,
+            pending: None,
+        });
+    }
+
+    // 5. Match and fill.
+    let keys: Vec<&str> = request.values.iter().map(|(k, _)| k.as_str()).collect();
+    let chosen = match choose_scope(&inspection, selected, &keys, pending.as_ref()) {
+        Ok(chosen) => chosen,
+        Err(forms) => {
+            let report = build_report(session, mark, &inspection, &Scope::All, warnings);
+            return Ok(ask(
+                format!(
+                    "These values fit several forms equally well ({}); add \"form\": N to say which.",
+                    forms
+                        .iter()
+                        .map(|f| format!("form {f}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                report,
+            ));
+        }
+    };
+    let Filling {
+        filled,
+        fill_errors,
+        assigned_fields,
+        inspection,
+    } = fill::fill_values(session, config, request, &chosen, inspection, progress).await?;
+
+    // 6. What is still needed.
+    let scope = chosen.scope;
+    let mut report = build_report(session, mark, &inspection, &scope, warnings);
+    report.filled = filled;
+    report.unmatched = chosen.matching.unmatched.clone();
+    report.ambiguous = chosen
+        .matching
+        .ambiguous
+        .iter()
+        .map(|a| Ambiguous {
+            key: a.key.clone(),
+            candidates: a.candidates.clone(),
+        })
+        .collect();
+    report.missing = missing(&inspection, &scope);
+    let mut field_errors = fill_errors;
+    for (key, at) in &assigned_fields {
+        if field_errors.contains_key(key) {
+            continue;
+        }
+        if let Some(error) = inspection.field(*at).and_then(field_error) {
+            field_errors.insert(key.clone(), error);
+        }
+    }
+    report.field_errors = field_errors;
+
+    if report.needs_input() {
+        let message = needs_message(&report);
+        return Ok(ask(message, report));
+    }
+    let form = match scope {
+        Scope::Form(form) => Some(form),
+        Scope::Outside | Scope::All => None,
+    };
+    if request.submit || request.confirm {
+        let Some(form) = form else {
+            return Ok(ask(
+                "These fields are not inside a form, so there is nothing to submit.".into(),
+                report,
+            ));
+        };
+        if config.auto_submit || request.confirm {
+            return submit(
+                session,
+                config,
+                mark,
+                inspection,
+                form,
+                Some(report),
+                Vec::new(),
+                progress,
+            )
+            .await;
+        }
+        report.pending_submit = true;
+        let mut message = format!(
+            "Form {form} is filled and ready. Reply {{\"confirm\": true}} to submit it (nothing has been submitted)."
+        );
+        if !report.unmatched.is_empty() {
+            message.push_str(&format!(
+                " Note: these keys matched no field and were not used: {}.",
+                report.unmatched.join(", ")
+            ));
+        }
+        return Ok(TurnResult {
+            verdict: Verdict::InputRequired,
+            message,
+            report,
+            pending: Some(PendingSubmit {
+                task_id: task_id.to_owned(),
+                form,
+            }),
+        });
+    }
+    let message = format!(
+        "Filled {} field(s); not submitted (send \"submit\": true to submit).",
+        report.filled.len()
+    );
+    Ok(TurnResult {
+        verdict: Verdict::Completed,
+        message,
+        report,
+        pending: None,
+    })
+}
+
+fn failed(session: &Session, mark: usize, why: String, warnings: Vec<String>) -> TurnResult {
+    let report = FormReport {
+        blocked: blocked(session, mark),
+        warnings,
+        ..FormReport::default()
+    };
+    TurnResult {
+        verdict: Verdict::Failed,
+        message: why,
+        report,
+        pending: None,
+    }
+}
+
+pub(super) fn ask(message: String, report: FormReport) -> TurnResult {
+    TurnResult {
+        verdict: Verdict::InputRequired,
+        message,
+        report,
+        pending: None,
+    }
+}
+
+/// The status text for a report that needs the caller.
+fn needs_message(report: &FormReport) -> String {
+    let mut parts = Vec::new();
+    if !report.missing.is_empty() {
+        parts.push(format!(
+            "missing required fields: {}",
+            report.missing.join(", ")
+        ));
+    }
+    if !report.ambiguous.is_empty() {
+        let list: Vec<String> = report
+            .ambiguous
+            .iter()
+            .map(|a| format!("{:?} fits {}", a.key, a.candidates.join(" and ")))
+            .collect();
+        parts.push(format!(
+            "ambiguous keys (use the exact label): {}",
+            list.join("; ")
+        ));
+    }
+    if !report.field_errors.is_empty() {
+        let list: Vec<String> = report
+            .field_errors
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        parts.push(format!("invalid values: {}", list.join("; ")));
+    }
+    if !report.unmatched.is_empty() {
+        parts.push(format!(
+            "keys that matched no field: {}",
+            report.unmatched.join(", ")
+        ));
+    }
+    format!(
+        "More input is needed — {}. Reply with the values, keyed by the field labels shown in the result.",
+        parts.join("; ")
+    )
+}
