@@ -11,7 +11,9 @@
 //   httpStatus}.
 //   It rebuilds the ref table: a field's `ref` indexes an array held here. A radio group, or
 //   two or more checkboxes sharing a name in the same form, is ONE field (type "radio" /
-//   "checkbox-group"). Hidden, submit, button, reset and image inputs are skipped.
+//   "checkbox-group"). Hidden, submit, button, reset and image inputs are skipped. A
+//   contenteditable region (a rich-text editor) is a field of type "contenteditable" whose
+//   value is its text; `fill` answers it with retryTyping, so it is always typed.
 // * `__ferryForms.fill([{ref, value, typed?}])` -> [FillOutcome {ref, ok, error?, retryTyping?}].
 //   `value`: a string, a boolean (checkbox) or a list of strings (multi-select, checkbox
 //   group). `typed: true` means the text was already typed with Input.insertText: only
@@ -149,8 +151,12 @@
   };
 
   const isControl = (el) => el.tagName === 'INPUT' || el.tagName === 'SELECT' || el.tagName === 'TEXTAREA';
-  const isFillable = (el) => isControl(el) && !SKIPPED_TYPES.has(el.type);
-  const isDisabled = (el) => el.disabled || el.matches(':disabled');
+  /** A rich-text field: the outermost element of a contenteditable region. */
+  const isEditingHost = (el) =>
+    el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable);
+  const isFillable = (el) => (isControl(el) && !SKIPPED_TYPES.has(el.type)) || isEditingHost(el);
+  const isDisabled = (el) =>
+    el.disabled || el.matches(':disabled') || attr(el, 'aria-disabled') === 'true';
   const isTextLike = (el) =>
     el.tagName === 'TEXTAREA' ||
     (el.tagName === 'INPUT' && !['checkbox', 'radio', 'file'].includes(el.type));
@@ -209,10 +215,10 @@
       const members = owner ? byOwner.get(owner).get(`${el.type}\u0000${el.name}`) : [el];
       if (emitted.has(members)) continue;
       emitted.add(members);
-      let kind = el.type;
+      let kind = isEditingHost(el) ? 'contenteditable' : el.type;
       if (el.type === 'checkbox' && members.length >= 2) kind = 'checkbox-group';
       if (el.type === 'checkbox' && members.length === 1) kind = 'checkbox';
-      fields.push({ kind, members, el, form: el.form });
+      fields.push({ kind, members, el, form: el.form || (isEditingHost(el) ? el.closest('form') : null) });
     }
     return fields;
   }
@@ -299,7 +305,7 @@
     add('aria-label', attr(el, 'aria-label'));
     for (const label of Array.from(el.labels || [])) add('label', textOf(label));
     add('title', attr(el, 'title'));
-    add('placeholder', attr(el, 'placeholder'));
+    add('placeholder', attr(el, 'placeholder') || attr(el, 'aria-placeholder') || attr(el, 'data-placeholder'));
     if (!out.some((c) => c.source === 'label' || c.source.startsWith('aria'))) {
       add('text', precedingText(el, own));
       if (el.type === 'checkbox' || el.type === 'radio') add('text', followingText(el));
@@ -381,6 +387,8 @@
         const names = Array.from(el.files || []).map((f) => f.name);
         return el.multiple ? names : names[0] || '';
       }
+      case 'contenteditable':
+        return editorText(el);
       default:
         return el.value;
     }
@@ -551,7 +559,7 @@
     info.label = labels.length ? labels[0].text : '';
     info.required = field.members.some((m) => m.required || attr(m, 'aria-required') === 'true');
     info.disabled = field.members.every(isDisabled);
-    info.readOnly = !group && !!el.readOnly;
+    info.readOnly = !group && (!!el.readOnly || attr(el, 'aria-readonly') === 'true');
     info.visible = field.members.some((m) => isVisible(m) || Array.from(m.labels || []).some(isVisible));
     info.value = value;
     info.empty = isEmpty(value);
@@ -782,6 +790,26 @@
     return ok ? success() : failure('the page did not accept the change');
   }
 
+  /** The text of a rich-text field, as a person reads it. */
+  function editorText(el) {
+    return native.innerText.call(el).replace(/\u00a0/g, ' ').replace(/\n+$/, '');
+  }
+
+  /**
+   * A rich-text field only takes typed input (editors keep their own model of the text):
+   * ask for Input.insertText, then verify what it shows.
+   */
+  function fillEditor(el, value, typed) {
+    const wanted = wantedOne(value);
+    if (wanted === null) return failure('expected text for this rich-text field');
+    if (!typed) return failure('a rich-text field takes typed input', { retryTyping: true });
+    fire(el, 'change');
+    leave(el);
+    const shown = collapse(editorText(el));
+    if (shown === collapse(wanted)) return success();
+    return failure(`the typed text did not stick (it shows "${shown}")`);
+  }
+
   function fillOne(assignment) {
     const field = refs[assignment.ref];
     if (!field) return failure(`unknown ref ${assignment.ref} (inspect again)`);
@@ -790,6 +818,7 @@
     if (field.members.every(isDisabled)) return failure('the field is disabled');
     if (field.kind === 'file') return failure('file inputs are filled by the agent');
     if (isTextLike(el) && el.readOnly) return failure('the field is read-only');
+    if (attr(el, 'aria-readonly') === 'true') return failure('the field is read-only');
     const value = assignment.value;
     switch (field.kind) {
       case 'radio':
@@ -801,6 +830,8 @@
       case 'select-one':
       case 'select-multiple':
         return fillSelect(el, value);
+      case 'contenteditable':
+        return fillEditor(el, value, assignment.typed === true);
       default:
         return fillText(el, value, assignment.typed === true);
     }
@@ -836,6 +867,10 @@
       } catch (_) {
         // types without a text selection (date, color, …)
       }
+    } else if (isEditingHost(el)) {
+      // Select the editor's whole content, so typing replaces it.
+      const selection = el.ownerDocument.getSelection();
+      if (selection) selection.selectAllChildren(el);
     }
     return activeElementOf(el) === el;
   }

@@ -504,3 +504,33 @@ async fn the_readiness_probe_says_whether_a_browser_can_be_found() {
         assert_eq!(status.as_u16(), 200);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rich_text_fields_are_typed_into() {
+    with_agent("agent::editor", shop_config, |site, server| async move {
+        let url = site.url("shop.test", "/editor.html");
+        let first = server.send("e1", None, json!({"url": url})).await;
+        let data = report(&first);
+        let editor = field(&data, "Your message");
+        assert_eq!(editor["type"], "contenteditable", "{data}");
+        assert_eq!(editor["required"], true);
+        let result = server
+            .send(
+                "e1",
+                None,
+                json!({"values": {"Subject": "Hello", "Your message": "Dear team,\nplease call back."}, "submit": true, "confirm": true}),
+            )
+            .await;
+        assert_eq!(state(&result), "TASK_STATE_COMPLETED", "{result}");
+        let got = submitted(&site);
+        assert!(got.contains(&("subject".into(), "Hello".into())), "{got:?}");
+        let message = got.iter().find(|(k, _)| k == "message").map(|(_, v)| v.clone());
+        assert_eq!(
+            message.as_deref().map(|m| m.split_whitespace().collect::<Vec<_>>().join(" ")),
+            Some("Dear team, please call back.".to_owned()),
+            "{got:?}"
+        );
+        server
+    })
+    .await;
+}
