@@ -247,7 +247,26 @@ impl SessionPool {
             tracing::debug!(context = %context_id, "idle browser session closed");
             closed += 1;
         }
+        if closed > 0 && self.is_empty() {
+            self.close_shared_browser().await;
+        }
         closed
+    }
+
+    /// Stops the shared browser (context isolation) once no conversation uses it; the next
+    /// conversation starts a new one.
+    async fn close_shared_browser(&self) {
+        let browser = self.shared.lock().await.take();
+        if let Some(browser) = browser {
+            match Arc::try_unwrap(browser) {
+                Ok(browser) => {
+                    browser.shutdown().await;
+                    tracing::debug!("idle shared browser closed");
+                }
+                // Still held by a session being opened right now: keep it.
+                Err(browser) => *self.shared.lock().await = Some(browser),
+            }
+        }
     }
 
     /// Closes every session and the shared browser.
@@ -259,11 +278,7 @@ impl SessionPool {
                 session.close().await;
             }
         }
-        if let Some(browser) = self.shared.lock().await.take()
-            && let Ok(browser) = Arc::try_unwrap(browser)
-        {
-            browser.shutdown().await;
-        }
+        self.close_shared_browser().await;
     }
 }
 

@@ -273,3 +273,39 @@ async fn a_shared_browser_that_dies_is_relaunched_for_the_next_message() {
         bounded(crash_and_recover(Isolation::Context)).await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shared_browser_closes_when_its_last_conversation_does() {
+    if !chromium_or_skip("sessions::shared_idle") {
+        return;
+    }
+    bounded(async {
+        let site = TestSite::start().await;
+        let server = FormsServer::start(FormsConfig {
+            isolation: Isolation::Context,
+            idle: Duration::from_secs(1),
+            ..shop_config(&site)
+        })
+        .await;
+        let url = site.url("shop.test", "/signup.html");
+        let first = server.send("shared-1", None, json!({"url": url})).await;
+        assert_eq!(state(&first), "TASK_STATE_COMPLETED", "{first}");
+        let pid = serving_group(&server, "shared-1", Isolation::Context);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while server.agent().pool().shared_browser_pid().is_some() {
+            assert!(Instant::now() < deadline, "the idle shared browser stayed");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !ferry_browser::live_group_members(pid).is_empty() {
+            assert!(Instant::now() < deadline, "its processes remain");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        // The next conversation starts a new one.
+        let next = server.send("shared-2", None, json!({"url": url})).await;
+        assert_eq!(state(&next), "TASK_STATE_COMPLETED", "{next}");
+        assert_ne!(serving_group(&server, "shared-2", Isolation::Context), pid);
+        server.agent().pool().shutdown().await;
+    })
+    .await;
+}
