@@ -13,7 +13,10 @@
 //   two or more checkboxes sharing a name in the same form, is ONE field (type "radio" /
 //   "checkbox-group"). Hidden, submit, button, reset and image inputs are skipped. A
 //   contenteditable region (a rich-text editor) is a field of type "contenteditable" whose
-//   value is its text; `fill` answers it with retryTyping, so it is always typed.
+//   value is its text; `fill` answers it with retryTyping, so it is always typed. An ARIA
+//   combobox (role=combobox on a text input, button or div) is type "combobox"; `fill`
+//   answers it with `combobox: true` and the Rust side drives it with comboOpen (click),
+//   typing, comboOptions (wait for the listbox), comboPick (click the option), comboShows.
 // * `__ferryForms.fill([{ref, value, typed?}])` -> [FillOutcome {ref, ok, error?, retryTyping?}].
 //   `value`: a string, a boolean (checkbox) or a list of strings (multi-select, checkbox
 //   group). `typed: true` means the text was already typed with Input.insertText: only
@@ -154,7 +157,10 @@
   /** A rich-text field: the outermost element of a contenteditable region. */
   const isEditingHost = (el) =>
     el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable);
-  const isFillable = (el) => (isControl(el) && !SKIPPED_TYPES.has(el.type)) || isEditingHost(el);
+  /** A custom select (ARIA combobox) that is not a native control: a button or div. */
+  const isCustomCombobox = (el) => !isControl(el) && attr(el, 'role') === 'combobox';
+  const isFillable = (el) =>
+    (isControl(el) && !SKIPPED_TYPES.has(el.type)) || isEditingHost(el) || isCustomCombobox(el);
   const isDisabled = (el) =>
     el.disabled || el.matches(':disabled') || attr(el, 'aria-disabled') === 'true';
   const isTextLike = (el) =>
@@ -216,9 +222,11 @@
       if (emitted.has(members)) continue;
       emitted.add(members);
       let kind = isEditingHost(el) ? 'contenteditable' : el.type;
+      if (attr(el, 'role') === 'combobox' && (isCustomCombobox(el) || isTextLike(el))) kind = 'combobox';
       if (el.type === 'checkbox' && members.length >= 2) kind = 'checkbox-group';
       if (el.type === 'checkbox' && members.length === 1) kind = 'checkbox';
-      fields.push({ kind, members, el, form: el.form || (isEditingHost(el) ? el.closest('form') : null) });
+      const form = el.form || (isControl(el) ? null : el.closest('form'));
+      fields.push({ kind, members, el, form });
     }
     return fields;
   }
@@ -389,6 +397,8 @@
       }
       case 'contenteditable':
         return editorText(el);
+      case 'combobox':
+        return isControl(el) ? el.value : collapse(native.innerText.call(el));
       default:
         return el.value;
     }
@@ -424,6 +434,9 @@
           group: optgroupOf(o),
         }),
       );
+    }
+    if (field.kind === 'combobox') {
+      return comboboxOptions(el, false).map((o) => optionInfo(o.value, o.label, { selected: o.selected }));
     }
     if (el.tagName === 'INPUT' && el.list) {
       return Array.from(el.list.options).map((o) =>
@@ -832,6 +845,10 @@
         return fillSelect(el, value);
       case 'contenteditable':
         return fillEditor(el, value, assignment.typed === true);
+      case 'combobox':
+        return wantedOne(value) === null
+          ? failure('expected one option')
+          : failure('a combobox is opened and picked from', { combobox: true });
       default:
         return fillText(el, value, assignment.typed === true);
     }
@@ -847,6 +864,95 @@
       }
       return { ref: assignment.ref, ...outcome };
     });
+  }
+
+  // ---- Comboboxes (ARIA) ------------------------------------------------------------------
+  //
+  // A combobox is driven the way a person does it: open it (click), type to filter when it
+  // is a text input (the Rust side types with Input.insertText), then click the option. The
+  // listbox is the one named by aria-controls / aria-owns, else the one holding the
+  // aria-activedescendant, else the only visible one in the document.
+
+  function listboxOf(el) {
+    const root = el.getRootNode();
+    for (const name of ['aria-controls', 'aria-owns']) {
+      for (const id of (attr(el, name) || '').split(/\s+/).filter(Boolean)) {
+        const found = root.getElementById ? root.getElementById(id) : document.getElementById(id);
+        if (found) return found;
+      }
+    }
+    const active = attr(el, 'aria-activedescendant');
+    const current = active && (root.getElementById ? root.getElementById(active) : null);
+    if (current) return current.closest('[role=listbox]');
+    const visible = queryAll(document, '[role=listbox]').filter(isVisible);
+    return visible.length === 1 ? visible[0] : null;
+  }
+
+  /** The options of a combobox's listbox: [{label, value, selected, el}]. */
+  function comboboxOptions(el, visibleOnly) {
+    const listbox = listboxOf(el);
+    if (!listbox) return [];
+    return queryAll(listbox, '[role=option]')
+      .filter((o) => !visibleOnly || isVisible(o))
+      .filter((o) => attr(o, 'aria-disabled') !== 'true')
+      .map((o) => ({
+        label: collapse(native.innerText.call(o) || o.textContent),
+        value: attr(o, 'data-value') || attr(o, 'value') || collapse(native.innerText.call(o) || o.textContent),
+        selected: attr(o, 'aria-selected') === 'true',
+        el: o,
+      }));
+  }
+
+  /** What a pointer does to an element: down, up, click. */
+  function press(el) {
+    const opts = { bubbles: true, cancelable: true, composed: true, view: window, button: 0 };
+    el.dispatchEvent(new PointerEvent('pointerdown', opts));
+    el.dispatchEvent(new MouseEvent('mousedown', opts));
+    el.dispatchEvent(new PointerEvent('pointerup', opts));
+    el.dispatchEvent(new MouseEvent('mouseup', opts));
+    el.click();
+  }
+
+  /** Opens the combobox `ref`; `{typing}` says whether it takes typed text to filter. */
+  function comboOpen(ref) {
+    const el = element(ref);
+    if (!el || !el.isConnected) return { ok: false, error: 'the field is gone (inspect again)' };
+    el.scrollIntoView({ block: 'center', inline: 'nearest' });
+    el.focus();
+    // A click toggles many comboboxes: only open one that is closed.
+    const listbox = listboxOf(el);
+    const open = attr(el, 'aria-expanded') === 'true' || (listbox && isVisible(listbox));
+    if (!open) press(el);
+    const typing = isTextLike(el);
+    if (typing) el.select();
+    return { ok: true, typing };
+  }
+
+  /** The labels of the combobox's visible options now. */
+  function comboOptions(ref) {
+    const el = element(ref);
+    return el ? comboboxOptions(el, true).map((o) => o.label) : [];
+  }
+
+  /** Clicks the visible option matching `want`; `{ok, label}` or a failure. */
+  function comboPick(ref, want) {
+    const el = element(ref);
+    if (!el) return failure('the field is gone (inspect again)');
+    const options = comboboxOptions(el, true);
+    const picked = matchOption(options, want) || options.find((o) => norm(o.label).includes(norm(want)));
+    if (!picked) return noOption(want, options);
+    picked.el.scrollIntoView({ block: 'nearest' });
+    press(picked.el);
+    return { ok: true, label: picked.label };
+  }
+
+  /** Whether the combobox now shows `label` (its input value or its own text). */
+  function comboShows(ref, label) {
+    const el = element(ref);
+    if (!el) return false;
+    leave(el);
+    const shown = norm(isControl(el) ? el.value : native.innerText.call(el));
+    return shown === norm(label) || shown.includes(norm(label));
   }
 
   // ---- element / focus / formIndex / submit -----------------------------------------------
@@ -906,6 +1012,17 @@
     }
   }
 
-  globalThis.__ferryForms = Object.freeze({ inspect, fill, element, focus, formIndex, submit });
+  globalThis.__ferryForms = Object.freeze({
+    inspect,
+    fill,
+    element,
+    focus,
+    formIndex,
+    submit,
+    comboOpen,
+    comboOptions,
+    comboPick,
+    comboShows,
+  });
   return true;
 })()

@@ -193,6 +193,31 @@ impl Inspection {
         })
     }
 
+    /// Evaluates `expression` in frame `frame`'s world (where `__ferryForms` lives).
+    pub async fn evaluate(
+        &self,
+        frame: usize,
+        expression: &str,
+        user_gesture: bool,
+    ) -> Result<Value, BrowserError> {
+        match self.frames.get(frame) {
+            Some(frame) => frame.evaluate(expression, user_gesture).await,
+            None => Err(BrowserError::Script {
+                description: "frame is gone".into(),
+            }),
+        }
+    }
+
+    /// Types `text` into whatever has the focus in frame `frame` (`Input.insertText`).
+    pub async fn insert_text(&self, frame: usize, text: &str) -> Result<(), BrowserError> {
+        match self.frames.get(frame) {
+            Some(frame) => frame.insert_text(text).await,
+            None => Err(BrowserError::Script {
+                description: "frame is gone".into(),
+            }),
+        }
+    }
+
     /// Puts `files` into the file input `reference` of frame `frame`.
     pub async fn set_files(
         &self,

@@ -173,7 +173,7 @@ pub struct FieldInfo {
     /// `input`, `select` or `textarea`.
     pub tag: String,
     /// `text`, `email`, `password`, `checkbox`, `checkbox-group`, `radio`, `select-one`,
-    /// `select-multiple`, `file`, `textarea`, `date`, …
+    /// `select-multiple`, `file`, `textarea`, `date`, `contenteditable`, `combobox`, …
     #[serde(rename = "type")]
     pub kind: String,
     /// `name` attribute.
@@ -244,6 +244,10 @@ pub struct FillOutcome {
     /// `Input.insertText` is worth a try.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub retry_typing: bool,
+    /// The field is an ARIA combobox: open it, type, and click the option (the agent's
+    /// combobox flow).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub combobox: bool,
 }
 
 /// What `submit` did.

@@ -78,8 +78,11 @@ pub(super) async fn fill_values(
                 list.iter().map(|(r, v, _)| (*r, v.clone())).collect();
             let outcomes = inspection.fill(frame, &refs).await?;
             for ((reference, value, key), outcome) in list.iter().zip(outcomes) {
-                let outcome =
-                    retry_by_typing(&inspection, frame, *reference, value, outcome).await?;
+                let outcome = if outcome.combobox {
+                    pick_from_combobox(&inspection, frame, *reference, value).await?
+                } else {
+                    retry_by_typing(&inspection, frame, *reference, value, outcome).await?
+                };
                 if let Some(error) = outcome.error.filter(|_| !outcome.ok) {
                     fill_errors.insert(key.clone(), error);
                 }
@@ -106,6 +109,103 @@ pub(super) async fn fill_values(
         fill_errors,
         assigned_fields,
         inspection,
+    })
+}
+
+/// How long a combobox's options may take to appear after opening or typing.
+const COMBOBOX_OPTIONS_WAIT: std::time::Duration = std::time::Duration::from_millis(2000);
+
+/// Drives an ARIA combobox as a person does: open it, type to filter (a text combobox),
+/// wait for the options, click the matching one, check that it shows. A text combobox that
+/// offers no options keeps the typed text (free-text autocomplete).
+async fn pick_from_combobox(
+    inspection: &Inspection,
+    frame: usize,
+    reference: u32,
+    value: &serde_json::Value,
+) -> Result<FillOutcome, BrowserError> {
+    let failed = |error: String| FillOutcome {
+        reference,
+        ok: false,
+        error: Some(error),
+        retry_typing: false,
+        combobox: false,
+    };
+    let Some(wanted) = value.as_str().or_else(|| {
+        value
+            .as_array()
+            .and_then(|a| a.first())
+            .and_then(|v| v.as_str())
+    }) else {
+        return Ok(failed("expected one option".into()));
+    };
+    let wanted_json = serde_json::Value::from(wanted).to_string();
+    let opened = inspection
+        .evaluate(frame, &format!("__ferryForms.comboOpen({reference})"), true)
+        .await?;
+    if opened["ok"] != true {
+        let error = opened["error"]
+            .as_str()
+            .unwrap_or("could not open the combobox");
+        return Ok(failed(error.to_owned()));
+    }
+    let typing = opened["typing"] == true;
+    if typing {
+        inspection.insert_text(frame, wanted).await?;
+    }
+    let deadline = tokio::time::Instant::now() + COMBOBOX_OPTIONS_WAIT;
+    let has_options = loop {
+        let options = inspection
+            .evaluate(
+                frame,
+                &format!("__ferryForms.comboOptions({reference})"),
+                false,
+            )
+            .await?;
+        if options.as_array().is_some_and(|o| !o.is_empty()) {
+            break true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            break false;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    let label = if has_options {
+        let picked = inspection
+            .evaluate(
+                frame,
+                &format!("__ferryForms.comboPick({reference}, {wanted_json})"),
+                true,
+            )
+            .await?;
+        if picked["ok"] != true {
+            let error = picked["error"].as_str().unwrap_or("no such option");
+            return Ok(failed(error.to_owned()));
+        }
+        picked["label"].as_str().unwrap_or(wanted).to_owned()
+    } else if typing {
+        wanted.to_owned()
+    } else {
+        return Ok(failed("the combobox showed no options".into()));
+    };
+    let label_json = serde_json::Value::from(label.as_str()).to_string();
+    let shows = inspection
+        .evaluate(
+            frame,
+            &format!("__ferryForms.comboShows({reference}, {label_json})"),
+            false,
+        )
+        .await?;
+    Ok(if shows == true {
+        FillOutcome {
+            reference,
+            ok: true,
+            error: None,
+            retry_typing: false,
+            combobox: false,
+        }
+    } else {
+        failed(format!("the combobox did not take \"{label}\""))
     })
 }
 

@@ -534,3 +534,41 @@ async fn rich_text_fields_are_typed_into() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn aria_comboboxes_are_opened_typed_into_and_picked_from() {
+    with_agent("agent::combobox", shop_config, |site, server| async move {
+        let url = site.url("shop.test", "/combobox.html");
+        let first = server.send("cb", None, json!({"url": url})).await;
+        let data = report(&first);
+        assert_eq!(field(&data, "Country")["type"], "combobox", "{data}");
+        let size = field(&data, "Size");
+        assert_eq!(size["type"], "combobox");
+        assert_eq!(size["options"], json!(["Small", "Medium", "Large"]), "{size}");
+
+        // An option that is not there is a field error naming the choices.
+        let wrong = server
+            .send("cb", None, json!({"values": {"Size": "XXL"}}))
+            .await;
+        let errors = report(&wrong)["fieldErrors"].to_string();
+        assert!(errors.contains("no option") && errors.contains("Medium"), "{errors}");
+
+        let result = server
+            .send(
+                "cb",
+                None,
+                json!({"values": {"Country": "New Zealand", "Size": "medium", "City": "Wellington"}, "submit": true, "confirm": true}),
+            )
+            .await;
+        assert_eq!(state(&result), "TASK_STATE_COMPLETED", "{result}");
+        let got = submitted(&site);
+        for (name, value) in [("country_code", "nz"), ("size", "m"), ("city", "Wellington")] {
+            assert!(
+                got.contains(&(name.to_owned(), value.to_owned())),
+                "{name}={value} not in {got:?}"
+            );
+        }
+        server
+    })
+    .await;
+}

@@ -533,7 +533,8 @@ async fn custom_errors_after_a_failed_js_validated_submit() {
                     reference: email.reference,
                     ok: true,
                     error: None,
-                    retry_typing: false
+                    retry_typing: false,
+                    combobox: false,
                 }
             );
             let outcome = submit(&page, 0).await;
@@ -660,6 +661,7 @@ async fn controlled_inputs_see_native_setter_fills() {
                     ok: false,
                     error: Some("the page reset the value (it holds \"\")".to_owned()),
                     retry_typing: true,
+                    combobox: false,
                 }
             );
             let focused: bool =
@@ -993,6 +995,7 @@ async fn dates_passwords_and_textareas() {
                 ok: false,
                 error: Some("rejected by the date input (expected YYYY-MM-DD)".to_owned()),
                 retry_typing: false,
+                combobox: false,
             }
         );
         assert!(fill_one(&page, birth, json!("1990-12-10")).await.ok);
