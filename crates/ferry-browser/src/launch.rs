@@ -438,9 +438,9 @@ fn chromium_args(profile: &Path, as_root: bool, options: &LaunchOptions) -> Vec<
         "--disable-extensions",
         "--disable-client-side-phishing-detection",
         "--disable-domain-reliability",
-        // PreconnectToSearch: no preconnect to the default search engine (www.google.com) at
-        // start-up, which the proxy would refuse and report.
-        "--disable-features=AutofillServerCommunication,OptimizationHints,Translate,MediaRouter,PreconnectToSearch",
+        // PreconnectToSearch: no preconnect to the default search engine at start-up;
+        // NetworkTimeServiceQuerying: no clients2.google.com/time queries.
+        "--disable-features=AutofillServerCommunication,OptimizationHints,Translate,MediaRouter,PreconnectToSearch,NetworkTimeServiceQuerying",
         // No hyperlink auditing pings (`<a ping>`).
         "--no-pings",
         // No crash reports leave the machine.

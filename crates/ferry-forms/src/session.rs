@@ -6,8 +6,10 @@
 //! address. The proxy serves only connections held by the session's browser process group
 //! (`ferry_browser::peer`), so no other local process can borrow it. How the browser reaches the proxy depends on the isolation mode:
 //!
-//! - `process`: a Chromium launched for this session with `--proxy-server` (loopback not
-//!   bypassed) and the resolver belt, so nothing resolves or connects around the proxy;
+//! - `process`: a Chromium launched for this session; its pages use the session's proxy
+//!   through their browser context, and everything else the browser sends goes to a second,
+//!   deny-all proxy (`--proxy-server`, loopback not bypassed), under the resolver belt, so
+//!   nothing resolves or connects around a proxy;
 //! - `context`: the shared browser (started with the resolver belt) gets a browser context
 //!   with the session's proxy (`Target.createBrowserContext{proxyServer}`);
 //! - `cdp`: a context with the proxy on a browser someone else runs, disposed when the
@@ -27,6 +29,10 @@ use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
+
+/// The only "allowed" name of the browser-traffic sink: it cannot occur (`.invalid` is
+/// reserved), so the sink refuses every request.
+const BROWSER_TRAFFIC_SINK: &str = "browser-traffic.invalid";
 
 /// Removes WebRTC from pages of a browser whose launch flags ferry does not control (UDP
 /// would go around the proxy).
@@ -72,6 +78,8 @@ pub struct Session {
     context: Option<BrowserContext>,
     owner: Owner,
     proxy: ProxyHandle,
+    /// The deny-all proxy a launched browser's own traffic goes to (process isolation).
+    _background: Option<ProxyHandle>,
     /// The URL the caller last asked to open.
     pub requested_url: Option<url::Url>,
     /// A submit waiting for confirmation.
@@ -107,6 +115,7 @@ impl Session {
             proxy_server: Some(proxy.server_url()),
             proxy_bypass_list: Some(proxy.bypass_list().to_owned()),
         };
+        let mut background = None;
         let (owner, context) = match (&config.browser, endpoint, shared) {
             (BrowserSource::Cdp { .. }, Some(endpoint), _) => {
                 let browser = connect(endpoint)
@@ -123,10 +132,20 @@ impl Session {
                 (Owner::Shared(shared), context)
             }
             _ => {
+                // The browser's own traffic (Google's time, sign-in and messaging services,
+                // which Chromium keeps calling whatever the flags) goes to a proxy that
+                // refuses everything silently; the conversation's pages use the session's
+                // proxy through their context, so `blocked` reports only what pages asked.
+                let sink = Proxy::start(ProxyConfig::new(
+                    Allowlist::new([BROWSER_TRAFFIC_SINK])
+                        .map_err(|e| SessionError::Allowlist(e.to_string()))?,
+                ))
+                .await
+                .map_err(|e| SessionError::Proxy(e.to_string()))?;
                 let browser = Browser::launch(LaunchOptions {
                     chrome_path: config.chrome_path.clone(),
                     extra_args: config.chrome_args.clone(),
-                    proxy_server: Some(proxy.server_url()),
+                    proxy_server: Some(sink.server_url()),
                     resolver_belt: true,
                     ..LaunchOptions::default()
                 })
@@ -134,7 +153,8 @@ impl Session {
                 if let Some(process) = browser.process() {
                     let _ = owner_group.set(GroupOwner::new(process.pid()));
                 }
-                let context = browser.new_context().await?;
+                let context = browser.new_context_with(&with_proxy).await?;
+                background = Some(sink);
                 (Owner::Own(Box::new(browser)), context)
             }
         };
@@ -144,6 +164,7 @@ impl Session {
             context: Some(context),
             owner,
             proxy,
+            _background: background,
             requested_url: None,
             pending: None,
             cold_start: started.elapsed(),

@@ -116,6 +116,10 @@ async fn three_turns_missing_then_confirm_then_submitted() {
         assert_eq!(data["submitted"], true);
         assert_eq!(data["outcome"]["title"], "Thank you");
         assert_eq!(data["outcome"]["httpStatus"], 200);
+        // The browser's own background traffic never shows up as the page's refusals.
+        for turn in [&first, &second, &third] {
+            assert!(report(turn).get("blocked").is_none(), "{}", report(turn));
+        }
         let got = submitted(&site);
         for (name, value) in [
             ("csrf", "abc123"),
