@@ -10,7 +10,7 @@
 //! measured at 5 ms per lookup with 300 sockets on the machine, growing with every socket.
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU32, Ordering};
 
 /// True when the TCP connection from `peer` to `local` (as seen by the accepting side) is
 /// held, on the peer's side, by a live process of process group `pgid`. Linux only; false
@@ -82,20 +82,59 @@ fn holds(pid: u32, target: &str) -> bool {
         .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|link| link.as_os_str() == target))
 }
 
-/// The inode of the TCP socket `src` → `dst` (the peer's view), asked of the kernel over
-/// netlink sock_diag: an exact lookup by the address pair, microseconds whatever the number
-/// of sockets on the machine.
+/// What a netlink lookup found.
+enum Lookup {
+    /// The socket's inode.
+    Found(u32),
+    /// The kernel answered: no such socket.
+    NotFound,
+    /// sock_diag cannot be used here (no netlink in this sandbox, not permitted, …).
+    Unavailable,
+}
+
+/// Whether netlink sock_diag answered before (0 unknown, 1 works, 2 unavailable).
+static NETLINK: AtomicU8 = AtomicU8::new(0);
+
+/// The inode of the TCP socket `src` → `dst` (the peer's view): asked of the kernel over
+/// netlink sock_diag (an exact lookup by the address pair, microseconds whatever the number
+/// of sockets on the machine), or, where a sandbox offers no sock_diag, found in
+/// `/proc/net/tcp{,6}`.
 fn socket_inode(src: SocketAddr, dst: SocketAddr) -> Option<u32> {
+    if NETLINK.load(Ordering::Relaxed) != 2 {
+        match netlink_inode(src, dst) {
+            Lookup::Found(inode) => {
+                NETLINK.store(1, Ordering::Relaxed);
+                return Some(inode);
+            }
+            Lookup::NotFound => {
+                NETLINK.store(1, Ordering::Relaxed);
+                return None;
+            }
+            Lookup::Unavailable => {
+                if NETLINK.swap(2, Ordering::Relaxed) != 2 {
+                    tracing::warn!(
+                        "netlink sock_diag unavailable; proxy owner checks read /proc/net/tcp"
+                    );
+                }
+            }
+        }
+    }
+    proc_net_inode(src, dst)
+}
+
+/// The sock_diag lookup.
+fn netlink_inode(src: SocketAddr, dst: SocketAddr) -> Lookup {
     use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketType, netlink};
     const SOCK_DIAG_BY_FAMILY: u16 = 20;
     const NLM_F_REQUEST: u16 = 1;
     const NLMSG_ERROR: u16 = 2;
     const IPPROTO_TCP: u8 = 6;
     const NO_COOKIE: u32 = u32::MAX;
+    const ENOENT: i32 = 2;
     let family: u8 = match (src, dst) {
         (SocketAddr::V4(_), SocketAddr::V4(_)) => 2,  // AF_INET
         (SocketAddr::V6(_), SocketAddr::V6(_)) => 10, // AF_INET6
-        _ => return None,
+        _ => return Lookup::NotFound,
     };
     // struct inet_diag_req_v2 (56 bytes) after struct nlmsghdr (16 bytes).
     let mut request = Vec::with_capacity(72);
@@ -120,26 +159,84 @@ fn socket_inode(src: SocketAddr, dst: SocketAddr) -> Option<u32> {
     request.extend_from_slice(&NO_COOKIE.to_ne_bytes());
     request.extend_from_slice(&NO_COOKIE.to_ne_bytes());
 
-    let socket = rustix::net::socket(
+    let Ok(socket) = rustix::net::socket(
         AddressFamily::NETLINK,
         SocketType::DGRAM,
         Some(netlink::SOCK_DIAG),
-    )
-    .ok()?;
+    ) else {
+        return Lookup::Unavailable;
+    };
     let kernel = netlink::SocketAddrNetlink::new(0, 0);
-    rustix::net::sendto(&socket, &request, SendFlags::empty(), &kernel).ok()?;
-    let mut answer = [0u8; 512];
-    let (length, _) = rustix::net::recv(&socket, &mut answer, RecvFlags::empty()).ok()?;
-    let answer = answer.get(..length)?;
-    let kind = u16::from_ne_bytes([*answer.get(4)?, *answer.get(5)?]);
-    if kind == NLMSG_ERROR || kind != SOCK_DIAG_BY_FAMILY {
-        return None;
+    if rustix::net::sendto(&socket, &request, SendFlags::empty(), &kernel).is_err() {
+        return Lookup::Unavailable;
+    }
+    let mut buffer = [0u8; 512];
+    let Ok((length, _)) = rustix::net::recv(&socket, &mut buffer, RecvFlags::empty()) else {
+        return Lookup::Unavailable;
+    };
+    let answer = &buffer[..length.min(buffer.len())];
+    let word = |at: usize| answer.get(at..at + 4).map(|b| [b[0], b[1], b[2], b[3]]);
+    let Some(kind) = answer.get(4..6).map(|b| u16::from_ne_bytes([b[0], b[1]])) else {
+        return Lookup::Unavailable;
+    };
+    if kind == NLMSG_ERROR {
+        // struct nlmsgerr: a negative errno after the header.
+        return match word(16).map(i32::from_ne_bytes) {
+            Some(e) if e == -ENOENT => Lookup::NotFound,
+            _ => Lookup::Unavailable,
+        };
+    }
+    if kind != SOCK_DIAG_BY_FAMILY {
+        return Lookup::Unavailable;
     }
     // struct inet_diag_msg: 4 bytes, the 48-byte socket id, expires, rqueue, wqueue, uid,
     // then the inode.
-    let at = 16 + 4 + 48 + 16;
-    let inode = answer.get(at..at + 4)?;
-    Some(u32::from_ne_bytes([inode[0], inode[1], inode[2], inode[3]]))
+    match word(16 + 4 + 48 + 16) {
+        Some(inode) => Lookup::Found(u32::from_ne_bytes(inode)),
+        None => Lookup::Unavailable,
+    }
+}
+
+/// The `/proc/net/tcp{,6}` lookup (slow: the kernel lists every socket of the machine).
+fn proc_net_inode(src: SocketAddr, dst: SocketAddr) -> Option<u32> {
+    let (table, want_local, want_remote) = match (src.ip(), dst.ip()) {
+        (IpAddr::V4(s), IpAddr::V4(d)) => (
+            "/proc/net/tcp",
+            hex_v4(s, src.port()),
+            hex_v4(d, dst.port()),
+        ),
+        (IpAddr::V6(s), IpAddr::V6(d)) => (
+            "/proc/net/tcp6",
+            hex_v6(s, src.port()),
+            hex_v6(d, dst.port()),
+        ),
+        _ => return None,
+    };
+    let text = std::fs::read_to_string(table).ok()?;
+    text.lines().skip(1).find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        (fields.len() > 9
+            && fields[1].eq_ignore_ascii_case(&want_local)
+            && fields[2].eq_ignore_ascii_case(&want_remote))
+        .then(|| fields[9].parse().ok())
+        .flatten()
+    })
+}
+
+/// `/proc/net/tcp`'s spelling of an IPv4 socket address: the address as a native-endian
+/// 32-bit hex number, the port big-endian.
+fn hex_v4(ip: std::net::Ipv4Addr, port: u16) -> String {
+    format!("{:08X}:{port:04X}", u32::from_ne_bytes(ip.octets()))
+}
+
+/// `/proc/net/tcp6`'s spelling: four native-endian 32-bit words.
+fn hex_v6(ip: std::net::Ipv6Addr, port: u16) -> String {
+    let words: String = ip
+        .octets()
+        .chunks_exact(4)
+        .map(|w| format!("{:08X}", u32::from_ne_bytes([w[0], w[1], w[2], w[3]])))
+        .collect();
+    format!("{words}:{port:04X}")
 }
 
 #[cfg(test)]
@@ -155,6 +252,43 @@ mod tests {
                 after.split_whitespace().nth(2)?.parse::<u32>().ok()
             })
             .expect("own pgid")
+    }
+
+    #[test]
+    fn addresses_are_spelled_like_proc_net_tcp() {
+        assert_eq!(
+            hex_v4("127.0.0.1".parse().expect("ip"), 8080),
+            "0100007F:1F90"
+        );
+        assert_eq!(
+            hex_v6("::1".parse().expect("ip"), 443),
+            "00000000000000000000000001000000:01BB"
+        );
+    }
+
+    #[tokio::test]
+    async fn netlink_and_proc_agree_on_the_socket() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let local = listener.local_addr().expect("addr");
+        let _client = tokio::net::TcpStream::connect(local)
+            .await
+            .expect("connect");
+        let (_server, peer) = listener.accept().await.expect("accept");
+        let from_proc = proc_net_inode(peer, local).expect("in /proc/net/tcp");
+        match netlink_inode(peer, local) {
+            Lookup::Found(inode) => assert_eq!(inode, from_proc),
+            Lookup::NotFound => panic!("sock_diag says no such socket"),
+            // A sandbox without sock_diag: the /proc path is what runs there.
+            Lookup::Unavailable => {}
+        }
+        let nowhere: SocketAddr = "127.0.0.1:1".parse().expect("addr");
+        assert!(matches!(
+            netlink_inode(nowhere, local),
+            Lookup::NotFound | Lookup::Unavailable
+        ));
+        assert!(proc_net_inode(nowhere, local).is_none());
     }
 
     #[tokio::test]
