@@ -82,6 +82,8 @@ pub struct Session {
     _background: Option<ProxyHandle>,
     /// The URL the caller last asked to open.
     pub requested_url: Option<url::Url>,
+    /// Where that page was when it was last inspected for it (after redirects).
+    pub landed_url: Option<String>,
     /// A submit waiting for confirmation.
     pub pending: Option<PendingSubmit>,
     /// How long opening the session took.
@@ -166,6 +168,7 @@ impl Session {
             proxy,
             _background: background,
             requested_url: None,
+            landed_url: None,
             pending: None,
             cold_start: started.elapsed(),
         })

@@ -86,7 +86,12 @@ pub async fn run(session: &mut Session, input: TurnInput<'_>) -> Result<TurnResu
         if let Some(refused) = refuse_host(config, url) {
             return Ok(failed(session, mark, refused, warnings));
         }
-        if session.requested_url.as_ref() != Some(url) {
+        // The same URL again continues on the open page, unless the page has moved on since
+        // it was opened (a submit went to its result page): then the form is opened again.
+        let here = session.page().evaluate("location.href").await.ok();
+        let moved = session.landed_url.is_none()
+            || here.as_ref().and_then(|h| h.as_str()) != session.landed_url.as_deref();
+        if session.requested_url.as_ref() != Some(url) || moved {
             progress(&format!("opening {url}"));
             let navigation = session
                 .page()
@@ -130,6 +135,10 @@ pub async fn run(session: &mut Session, input: TurnInput<'_>) -> Result<TurnResu
 
     progress("inspecting the form");
     let inspection = Inspection::take(session.page()).await?;
+    if request.url.is_some() {
+        // Where the page is now: a later turn with the same URL continues here.
+        session.landed_url = inspection.main().map(|m| m.url.clone());
+    }
     // A redirect may have ended on a host the proxy refused (its 403 page is not the form).
     if let Some(landed) = inspection.main().and_then(|m| url::Url::parse(&m.url).ok())
         && let Some(why) = blocked_reason(session, mark, &landed)

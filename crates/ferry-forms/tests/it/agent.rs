@@ -116,6 +116,11 @@ async fn three_turns_missing_then_confirm_then_submitted() {
         assert_eq!(data["submitted"], true);
         assert_eq!(data["outcome"]["title"], "Thank you");
         assert_eq!(data["outcome"]["httpStatus"], 200);
+        // The same URL again opens the form again (the page had moved on to "Thank you").
+        let again = server.send("c3", None, json!({"url": url})).await;
+        assert_eq!(state(&again), "TASK_STATE_COMPLETED", "{again}");
+        assert_eq!(report(&again)["title"], "Sign up", "{again}");
+        assert_eq!(field(&report(&again), "Full name")["value"], "");
         // The browser's own background services never show up as the page's refusals (they
         // go to the browser-wide sink, not the conversation's proxy).
         for turn in [&first, &second, &third] {
