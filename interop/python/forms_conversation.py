@@ -41,7 +41,6 @@ import threading
 import traceback
 import uuid
 
-from collections.abc import AsyncIterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
@@ -53,6 +52,7 @@ from a2a.helpers import get_data_parts, get_text_parts, new_data_part
 from a2a.types.a2a_pb2 import Message, Role, SendMessageRequest, StreamResponse, TaskState
 from a2a.utils.constants import TransportProtocol
 from google.protobuf.json_format import MessageToDict
+from stream_events import CheckFailed, check, collect, describe, event_task_id, state_name
 
 HOST = "shop.test"
 # Per-event limit (the first turn starts Chromium); the whole conversation has OVERALL_TIMEOUT.
@@ -85,17 +85,6 @@ WELCOME_HTML = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{WELCOME_TITLE}</title></head>
 <body><h1>Welcome aboard</h1><p>Your account was created.</p></body></html>
 """
-
-
-class CheckFailed(Exception):
-    """A conversation assertion failed."""
-
-
-def check(condition: bool, what: str, detail: Any = None) -> None:
-    """Asserts `condition`; prints ``ok: what`` or raises CheckFailed."""
-    if not condition:
-        raise CheckFailed(what if detail is None else f"{what}\n      got: {detail}")
-    print(f"  ok: {what}", flush=True)
 
 
 # --- the web site ----------------------------------------------------------------
@@ -165,41 +154,6 @@ class Site:
 # --- stream helpers --------------------------------------------------------------
 
 
-def state_name(state: int) -> str:
-    try:
-        return TaskState.Name(state)
-    except ValueError:
-        return f"<unknown TaskState {state}>"
-
-
-def describe(event: StreamResponse) -> str:
-    """One-line summary of a stream event."""
-    kind = event.WhichOneof("payload")
-    if kind == "task":
-        return f"task(id={event.task.id}, state={state_name(event.task.status.state)})"
-    if kind == "status_update":
-        su = event.status_update
-        text = get_text_parts(su.status.message.parts) if su.status.HasField("message") else []
-        return f"statusUpdate(state={state_name(su.status.state)}, text={text!r})"
-    if kind == "artifact_update":
-        a = event.artifact_update.artifact
-        return f"artifactUpdate(artifactId={a.artifact_id}, name={a.name!r})"
-    if kind == "message":
-        return f"message(text={get_text_parts(event.message.parts)!r})"
-    return f"<empty StreamResponse {event}>"
-
-
-def event_task_id(event: StreamResponse) -> str:
-    kind = event.WhichOneof("payload")
-    if kind == "task":
-        return event.task.id
-    if kind == "status_update":
-        return event.status_update.task_id
-    if kind == "artifact_update":
-        return event.artifact_update.task_id
-    return ""
-
-
 def event_context_id(event: StreamResponse) -> str:
     kind = event.WhichOneof("payload")
     if kind == "task":
@@ -249,24 +203,6 @@ def artifacts(events: list[StreamResponse]) -> dict[str, Any]:
         elif e.HasField("artifact_update"):
             out[e.artifact_update.artifact.artifact_id] = e.artifact_update.artifact
     return out
-
-
-async def collect(stream: AsyncIterator[StreamResponse], label: str) -> list[StreamResponse]:
-    """Reads a stream to its end; each event must arrive within STEP_TIMEOUT."""
-    events: list[StreamResponse] = []
-    it = stream.__aiter__()
-    while True:
-        try:
-            event = await asyncio.wait_for(it.__anext__(), STEP_TIMEOUT)
-        except StopAsyncIteration:
-            return events
-        except asyncio.TimeoutError:
-            raise CheckFailed(
-                f"{label}: no event and no end of stream within {STEP_TIMEOUT:.0f}s; "
-                f"events so far: {[describe(e) for e in events]}"
-            ) from None
-        print(f"    event: {describe(event)}", flush=True)
-        events.append(event)
 
 
 # --- the conversation --------------------------------------------------------------
@@ -366,6 +302,7 @@ async def converse(base_url: str, binding: str) -> dict[str, Any]:
                 events = await collect(
                     client.send_message(SendMessageRequest(message=user_message(data, task_id, context_id))),
                     f"turn {turn} stream",
+                    STEP_TIMEOUT,
                 )
                 if turn == 1:
                     check(

@@ -44,7 +44,6 @@ import sys
 import traceback
 import uuid
 
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,6 +66,7 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.constants import VERSION_HEADER, TransportProtocol
 from a2a.utils.errors import A2AError, TaskNotCancelableError, TaskNotFoundError
+from stream_events import CheckFailed, check, collect, describe, event_task_id, state_name
 
 EXPECTED_VERSION = "1.0"
 BINDINGS = (TransportProtocol.JSONRPC.value, TransportProtocol.HTTP_JSON.value)
@@ -74,43 +74,6 @@ SCENARIOS = ("echo", "turns", "tasks")
 # Per-step limit for waiting on a stream event or a stream end; the overall
 # scenario limit is --timeout.
 STEP_TIMEOUT = 10.0
-
-
-class CheckFailed(Exception):
-    """A scenario assertion failed."""
-
-
-def check(condition: bool, what: str, detail: Any = None) -> None:
-    """Asserts `condition`; prints ``ok: what`` or raises CheckFailed."""
-    if not condition:
-        msg = what if detail is None else f"{what}\n      got: {detail}"
-        raise CheckFailed(msg)
-    print(f"  ok: {what}", flush=True)
-
-
-def state_name(state: int) -> str:
-    """TaskState enum value -> its proto name, e.g. TASK_STATE_COMPLETED."""
-    try:
-        return TaskState.Name(state)
-    except ValueError:
-        return f"<unknown TaskState {state}>"
-
-
-def describe(event: StreamResponse) -> str:
-    """One-line summary of a stream event for logs and failure messages."""
-    kind = event.WhichOneof("payload")
-    if kind == "task":
-        return f"task(id={event.task.id}, state={state_name(event.task.status.state)})"
-    if kind == "status_update":
-        su = event.status_update
-        return f"statusUpdate(taskId={su.task_id}, state={state_name(su.status.state)})"
-    if kind == "artifact_update":
-        au = event.artifact_update
-        texts = get_text_parts(au.artifact.parts)
-        return f"artifactUpdate(taskId={au.task_id}, artifactId={au.artifact.artifact_id}, text={texts!r})"
-    if kind == "message":
-        return f"message(id={event.message.message_id}, text={get_text_parts(event.message.parts)!r})"
-    return f"<empty StreamResponse {event}>"
 
 
 @dataclass
@@ -245,24 +208,6 @@ async def send_blocking(client: Client, message: Message) -> Task:
     return events[0].task
 
 
-async def collect(stream: AsyncIterator[StreamResponse], label: str) -> list[StreamResponse]:
-    """Reads a stream to its end; each event must arrive within STEP_TIMEOUT."""
-    events: list[StreamResponse] = []
-    it = stream.__aiter__()
-    while True:
-        try:
-            event = await asyncio.wait_for(it.__anext__(), STEP_TIMEOUT)
-        except StopAsyncIteration:
-            return events
-        except asyncio.TimeoutError:
-            raise CheckFailed(
-                f"{label}: no event and no end of stream within {STEP_TIMEOUT:.0f}s; "
-                f"events so far: {[describe(e) for e in events]}"
-            ) from None
-        print(f"    event: {describe(event)}", flush=True)
-        events.append(event)
-
-
 def expect_error(exc: BaseException | None, cls: type[A2AError], what: str) -> None:
     """Checks that the SDK raised the typed A2A error `cls`."""
     check(
@@ -305,18 +250,6 @@ TURN_STATES = {
 }
 
 
-def event_task_id(event: StreamResponse) -> str:
-    """The task id an event belongs to ('' for a Message)."""
-    kind = event.WhichOneof("payload")
-    if kind == "task":
-        return event.task.id
-    if kind == "status_update":
-        return event.status_update.task_id
-    if kind == "artifact_update":
-        return event.artifact_update.task_id
-    return ""
-
-
 def final_state(events: list[StreamResponse]) -> int:
     """The last task state a stream reported (Task snapshot or status update)."""
     state = TaskState.TASK_STATE_UNSPECIFIED
@@ -343,7 +276,9 @@ async def scenario_turns(h: Harness) -> None:
             task_id=task_id,
             context_id=context_id,
         )
-        events = await collect(client.send_message(SendMessageRequest(message=msg)), f"turn {turn} stream")
+        events = await collect(
+            client.send_message(SendMessageRequest(message=msg)), f"turn {turn} stream", STEP_TIMEOUT
+        )
         check(len(events) > 0, f"turn {turn}: the stream delivered events")
         check(
             events[0].HasField("task"),

@@ -41,7 +41,7 @@ mod targets;
 pub use allowlist::{Allowlist, AllowlistError};
 pub use browser::{Browser, BrowserContext, Page};
 pub use cdp::{CdpConnection, CdpEvent, CdpEvents};
-pub use discover::{available, find_chromium};
+pub use discover::{available, chromium_or_skip, find_chromium};
 pub use error::{BrowserError, CdpError};
 pub use frame::Frame;
 pub use launch::{

@@ -243,6 +243,24 @@ fn hex_v6(ip: std::net::Ipv6Addr, port: u16) -> String {
 mod tests {
     use super::*;
 
+    /// A connection within this process: the accepting side's address, the peer's, and
+    /// both ends (keep them alive while checking).
+    async fn loopback_connection() -> (
+        SocketAddr,
+        SocketAddr,
+        (tokio::net::TcpStream, tokio::net::TcpStream),
+    ) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let local = listener.local_addr().expect("addr");
+        let client = tokio::net::TcpStream::connect(local)
+            .await
+            .expect("connect");
+        let (server, peer) = listener.accept().await.expect("accept");
+        (local, peer, (client, server))
+    }
+
     /// This process's group id.
     fn own_group() -> u32 {
         std::fs::read_to_string("/proc/self/stat")
@@ -268,14 +286,7 @@ mod tests {
 
     #[tokio::test]
     async fn netlink_and_proc_agree_on_the_socket() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let local = listener.local_addr().expect("addr");
-        let _client = tokio::net::TcpStream::connect(local)
-            .await
-            .expect("connect");
-        let (_server, peer) = listener.accept().await.expect("accept");
+        let (local, peer, _ends) = loopback_connection().await;
         let from_proc = proc_net_inode(peer, local).expect("in /proc/net/tcp");
         match netlink_inode(peer, local) {
             Lookup::Found(inode) => assert_eq!(inode, from_proc),
@@ -293,14 +304,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_connection_of_this_process_is_owned_by_its_group_only() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let local = listener.local_addr().expect("addr");
-        let _client = tokio::net::TcpStream::connect(local)
-            .await
-            .expect("connect");
-        let (_server, peer) = listener.accept().await.expect("accept");
+        let (local, peer, _ends) = loopback_connection().await;
         let own_group = own_group();
         assert!(connection_owned_by_group(peer, local, own_group));
         // Group 1 (init's) holds no such socket.
@@ -316,14 +320,7 @@ mod tests {
     #[tokio::test]
     #[ignore = "measurement, not a check; run in release"]
     async fn owner_check_cost() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let local = listener.local_addr().expect("addr");
-        let _client = tokio::net::TcpStream::connect(local)
-            .await
-            .expect("connect");
-        let (_server, peer) = listener.accept().await.expect("accept");
+        let (local, peer, _ends) = loopback_connection().await;
         let group = own_group();
         let rounds = 200u32;
         let started = std::time::Instant::now();

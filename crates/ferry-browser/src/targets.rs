@@ -2,8 +2,8 @@
 //!
 //! A page's session asks for `Target.setAutoAttach{autoAttach, waitForDebuggerOnStart,
 //! flatten}`. Each cross-origin iframe (OOPIF) and worker the page starts is then attached
-//! to us *paused*; [`on_attached`] configures it (the same auto-attach, recursively, and the
-//! context's init scripts on frames) and only then resumes it with
+//! to us *paused*; `configure_and_resume` configures it (the same auto-attach, recursively,
+//! and the context's init scripts on frames) and only then resumes it with
 //! `Runtime.runIfWaitingForDebugger`. All of that is fired with
 //! [`CdpConnection::send`] from the event dispatcher, in order on the one socket, without
 //! awaiting replies (awaiting there could deadlock against the paused target).
@@ -141,57 +141,66 @@ impl Registry {
         let session = SessionId::new(session);
         let kind = params["targetInfo"]["type"].as_str().unwrap_or("other");
         let waiting = params["waitingForDebugger"].as_bool().unwrap_or(false);
-        if event.session_id.is_none() {
+        match &event.session_id {
+            Some(parent) => {
+                let target = TargetId::new(target);
+                self.on_child_attached(cdp, parent, session, target, kind, waiting);
+            }
             // An explicit `Target.attachToTarget` (a page of ours) reports here too, not
             // paused: it is the caller's.
-            if !waiting {
-                return;
-            }
-            // Browser-level auto-attach (pages only): a popup in a guarded context becomes a
-            // root like the pages ferry opens (scripts, auto-attach) before it runs;
-            // everything else is resumed and let go.
-            let context = params["targetInfo"]["browserContextId"]
-                .as_str()
-                .unwrap_or("");
-            let opened_by_page = params["targetInfo"]["openerId"].is_string();
-            let scripts = self.state().guarded.get(context).cloned();
-            if let (Some(scripts), true) = (scripts, opened_by_page) {
-                tracing::debug!(context, "popup attached");
-                self.add_root(&session, scripts.clone());
-                let _ = cdp.send("Target.setAutoAttach", auto_attach_params(), Some(&session));
-                let _ = cdp.send("Page.enable", json!({}), Some(&session));
-                for source in scripts {
-                    let _ = cdp.send(
-                        "Page.addScriptToEvaluateOnNewDocument",
-                        json!({ "source": source }),
-                        Some(&session),
-                    );
-                }
-                let _ = cdp.send("Runtime.runIfWaitingForDebugger", json!({}), Some(&session));
-                return;
-            }
-            let _ = cdp.send("Runtime.runIfWaitingForDebugger", json!({}), Some(&session));
-            let _ = cdp.send(
-                "Target.detachFromTarget",
-                json!({ "sessionId": session }),
-                None,
-            );
+            None if !waiting => {}
+            None => self.on_page_attached_to_browser(cdp, params, &session),
+        }
+    }
+
+    /// Browser-level auto-attach (pages only, paused): a popup in a guarded context becomes
+    /// a root like the pages ferry opens before it runs; everything else is resumed and let
+    /// go.
+    fn on_page_attached_to_browser(
+        &self,
+        cdp: &CdpConnection,
+        params: &Value,
+        session: &SessionId,
+    ) {
+        let context = params["targetInfo"]["browserContextId"]
+            .as_str()
+            .unwrap_or("");
+        let opened_by_page = params["targetInfo"]["openerId"].is_string();
+        let scripts = self.state().guarded.get(context).cloned();
+        if let (Some(scripts), true) = (scripts, opened_by_page) {
+            tracing::debug!(context, "popup attached");
+            self.add_root(session, scripts.clone());
+            configure_and_resume(cdp, session, "page", &scripts, true);
             return;
         }
-        // Only children of a session we manage are ours to configure; a browser-level
-        // attach (someone else's auto-attach) is resumed and left alone.
-        let parent = event.session_id.clone();
+        let _ = cdp.send("Runtime.runIfWaitingForDebugger", json!({}), Some(session));
+        let _ = cdp.send(
+            "Target.detachFromTarget",
+            json!({ "sessionId": session }),
+            None,
+        );
+    }
+
+    /// A frame or worker of a session: children of a session we manage are registered under
+    /// its root and get the root's scripts; any other is only resumed.
+    fn on_child_attached(
+        &self,
+        cdp: &CdpConnection,
+        parent: &SessionId,
+        session: SessionId,
+        target: TargetId,
+        kind: &str,
+        waiting: bool,
+    ) {
         let scripts = {
             let mut state = self.state();
-            let root = parent.as_ref().and_then(|p| {
-                if state.init_scripts.contains_key(p) {
-                    Some(p.clone())
-                } else {
-                    state.root_of.get(p).cloned()
-                }
-            });
-            match (&parent, &root) {
-                (Some(parent), Some(root)) => {
+            let root = if state.init_scripts.contains_key(parent) {
+                Some(parent.clone())
+            } else {
+                state.root_of.get(parent).cloned()
+            };
+            match root {
+                Some(root) => {
                     state.root_of.insert(session.clone(), root.clone());
                     state
                         .children
@@ -199,36 +208,48 @@ impl Registry {
                         .or_default()
                         .push(Child {
                             session: session.clone(),
-                            target: TargetId::new(target),
+                            target,
                             kind: kind.to_owned(),
                         });
-                    state.init_scripts.get(root).cloned().unwrap_or_default()
+                    state.init_scripts.get(&root).cloned().unwrap_or_default()
                 }
-                _ => Vec::new(),
+                None => Vec::new(),
             }
         };
-        let ours = matches!(
-            kind,
-            "iframe" | "worker" | "shared_worker" | "service_worker" | "page"
-        );
-        if ours {
-            // Same settings one level down: nested OOPIFs and workers of workers.
-            let _ = cdp.send("Target.setAutoAttach", auto_attach_params(), Some(&session));
-        }
-        if kind == "iframe" || kind == "page" {
-            let _ = cdp.send("Page.enable", json!({}), Some(&session));
-            for source in scripts {
-                let _ = cdp.send(
-                    "Page.addScriptToEvaluateOnNewDocument",
-                    json!({ "source": source }),
-                    Some(&session),
-                );
-            }
-        }
-        if waiting {
-            let _ = cdp.send("Runtime.runIfWaitingForDebugger", json!({}), Some(&session));
-        }
+        configure_and_resume(cdp, &session, kind, &scripts, waiting);
         tracing::trace!(kind, %session, "attached child target");
+    }
+}
+
+/// Sends, in order and without awaiting, what a newly attached target needs before it runs:
+/// the same auto-attach one level down (nested OOPIFs, workers of workers), page events and
+/// `scripts` for documents, then resumes it if it waits.
+fn configure_and_resume(
+    cdp: &CdpConnection,
+    session: &SessionId,
+    kind: &str,
+    scripts: &[String],
+    waiting: bool,
+) {
+    let session = Some(session);
+    if matches!(
+        kind,
+        "iframe" | "worker" | "shared_worker" | "service_worker" | "page"
+    ) {
+        let _ = cdp.send("Target.setAutoAttach", auto_attach_params(), session);
+    }
+    if kind == "iframe" || kind == "page" {
+        let _ = cdp.send("Page.enable", json!({}), session);
+        for source in scripts {
+            let _ = cdp.send(
+                "Page.addScriptToEvaluateOnNewDocument",
+                json!({ "source": source }),
+                session,
+            );
+        }
+    }
+    if waiting {
+        let _ = cdp.send("Runtime.runIfWaitingForDebugger", json!({}), session);
     }
 }
 

@@ -31,11 +31,7 @@ impl Inspection {
         let expression = format!("{INSPECT_JS}\n;__ferryForms.inspect()");
         for frame in page.frames().await? {
             let result = frame.evaluate(&expression, false).await;
-            let snapshot = result.and_then(|value| {
-                serde_json::from_value::<PageSnapshot>(value).map_err(|e| BrowserError::Script {
-                    description: format!("inspect.js returned an unexpected shape: {e}"),
-                })
-            });
+            let snapshot = result.and_then(|value| decode::<PageSnapshot>("inspect", value));
             match snapshot {
                 Ok(snapshot) if frame.is_main() || !snapshot.fields.is_empty() => {
                     frames.push(frame);
@@ -141,26 +137,27 @@ impl Inspection {
         Ok(None)
     }
 
+    /// Frame `index`, or the error for a frame that went away.
+    fn frame(&self, index: usize) -> Result<&Frame, BrowserError> {
+        self.frames.get(index).ok_or_else(|| BrowserError::Script {
+            description: "frame is gone".into(),
+        })
+    }
+
     /// Runs `fill` for `assignments` (ref, value) in frame `frame`.
     pub async fn fill(
         &self,
         frame: usize,
         assignments: &[(u32, Value)],
     ) -> Result<Vec<FillOutcome>, BrowserError> {
-        let Some(frame) = self.frames.get(frame) else {
+        let Ok(frame) = self.frame(frame) else {
             return Ok(Vec::new());
         };
         let list: Vec<Value> = assignments
             .iter()
             .map(|(r, v)| serde_json::json!({"ref": r, "value": v}))
             .collect();
-        let arg = Value::from(list).to_string();
-        let value = frame
-            .evaluate(&format!("__ferryForms.fill({arg})"), true)
-            .await?;
-        serde_json::from_value(value).map_err(|e| BrowserError::Script {
-            description: format!("fill returned an unexpected shape: {e}"),
-        })
+        run_fill(frame, Value::from(list)).await
     }
 
     /// Types `text` into field `reference` of frame `frame` with `Input.insertText`, then
@@ -171,26 +168,18 @@ impl Inspection {
         reference: u32,
         text: &str,
     ) -> Result<FillOutcome, BrowserError> {
-        let Some(frame) = self.frames.get(frame) else {
-            return Err(BrowserError::Script {
-                description: "frame is gone".into(),
-            });
-        };
+        let frame = self.frame(frame)?;
         frame
             .evaluate(&format!("__ferryForms.focus({reference})"), true)
             .await?;
         frame.insert_text(text).await?;
-        let arg = serde_json::json!([{"ref": reference, "value": text, "typed": true}]).to_string();
-        let value = frame
-            .evaluate(&format!("__ferryForms.fill({arg})"), true)
-            .await?;
-        let mut outcomes: Vec<FillOutcome> =
-            serde_json::from_value(value).map_err(|e| BrowserError::Script {
-                description: format!("fill returned an unexpected shape: {e}"),
-            })?;
-        outcomes.pop().ok_or_else(|| BrowserError::Script {
-            description: "fill returned nothing".into(),
-        })
+        let typed = serde_json::json!([{"ref": reference, "value": text, "typed": true}]);
+        run_fill(frame, typed)
+            .await?
+            .pop()
+            .ok_or_else(|| BrowserError::Script {
+                description: "fill returned nothing".into(),
+            })
     }
 
     /// Evaluates `expression` in frame `frame`'s world (where `__ferryForms` lives).
@@ -200,22 +189,12 @@ impl Inspection {
         expression: &str,
         user_gesture: bool,
     ) -> Result<Value, BrowserError> {
-        match self.frames.get(frame) {
-            Some(frame) => frame.evaluate(expression, user_gesture).await,
-            None => Err(BrowserError::Script {
-                description: "frame is gone".into(),
-            }),
-        }
+        self.frame(frame)?.evaluate(expression, user_gesture).await
     }
 
     /// Types `text` into whatever has the focus in frame `frame` (`Input.insertText`).
     pub async fn insert_text(&self, frame: usize, text: &str) -> Result<(), BrowserError> {
-        match self.frames.get(frame) {
-            Some(frame) => frame.insert_text(text).await,
-            None => Err(BrowserError::Script {
-                description: "frame is gone".into(),
-            }),
-        }
+        self.frame(frame)?.insert_text(text).await
     }
 
     /// Puts `files` into the file input `reference` of frame `frame`.
@@ -225,7 +204,7 @@ impl Inspection {
         reference: u32,
         files: &[&std::path::Path],
     ) -> Result<(), BrowserError> {
-        let Some(frame) = self.frames.get(frame) else {
+        let Ok(frame) = self.frame(frame) else {
             return Ok(());
         };
         let element = frame
@@ -250,8 +229,21 @@ impl Inspection {
         let value = self.frames[frame]
             .evaluate(&format!("__ferryForms.submit({local})"), true)
             .await?;
-        serde_json::from_value(value).map_err(|e| BrowserError::Script {
-            description: format!("submit returned an unexpected shape: {e}"),
-        })
+        decode("submit", value)
     }
+}
+
+/// `__ferryForms.fill(assignments)` in `frame`, with a user gesture.
+async fn run_fill(frame: &Frame, assignments: Value) -> Result<Vec<FillOutcome>, BrowserError> {
+    let value = frame
+        .evaluate(&format!("__ferryForms.fill({assignments})"), true)
+        .await?;
+    decode("fill", value)
+}
+
+/// The typed form of what `inspect.js`'s `what` returned.
+fn decode<T: serde::de::DeserializeOwned>(what: &str, value: Value) -> Result<T, BrowserError> {
+    serde_json::from_value(value).map_err(|e| BrowserError::Script {
+        description: format!("{what} returned an unexpected shape: {e}"),
+    })
 }

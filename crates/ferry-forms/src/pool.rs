@@ -7,13 +7,22 @@
 //! to find or add a slot.
 
 use crate::config::{FormsConfig, Isolation};
-use crate::session::{PendingSubmit, Session, SessionError};
+use crate::session::{Session, SessionError};
 use ferry_agent::CdpEndpoint;
 use ferry_browser::{Browser, LaunchOptions};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::OwnedMutexGuard;
+
+/// A submit that waits for `{"confirm": true}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingSubmit {
+    /// The task that asked for it (canceling that task drops it).
+    pub task_id: String,
+    /// The form to submit (global index).
+    pub form: usize,
+}
 
 /// A new conversation was refused: every session is in use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

@@ -206,6 +206,14 @@ impl FormReport {
         !self.missing.is_empty() || !self.ambiguous.is_empty() || !self.field_errors.is_empty()
     }
 
+    /// `key: message` for each field error.
+    pub fn field_error_lines(&self) -> Vec<String> {
+        self.field_errors
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect()
+    }
+
     /// The compact text form (the `result` artifact).
     pub fn to_text(&self) -> String {
         let mut out = String::new();
@@ -285,12 +293,7 @@ impl FormReport {
             .map(|a| format!("{} ({})", a.key, a.candidates.join(" | ")))
             .collect();
         list(&mut out, "Ambiguous", &ambiguous);
-        let errors: Vec<String> = self
-            .field_errors
-            .iter()
-            .map(|(k, v)| format!("{k}: {v}"))
-            .collect();
-        list(&mut out, "Field errors", &errors);
+        list(&mut out, "Field errors", &self.field_error_lines());
         list(&mut out, "Form errors", &self.form_errors);
         let blocked: Vec<String> = self
             .blocked

@@ -61,15 +61,6 @@ enum Owner {
     Shared(Arc<Browser>),
 }
 
-/// A submit that waits for `{"confirm": true}`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PendingSubmit {
-    /// The task that asked for it (canceling that task drops it).
-    pub task_id: String,
-    /// The form to submit (global index).
-    pub form: usize,
-}
-
 /// One conversation's browser session.
 #[derive(Debug)]
 pub struct Session {
@@ -84,8 +75,6 @@ pub struct Session {
     pub requested_url: Option<url::Url>,
     /// Where that page was when it was last inspected for it (after redirects).
     pub landed_url: Option<String>,
-    /// A submit waiting for confirmation.
-    pub pending: Option<PendingSubmit>,
     /// How long opening the session took.
     pub cold_start: Duration,
 }
@@ -169,7 +158,6 @@ impl Session {
             _background: background,
             requested_url: None,
             landed_url: None,
-            pending: None,
             cold_start: started.elapsed(),
         })
     }

@@ -250,6 +250,28 @@ pub struct FillOutcome {
     pub combobox: bool,
 }
 
+impl FillOutcome {
+    /// The value is in field `reference`.
+    pub fn success(reference: u32) -> FillOutcome {
+        FillOutcome {
+            reference,
+            ok: true,
+            error: None,
+            retry_typing: false,
+            combobox: false,
+        }
+    }
+
+    /// The value is not in field `reference`, for `error`.
+    pub fn failure(reference: u32, error: impl Into<String>) -> FillOutcome {
+        FillOutcome {
+            ok: false,
+            error: Some(error.into()),
+            ..FillOutcome::success(reference)
+        }
+    }
+}
+
 /// What `submit` did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

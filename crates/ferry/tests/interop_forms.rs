@@ -34,9 +34,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::{
-    Server, ferry, in_ci, output_with_timeout, python_or_skip, scratch_dir, workspace_root,
-};
+use support::{Server, ferry, output_with_timeout, python_or_skip, scratch_dir, workspace_root};
 
 /// What the interpreter must be able to import for this test.
 const PYTHON_IMPORTS: &str = "a2a.client, a2a.types.a2a_pb2";
@@ -51,25 +49,12 @@ const TURN_STATES: [&str; 3] = [
     "TASK_STATE_COMPLETED",
 ];
 
-/// The Chromium binary, or `None` after printing a `SKIPPED:` notice (panics instead in CI).
+/// The Chromium binary, or `None` after a loud skip (a failure in CI).
 fn chromium_or_skip(test: &str) -> Option<PathBuf> {
-    match ferry_browser::find_chromium(None) {
-        Ok(path) => Some(path),
-        Err(e) if in_ci() => {
-            panic!("{test}: chromium is required in CI ({e}); install Debian's `chromium` package")
-        }
-        Err(e) => {
-            // The real stderr handle, not `eprintln!`: libtest's capture must not hide it.
-            let notice = format!(
-                "\n==================== SKIPPED: {test} ====================\n\
-                 SKIPPED: {test}: {e}; install `chromium` or set FERRY_CHROME\n\
-                 ==========================================================\n"
-            );
-            // Nothing sensible to do if stderr itself is broken.
-            let _ = std::io::stderr().lock().write_all(notice.as_bytes());
-            None
-        }
+    if !ferry_browser::chromium_or_skip(test) {
+        return None;
     }
+    ferry_browser::find_chromium(None).ok()
 }
 
 /// How long the browser may take to exit once the server is killed.

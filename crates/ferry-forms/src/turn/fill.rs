@@ -124,13 +124,7 @@ async fn pick_from_combobox(
     reference: u32,
     value: &serde_json::Value,
 ) -> Result<FillOutcome, BrowserError> {
-    let failed = |error: String| FillOutcome {
-        reference,
-        ok: false,
-        error: Some(error),
-        retry_typing: false,
-        combobox: false,
-    };
+    let failed = |error: String| FillOutcome::failure(reference, error);
     let Some(wanted) = value.as_str().or_else(|| {
         value
             .as_array()
@@ -197,13 +191,7 @@ async fn pick_from_combobox(
         )
         .await?;
     Ok(if shows == true {
-        FillOutcome {
-            reference,
-            ok: true,
-            error: None,
-            retry_typing: false,
-            combobox: false,
-        }
+        FillOutcome::success(reference)
     } else {
         failed(format!("the combobox did not take \"{label}\""))
     })

@@ -21,9 +21,10 @@ pub use fill::upload_path;
 
 use crate::config::FormsConfig;
 use crate::inspection::Inspection;
+use crate::pool::PendingSubmit;
 use crate::report::{Ambiguous, FormReport};
 use crate::request::{FormRequest, FormSelector};
-use crate::session::{PendingSubmit, Session};
+use crate::session::Session;
 use ferry_browser::BrowserError;
 use fill::Filling;
 use reporting::{blocked, blocked_reason, build_report, refuse_host};
@@ -396,12 +397,10 @@ fn needs_message(report: &FormReport) -> String {
         ));
     }
     if !report.field_errors.is_empty() {
-        let list: Vec<String> = report
-            .field_errors
-            .iter()
-            .map(|(k, v)| format!("{k}: {v}"))
-            .collect();
-        parts.push(format!("invalid values: {}", list.join("; ")));
+        parts.push(format!(
+            "invalid values: {}",
+            report.field_error_lines().join("; ")
+        ));
     }
     if !report.unmatched.is_empty() {
         parts.push(format!(

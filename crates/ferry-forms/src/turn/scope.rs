@@ -2,8 +2,8 @@
 
 use crate::inspection::{FieldAt, Inspection};
 use crate::matcher::{self, Candidate};
+use crate::pool::PendingSubmit;
 use crate::report::display_label;
-use crate::session::PendingSubmit;
 use crate::snapshot::FieldInfo;
 
 /// Which fields a turn is about.

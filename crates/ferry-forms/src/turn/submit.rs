@@ -150,12 +150,7 @@ pub(super) async fn submit(
     if !report.field_errors.is_empty() || !report.form_errors.is_empty() {
         let mut message = "Submitted, but the page reports errors".to_owned();
         if !report.field_errors.is_empty() {
-            let list: Vec<String> = report
-                .field_errors
-                .iter()
-                .map(|(k, v)| format!("{k}: {v}"))
-                .collect();
-            message.push_str(&format!(" — {}", list.join("; ")));
+            message.push_str(&format!(" — {}", report.field_error_lines().join("; ")));
         }
         if !report.form_errors.is_empty() {
             message.push_str(&format!(" — {}", report.form_errors.join("; ")));

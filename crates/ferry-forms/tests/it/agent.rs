@@ -3,7 +3,7 @@
 
 use crate::support::agent::{FormsServer, report, state, status_text, task_id};
 use crate::support::site::TestSite;
-use crate::support::{TEST_TIMEOUT, chromium_or_skip};
+use crate::support::{bounded, chromium_or_skip};
 use ferry_forms::FormsConfig;
 use serde_json::{Value, json};
 use std::future::Future;
@@ -32,14 +32,13 @@ where
     if !chromium_or_skip(name) {
         return;
     }
-    tokio::time::timeout(TEST_TIMEOUT, async {
+    bounded(async {
         let site = TestSite::start().await;
         let server = FormsServer::start(config(&site)).await;
         let server = body(site, server).await;
         server.agent().pool().shutdown().await;
     })
-    .await
-    .expect("test exceeded its time limit");
+    .await;
 }
 
 fn field<'a>(report: &'a Value, label: &str) -> &'a Value {

@@ -5,7 +5,7 @@
 use crate::leaks::{assert_no_leaks, matrix_config};
 use crate::support::agent::{FormsServer, state, status_text};
 use crate::support::site::TestSite;
-use crate::support::{TEST_TIMEOUT, chromium_or_skip};
+use crate::support::{bounded, chromium_or_skip};
 use ferry_browser::Browser;
 use ferry_forms::{BrowserSource, FormsConfig, Isolation};
 use ferry_server::ServerConfig;
@@ -112,7 +112,7 @@ async fn the_agent_drives_a_registered_browser_by_ws_url_with_the_allowlist_enfo
     if !chromium_or_skip("byob::ws") {
         return;
     }
-    tokio::time::timeout(TEST_TIMEOUT, async {
+    bounded(async {
         let site = TestSite::start().await;
         let chromium = OutsideBrowser::start(&site);
         let ws = chromium.ws_url.clone();
@@ -136,8 +136,7 @@ async fn the_agent_drives_a_registered_browser_by_ws_url_with_the_allowlist_enfo
         assert_eq!(contexts(&ws).await, before, "the context is gone");
         drop(chromium);
     })
-    .await
-    .expect("test exceeded its time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -145,7 +144,7 @@ async fn the_agent_finds_a_registered_browser_by_http_url_and_fails_closed_witho
     if !chromium_or_skip("byob::http") {
         return;
     }
-    tokio::time::timeout(TEST_TIMEOUT, async {
+    bounded(async {
         let site = TestSite::start().await;
         let chromium = OutsideBrowser::start(&site);
         let ws = chromium.ws_url.clone();
@@ -182,6 +181,5 @@ async fn the_agent_finds_a_registered_browser_by_http_url_and_fails_closed_witho
         server.agent().pool().shutdown().await;
         drop(chromium);
     })
-    .await
-    .expect("test exceeded its time limit");
+    .await;
 }

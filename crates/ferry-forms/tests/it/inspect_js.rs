@@ -529,13 +529,7 @@ async fn custom_errors_after_a_failed_js_validated_submit() {
             let email = field(&snap, "Email");
             assert_eq!(
                 fill_one(&page, email, json!("not-an-email")).await,
-                FillOutcome {
-                    reference: email.reference,
-                    ok: true,
-                    error: None,
-                    retry_typing: false,
-                    combobox: false,
-                }
+                FillOutcome::success(email.reference)
             );
             let outcome = submit(&page, 0).await;
             assert!(outcome.ok);
@@ -657,11 +651,11 @@ async fn controlled_inputs_see_native_setter_fills() {
             assert_eq!(
                 reset,
                 FillOutcome {
-                    reference: coupon.reference,
-                    ok: false,
-                    error: Some("the page reset the value (it holds \"\")".to_owned()),
                     retry_typing: true,
-                    combobox: false,
+                    ..FillOutcome::failure(
+                        coupon.reference,
+                        "the page reset the value (it holds \"\")"
+                    )
                 }
             );
             let focused: bool =
@@ -990,13 +984,10 @@ async fn dates_passwords_and_textareas() {
         let rejected = fill_one(&page, birth, json!("10/12/1815")).await;
         assert_eq!(
             rejected,
-            FillOutcome {
-                reference: birth.reference,
-                ok: false,
-                error: Some("rejected by the date input (expected YYYY-MM-DD)".to_owned()),
-                retry_typing: false,
-                combobox: false,
-            }
+            FillOutcome::failure(
+                birth.reference,
+                "rejected by the date input (expected YYYY-MM-DD)"
+            )
         );
         assert!(fill_one(&page, birth, json!("1990-12-10")).await.ok);
         let time = fill_one(&page, field(&snap, "Meeting time"), json!("half past")).await;

@@ -6,7 +6,7 @@
 
 use crate::support::agent::{FormsServer, report, state};
 use crate::support::site::TestSite;
-use crate::support::{TEST_TIMEOUT, chromium_or_skip};
+use crate::support::{bounded, chromium_or_skip};
 use ferry_forms::{FormsConfig, Isolation};
 use serde_json::json;
 use std::time::Duration;
@@ -93,14 +93,13 @@ async fn no_request_reaches_a_disallowed_host_with_a_browser_per_conversation() 
     if !chromium_or_skip("leaks::process") {
         return;
     }
-    tokio::time::timeout(TEST_TIMEOUT, async {
+    bounded(async {
         let site = TestSite::start().await;
         let server = FormsServer::start(matrix_config(&site, Isolation::Process)).await;
         assert_no_leaks(&server, &site, "leaks-process").await;
         server.agent().pool().shutdown().await;
     })
-    .await
-    .expect("test exceeded its time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -108,14 +107,13 @@ async fn no_request_reaches_a_disallowed_host_with_a_context_per_conversation() 
     if !chromium_or_skip("leaks::context") {
         return;
     }
-    tokio::time::timeout(TEST_TIMEOUT, async {
+    bounded(async {
         let site = TestSite::start().await;
         let server = FormsServer::start(matrix_config(&site, Isolation::Context)).await;
         assert_no_leaks(&server, &site, "leaks-context").await;
         server.agent().pool().shutdown().await;
     })
-    .await
-    .expect("test exceeded its time limit");
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -123,7 +121,7 @@ async fn without_an_allowlist_local_and_metadata_addresses_are_refused() {
     if !chromium_or_skip("leaks::public_only") {
         return;
     }
-    tokio::time::timeout(TEST_TIMEOUT, async {
+    bounded(async {
         let site = TestSite::start().await;
         let config = FormsConfig {
             resolve: vec![
@@ -146,6 +144,5 @@ async fn without_an_allowlist_local_and_metadata_addresses_are_refused() {
         assert!(site.requests().is_empty(), "{:?}", site.requests());
         server.agent().pool().shutdown().await;
     })
-    .await
-    .expect("test exceeded its time limit");
+    .await;
 }

@@ -4,16 +4,10 @@
 use crate::agent::shop_config;
 use crate::support::agent::{FormsServer, report, state, status_text};
 use crate::support::site::TestSite;
-use crate::support::{TEST_TIMEOUT, chromium_or_skip};
+use crate::support::{bounded, chromium_or_skip};
 use ferry_forms::{FormsConfig, Isolation};
 use serde_json::json;
 use std::time::{Duration, Instant};
-
-async fn bounded<F: std::future::Future<Output = ()>>(body: F) {
-    tokio::time::timeout(TEST_TIMEOUT, body)
-        .await
-        .expect("test exceeded its time limit");
-}
 
 /// The Cookie header the `/cookies` page received (it shows it in its title).
 async fn cookies_seen(server: &FormsServer, site: &TestSite, context: &str) -> String {

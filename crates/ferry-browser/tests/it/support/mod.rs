@@ -1,32 +1,12 @@
 //! Helpers shared by the browser tests.
 
-use std::io::Write;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-/// Whether Chromium is here. Outside CI a missing browser skips the test with a loud
-/// message; under `CI=true` it fails the run (DESIGN.md, "Testing").
-pub fn chromium_or_skip(test: &str) -> bool {
-    if ferry_browser::available() {
-        return true;
-    }
-    let tried = ferry_browser::find_chromium(None)
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("chromium is required in CI ({tried}); install Debian's `chromium` package");
-    }
-    // Straight to the stderr handle: the test harness captures `eprintln!`, and a skip
-    // must be visible in a plain `cargo test` run.
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED: {test}: {tried}; install `chromium` or set FERRY_CHROME"
-    );
-    false
-}
+/// Whether Chromium is here; a loud skip outside CI, a failure under `CI=true`.
+pub use ferry_browser::chromium_or_skip;
 
 /// An upper bound for every test, so a hung browser fails the test instead of the suite.
 pub const TEST_TIMEOUT: Duration = Duration::from_secs(30);

@@ -61,17 +61,35 @@ impl FormsServer {
 
     /// A JSON-RPC call; returns the whole response object.
     pub async fn rpc(&self, method: &str, params: Value) -> Value {
+        let response = self.post_rpc(method, params).await;
+        response.json().await.expect("a JSON-RPC response")
+    }
+
+    /// POSTs a JSON-RPC request to `/jsonrpc`.
+    async fn post_rpc(&self, method: &str, params: Value) -> reqwest::Response {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let response = self
-            .http
+        self.http
             .post(self.url("/jsonrpc"))
             .header("A2A-Version", "1.0")
             .json(&body)
             .send()
             .await
-            .expect("the server answers");
-        response.json().await.expect("a JSON-RPC response")
+            .expect("the server answers")
+    }
+
+    /// A user message with one `part` in `context` (in `task` when given).
+    fn message(&self, context: &str, task: Option<&str>, part: Value) -> Value {
+        let mut message = json!({
+            "messageId": format!("m-{}", self.next_id.fetch_add(1, Ordering::Relaxed)),
+            "role": "ROLE_USER",
+            "contextId": context,
+            "parts": [part]
+        });
+        if let Some(task) = task {
+            message["taskId"] = json!(task);
+        }
+        message
     }
 
     /// SendMessage with one data part in `context` (continuing `task` when given); returns
@@ -86,15 +104,7 @@ impl FormsServer {
 
     /// SendMessage with one data part; the whole JSON-RPC response.
     pub async fn send_raw(&self, context: &str, task: Option<&str>, data: Value) -> Value {
-        let mut message = json!({
-            "messageId": format!("m-{}", self.next_id.fetch_add(1, Ordering::Relaxed)),
-            "role": "ROLE_USER",
-            "contextId": context,
-            "parts": [{"data": data, "mediaType": "application/json"}]
-        });
-        if let Some(task) = task {
-            message["taskId"] = json!(task);
-        }
+        let message = self.message(context, task, data_part(data));
         self.rpc("SendMessage", json!({"message": message})).await
     }
 
@@ -117,20 +127,10 @@ impl FormsServer {
         context: &str,
         data: Value,
     ) -> (u16, Option<String>, String) {
-        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
-            "messageId": format!("m-{}", self.next_id.fetch_add(1, Ordering::Relaxed)),
-            "role": "ROLE_USER",
-            "contextId": context,
-            "parts": [{"data": data, "mediaType": "application/json"}]
-        }}});
+        let message = self.message(context, None, data_part(data));
         let response = self
-            .http
-            .post(self.url("/jsonrpc"))
-            .header("A2A-Version", "1.0")
-            .json(&body)
-            .send()
-            .await
-            .expect("the server answers");
+            .post_rpc("SendMessage", json!({"message": message}))
+            .await;
         let status = response.status().as_u16();
         let retry = response
             .headers()
@@ -142,15 +142,15 @@ impl FormsServer {
 
     /// SendMessage with one text part; the `result`.
     pub async fn send_text(&self, context: &str, text: &str) -> Value {
-        let message = json!({
-            "messageId": format!("m-{}", self.next_id.fetch_add(1, Ordering::Relaxed)),
-            "role": "ROLE_USER",
-            "contextId": context,
-            "parts": [{"text": text}]
-        });
+        let message = self.message(context, None, json!({"text": text}));
         let response = self.rpc("SendMessage", json!({"message": message})).await;
         response["result"].clone()
     }
+}
+
+/// A JSON data part.
+fn data_part(data: Value) -> Value {
+    json!({"data": data, "mediaType": "application/json"})
 }
 
 /// The task's state name (`TASK_STATE_COMPLETED`, …).

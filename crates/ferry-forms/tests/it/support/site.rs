@@ -342,28 +342,14 @@ async fn respond(stream: &mut TcpStream, request: &Request, root: &Path) -> std:
                 .map(|(name, _)| format!("<li>{}</li>", escape(name)))
                 .collect();
             let page = html_page("Thank you", &format!("<h1>Thank you</h1><ul>{items}</ul>"));
-            send(
-                stream,
-                "200 OK",
-                "text/html; charset=utf-8",
-                &[],
-                page.as_bytes(),
-            )
-            .await
+            send_html(stream, "200 OK", &[], &page).await
         }
         ("GET", "/slow") => slow(stream).await,
         ("GET", "/redirect") => {
             let to = query_value(request, "to").unwrap_or_else(|| "/".to_owned());
             let page = html_page("Redirect", &format!("<a href=\"{0}\">{0}</a>", escape(&to)));
             let headers = [("Location", to.as_str())];
-            send(
-                stream,
-                "302 Found",
-                "text/html; charset=utf-8",
-                &headers,
-                page.as_bytes(),
-            )
-            .await
+            send_html(stream, "302 Found", &headers, &page).await
         }
         ("GET", "/set-cookie") => {
             let cookies: Vec<String> = request
@@ -374,63 +360,28 @@ async fn respond(stream: &mut TcpStream, request: &Request, root: &Path) -> std:
             let headers: Vec<(&str, &str)> =
                 cookies.iter().map(|c| ("Set-Cookie", c.as_str())).collect();
             let page = html_page("Cookie set", "<p>Cookie set.</p>");
-            send(
-                stream,
-                "200 OK",
-                "text/html; charset=utf-8",
-                &headers,
-                page.as_bytes(),
-            )
-            .await
+            send_html(stream, "200 OK", &headers, &page).await
         }
         ("GET", "/cookies") => {
             let cookie = request.header("cookie").unwrap_or_default();
             // In the title too, where a forms report shows it.
             let page = html_page(&format!("Cookies: {}", escape(cookie)), &escape(cookie));
-            send(
-                stream,
-                "200 OK",
-                "text/html; charset=utf-8",
-                &[],
-                page.as_bytes(),
-            )
-            .await
+            send_html(stream, "200 OK", &[], &page).await
         }
         ("GET", "/") => {
             let page = html_page("Test site", &index(root));
-            send(
-                stream,
-                "200 OK",
-                "text/html; charset=utf-8",
-                &[],
-                page.as_bytes(),
-            )
-            .await
+            send_html(stream, "200 OK", &[], &page).await
         }
         ("GET", path) => match static_file(root, path) {
             Some((bytes, content_type)) => send(stream, "200 OK", content_type, &[], &bytes).await,
             None => {
                 let page = html_page("Not found", "<h1>Not found</h1>");
-                send(
-                    stream,
-                    "404 Not Found",
-                    "text/html; charset=utf-8",
-                    &[],
-                    page.as_bytes(),
-                )
-                .await
+                send_html(stream, "404 Not Found", &[], &page).await
             }
         },
         _ => {
             let page = html_page("Method not allowed", "<h1>Method not allowed</h1>");
-            send(
-                stream,
-                "405 Method Not Allowed",
-                "text/html; charset=utf-8",
-                &[],
-                page.as_bytes(),
-            )
-            .await
+            send_html(stream, "405 Method Not Allowed", &[], &page).await
         }
     }
 }
@@ -441,6 +392,23 @@ fn query_value(request: &Request, name: &str) -> Option<String> {
         .into_iter()
         .find(|(n, _)| n == name)
         .map(|(_, v)| v)
+}
+
+/// An HTML answer.
+async fn send_html(
+    stream: &mut TcpStream,
+    status: &str,
+    headers: &[(&str, &str)],
+    page: &str,
+) -> std::io::Result<()> {
+    send(
+        stream,
+        status,
+        "text/html; charset=utf-8",
+        headers,
+        page.as_bytes(),
+    )
+    .await
 }
 
 async fn send(
