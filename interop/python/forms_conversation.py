@@ -52,7 +52,15 @@ from a2a.helpers import get_data_parts, get_text_parts, new_data_part
 from a2a.types.a2a_pb2 import Message, Role, SendMessageRequest, StreamResponse, TaskState
 from a2a.utils.constants import TransportProtocol
 from google.protobuf.json_format import MessageToDict
-from stream_events import CheckFailed, check, collect, describe, event_task_id, state_name
+from stream_events import (
+    CheckFailed,
+    check,
+    collect,
+    describe,
+    event_context_id,
+    event_task_id,
+    state_name,
+)
 
 HOST = "shop.test"
 # Per-event limit (the first turn starts Chromium); the whole conversation has OVERALL_TIMEOUT.
@@ -152,17 +160,6 @@ class Site:
 
 
 # --- stream helpers --------------------------------------------------------------
-
-
-def event_context_id(event: StreamResponse) -> str:
-    kind = event.WhichOneof("payload")
-    if kind == "task":
-        return event.task.context_id
-    if kind == "status_update":
-        return event.status_update.context_id
-    if kind == "artifact_update":
-        return event.artifact_update.context_id
-    return ""
 
 
 def states(events: list[StreamResponse]) -> list[int]:

@@ -63,6 +63,18 @@ def event_task_id(event: StreamResponse) -> str:
     return ""
 
 
+def event_context_id(event: StreamResponse) -> str:
+    """The context id an event belongs to ('' for a Message)."""
+    kind = event.WhichOneof("payload")
+    if kind == "task":
+        return event.task.context_id
+    if kind == "status_update":
+        return event.status_update.context_id
+    if kind == "artifact_update":
+        return event.artifact_update.context_id
+    return ""
+
+
 async def collect(
     stream: AsyncIterator[StreamResponse], label: str, step_timeout: float
 ) -> list[StreamResponse]:

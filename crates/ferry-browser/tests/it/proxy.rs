@@ -3,7 +3,7 @@
 //! 127.0.0.1 in the proxy's static resolve map; a logging server on 127.0.0.1 proves that
 //! refused requests never reach it.
 
-use crate::support::{NAV_TIMEOUT, TEST_TIMEOUT, chromium_or_skip};
+use crate::support::{NAV_TIMEOUT, TEST_TIMEOUT, chromium_or_skip, read_head};
 use ferry_browser::cdp::CreateBrowserContext;
 use ferry_browser::peer::GroupOwner;
 use ferry_browser::{
@@ -59,15 +59,9 @@ impl Site {
 }
 
 async fn answer(mut stream: TcpStream, port: u16, log: Arc<Mutex<Vec<(String, String, String)>>>) {
-    let mut seen = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
-        match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => seen.extend_from_slice(&buf[..n]),
-        }
-    }
-    let head = String::from_utf8_lossy(&seen).into_owned();
+    let Some(head) = read_head(&mut stream).await else {
+        return;
+    };
     let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
     let host = head
         .lines()

@@ -30,16 +30,23 @@ pub async fn serve_pages() -> SocketAddr {
     addr
 }
 
-async fn answer(mut stream: TcpStream) {
+/// Reads up to the end of a request's head; `None` when the client goes away first.
+pub async fn read_head(stream: &mut TcpStream) -> Option<String> {
     let mut seen = Vec::new();
     let mut buf = [0u8; 4096];
     while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
         match stream.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
+            Ok(0) | Err(_) => return None,
             Ok(n) => seen.extend_from_slice(&buf[..n]),
         }
     }
-    let head = String::from_utf8_lossy(&seen);
+    Some(String::from_utf8_lossy(&seen).into_owned())
+}
+
+async fn answer(mut stream: TcpStream) {
+    let Some(head) = read_head(&mut stream).await else {
+        return;
+    };
     let path = head.split_whitespace().nth(1).unwrap_or("/").to_owned();
     let body = match path.as_str() {
         "/form" => concat!(
