@@ -94,7 +94,6 @@ impl FormsAgent {
                 .await
         };
         if let Err(e) = opened {
-            SessionPool::release(&mut slot);
             return Err(failed(
                 &events,
                 &request,
@@ -102,7 +101,6 @@ impl FormsAgent {
             ));
         }
         let Some(session) = slot.session.as_mut() else {
-            SessionPool::release(&mut slot);
             return Err(failed(&events, &request, "no browser session".into()));
         };
         let pending = self.pool.pending(&ctx.context_id);
@@ -126,7 +124,6 @@ impl FormsAgent {
                     session.close().await;
                 }
                 self.pool.set_pending(&ctx.context_id, None);
-                SessionPool::release(&mut slot);
                 let message = if crashed {
                     format!(
                         "the browser session ended unexpectedly ({e}); send the request again to start a new session"
@@ -139,7 +136,6 @@ impl FormsAgent {
         };
         self.pool
             .set_pending(&ctx.context_id, result.pending.clone());
-        SessionPool::release(&mut slot);
         drop(slot);
 
         emit_report(&events, &result.report)?;

@@ -43,6 +43,30 @@ pub struct Slot {
     last_used: Option<Instant>,
 }
 
+/// A conversation's slot, held for one turn; when it is let go, the turn's end is noted
+/// (idle time counts from there), whichever way the turn ended.
+#[derive(Debug)]
+pub struct SlotGuard(OwnedMutexGuard<Slot>);
+
+impl std::ops::Deref for SlotGuard {
+    type Target = Slot;
+    fn deref(&self) -> &Slot {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for SlotGuard {
+    fn deref_mut(&mut self) -> &mut Slot {
+        &mut self.0
+    }
+}
+
+impl Drop for SlotGuard {
+    fn drop(&mut self) {
+        self.0.last_used = Some(Instant::now());
+    }
+}
+
 /// The slots, the shared browser of context isolation, and the reaper.
 #[derive(Debug)]
 pub struct SessionPool {
@@ -93,7 +117,7 @@ impl SessionPool {
 
     /// The slot of `context_id`, locked for this turn. A new conversation beyond the cap is
     /// refused at once.
-    pub async fn acquire(&self, context_id: &str) -> Result<OwnedMutexGuard<Slot>, AtCapacity> {
+    pub async fn acquire(&self, context_id: &str) -> Result<SlotGuard, AtCapacity> {
         let slot = {
             let mut slots = self.slots();
             match slots.get(context_id) {
@@ -111,7 +135,7 @@ impl SessionPool {
                 }
             }
         };
-        Ok(slot.lock_owned().await)
+        Ok(SlotGuard(slot.lock_owned().await))
     }
 
     /// Makes sure the slot has a live session, opening (or replacing) one if needed.
@@ -178,11 +202,6 @@ impl SessionPool {
     pub fn shared_browser_pid(&self) -> Option<u32> {
         let shared = self.shared.try_lock().ok()?;
         shared.as_ref()?.process().map(|p| p.pid())
-    }
-
-    /// Marks the end of a turn on `slot`.
-    pub fn release(slot: &mut Slot) {
-        slot.last_used = Some(Instant::now());
     }
 
     /// The pending submit of a conversation.
