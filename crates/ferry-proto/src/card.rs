@@ -1,10 +1,13 @@
 //! The agent card and its parts (spec §5), and security schemes (spec §10).
 
 use crate::de;
+use crate::object::{RefuseArrays, proto_messages};
 use crate::task::Struct;
-use serde::de::Error;
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+use serde::de::{Error, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
+use std::fmt;
 
 /// The interface name of the JSON-RPC 2.0 binding.
 pub const BINDING_JSONRPC: &str = "JSONRPC";
@@ -15,7 +18,7 @@ pub const BINDING_GRPC: &str = "GRPC";
 
 /// An agent's self-description, served at `/.well-known/agent-card.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct AgentCard {
     /// Human-readable name.
     pub name: String,
@@ -76,7 +79,7 @@ pub struct AgentCard {
 
 /// One way to reach the agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct AgentInterface {
     /// Endpoint URL.
     pub url: String,
@@ -97,6 +100,7 @@ pub struct AgentInterface {
 
 /// The organisation behind the agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct AgentProvider {
     /// Website.
     pub url: String,
@@ -106,7 +110,7 @@ pub struct AgentProvider {
 
 /// Optional protocol features.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct AgentCapabilities {
     /// SendStreamingMessage and SubscribeToTask work.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -136,6 +140,7 @@ pub struct AgentCapabilities {
 
 /// A protocol extension the agent supports.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct AgentExtension {
     /// Identifying URI.
     #[serde(
@@ -161,7 +166,7 @@ pub struct AgentExtension {
 
 /// A focused ability of the agent.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct AgentSkill {
     /// Identifier.
     pub id: String,
@@ -207,6 +212,7 @@ pub struct AgentSkill {
 
 /// A JWS signature of the card (detached payload).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct AgentCardSignature {
     /// base64url protected header.
     pub protected: String,
@@ -219,6 +225,7 @@ pub struct AgentCardSignature {
 
 /// A set of schemes that must all be satisfied, each with its scopes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct SecurityRequirement {
     /// Scheme name → required scopes.
     #[serde(default)]
@@ -235,19 +242,33 @@ pub struct StringList {
 
 impl<'de> Deserialize<'de> for StringList {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        /// The wrapped form, `{"list": […]}`.
         #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Form {
-            Bare(Vec<String>),
-            Wrapped {
-                #[serde(default, deserialize_with = "de::vec_or_null")]
-                list: Vec<String>,
-            },
+        struct Wrapped {
+            #[serde(default, deserialize_with = "de::vec_or_null")]
+            list: Vec<String>,
         }
-        match Option::<Form>::deserialize(d)? {
-            None => Ok(StringList::default()),
-            Some(Form::Bare(list)) | Some(Form::Wrapped { list }) => Ok(StringList { list }),
+        /// Reads `null`, a bare array of strings, or the wrapped form (never positionally).
+        struct Forms;
+        impl<'de> Visitor<'de> for Forms {
+            type Value = StringList;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a StringList object or an array of strings")
+            }
+            fn visit_unit<E: Error>(self) -> Result<StringList, E> {
+                Ok(StringList::default())
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<StringList, A::Error> {
+                let list = Vec::deserialize(SeqAccessDeserializer::new(seq))?;
+                Ok(StringList { list })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<StringList, A::Error> {
+                let Wrapped { list } =
+                    Wrapped::deserialize(RefuseArrays(MapAccessDeserializer::new(map)))?;
+                Ok(StringList { list })
+            }
         }
+        d.deserialize_any(Forms)
     }
 }
 
@@ -283,7 +304,7 @@ impl<'de> Deserialize<'de> for SecurityScheme {
             #[serde(default, alias = "mtls_security_scheme")]
             mtls_security_scheme: Option<MutualTlsSecurityScheme>,
         }
-        let w = Wire::deserialize(d)?;
+        let w = Wire::deserialize(RefuseArrays(d))?;
         let mut found = Vec::with_capacity(1);
         if let Some(s) = w.api_key_security_scheme {
             found.push(SecurityScheme::ApiKeySecurityScheme(s));
@@ -311,6 +332,7 @@ impl<'de> Deserialize<'de> for SecurityScheme {
 
 /// API key authentication.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct ApiKeySecurityScheme {
     /// Description.
     #[serde(
@@ -327,7 +349,7 @@ pub struct ApiKeySecurityScheme {
 
 /// HTTP authentication.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct HttpAuthSecurityScheme {
     /// Description.
     #[serde(
@@ -350,7 +372,7 @@ pub struct HttpAuthSecurityScheme {
 
 /// OAuth 2.0 authentication.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct OAuth2SecurityScheme {
     /// Description.
     #[serde(
@@ -373,7 +395,7 @@ pub struct OAuth2SecurityScheme {
 
 /// OpenID Connect authentication.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct OpenIdConnectSecurityScheme {
     /// Description.
     #[serde(
@@ -389,6 +411,7 @@ pub struct OpenIdConnectSecurityScheme {
 
 /// Mutual TLS authentication.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct MutualTlsSecurityScheme {
     /// Description.
     #[serde(
@@ -421,7 +444,7 @@ pub enum OAuthFlows {
 /// The URLs and scopes of an OAuth 2.0 flow (the union of every flow's fields; which are
 /// required depends on the flow).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct OAuthFlow {
     /// Authorization endpoint.
     #[serde(
@@ -462,6 +485,23 @@ pub struct OAuthFlow {
     #[serde(default, alias = "pkce_required", skip_serializing_if = "de::is_false")]
     pub pkce_required: bool,
 }
+
+proto_messages!(
+    AgentCard,
+    AgentInterface,
+    AgentProvider,
+    AgentCapabilities,
+    AgentExtension,
+    AgentSkill,
+    AgentCardSignature,
+    SecurityRequirement,
+    ApiKeySecurityScheme,
+    HttpAuthSecurityScheme,
+    OAuth2SecurityScheme,
+    OpenIdConnectSecurityScheme,
+    MutualTlsSecurityScheme,
+    OAuthFlow,
+);
 
 #[cfg(test)]
 mod tests {

@@ -1,5 +1,6 @@
 //! JSON-RPC 2.0 envelopes as the A2A JSON-RPC binding uses them (spec §2.2).
 
+use crate::object::{RefuseArrays, proto_messages};
 use crate::{A2aError, ErrorTable};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -19,6 +20,7 @@ pub enum JsonRpcId {
 
 /// A parsed request envelope; `params` stays raw until the method is known.
 #[derive(Debug, Deserialize)]
+#[serde(remote = "Self")]
 pub struct JsonRpcRequest<'a> {
     /// Must be `"2.0"`.
     #[serde(default)]
@@ -34,8 +36,15 @@ pub struct JsonRpcRequest<'a> {
     pub params: Option<&'a RawValue>,
 }
 
+impl<'de: 'a, 'a> Deserialize<'de> for JsonRpcRequest<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        JsonRpcRequest::deserialize(RefuseArrays(d))
+    }
+}
+
 /// A response envelope with a success `result` or an `error`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct JsonRpcResponse {
     /// Always `"2.0"`.
     pub jsonrpc: String,
@@ -59,3 +68,5 @@ pub fn jsonrpc_error_body(id: &Value, error: &A2aError) -> Vec<u8> {
 pub fn rest_error_body(error: &A2aError, table: ErrorTable) -> Vec<u8> {
     serde_json::to_vec(&error.to_rest_body(table)).unwrap_or_default()
 }
+
+proto_messages!(JsonRpcResponse,);

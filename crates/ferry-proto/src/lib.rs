@@ -11,6 +11,8 @@
 //!   `Option` and keep `Some(0)` / `Some(false)` distinct from `None`;
 //! - a [`Part`] has exactly one content member; `raw` bytes are padded base64 out and any base64
 //!   in; timestamps are RFC 3339 UTC with milliseconds out and any fraction in;
+//! - a message is a JSON object and only an object: serde's derive would also read an array
+//!   positionally, which ProtoJSON has no form for (see [`ObjectOnly`]);
 //! - unknown fields are ignored.
 //!
 //! The crate knows nothing about I/O. [`A2aError`] carries the protocol's error model and maps
@@ -21,6 +23,7 @@ mod de;
 mod enums;
 mod error;
 mod jsonrpc;
+mod object;
 mod part;
 mod requests;
 mod task;
@@ -32,6 +35,7 @@ pub use error::{A2aError, ErrorKind, ErrorTable};
 pub use jsonrpc::{
     JsonRpcId, JsonRpcRequest, JsonRpcResponse, jsonrpc_error_body, rest_error_body,
 };
+pub use object::ObjectOnly;
 pub use part::{Part, PartContent};
 pub use requests::*;
 pub use task::*;

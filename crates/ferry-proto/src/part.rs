@@ -1,6 +1,7 @@
 //! `Part`: one piece of message or artifact content, with exactly one content member.
 
 use crate::de;
+use crate::object::RefuseArrays;
 use base64::Engine;
 use serde::de::Error;
 use serde::ser::SerializeMap;
@@ -133,7 +134,7 @@ struct WirePart {
 
 impl<'de> Deserialize<'de> for Part {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let w = WirePart::deserialize(d)?;
+        let w = WirePart::deserialize(RefuseArrays(d))?;
         let present = [
             w.text.is_some(),
             w.raw.is_some(),

@@ -1,13 +1,14 @@
 //! Request and response messages of the eleven operations (spec §4.9–§4.14).
 
 use crate::de;
+use crate::object::proto_messages;
 use crate::task::Struct;
 use crate::{Message, Task, TaskState, Timestamp};
 use serde::{Deserialize, Serialize};
 
 /// `SendMessage` / `SendStreamingMessage` parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct SendMessageRequest {
     /// Tenant routing value.
     #[serde(
@@ -28,7 +29,7 @@ pub struct SendMessageRequest {
 
 /// How the server should answer a send.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct SendMessageConfiguration {
     /// Media types the client accepts.
     #[serde(
@@ -64,7 +65,7 @@ pub struct SendMessageConfiguration {
 
 /// `GetTask` parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct GetTaskRequest {
     /// Tenant routing value.
     #[serde(
@@ -87,7 +88,7 @@ pub struct GetTaskRequest {
 
 /// `ListTasks` parameters (spec §4.11).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct ListTasksRequest {
     /// Tenant routing value.
     #[serde(
@@ -153,7 +154,7 @@ fn is_unspecified(s: &TaskState) -> bool {
 
 /// `ListTasks` result: all four members are always present.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct ListTasksResponse {
     /// This page of tasks.
     #[serde(default, deserialize_with = "de::vec_or_null")]
@@ -175,7 +176,7 @@ pub struct ListTasksResponse {
 
 /// `CancelTask` parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct CancelTaskRequest {
     /// Tenant routing value.
     #[serde(
@@ -193,7 +194,7 @@ pub struct CancelTaskRequest {
 
 /// `SubscribeToTask` parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct SubscribeToTaskRequest {
     /// Tenant routing value.
     #[serde(
@@ -209,7 +210,7 @@ pub struct SubscribeToTaskRequest {
 /// A webhook registered for a task (spec §4.13); also the `CreateTaskPushNotificationConfig`
 /// request.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct TaskPushNotificationConfig {
     /// Tenant routing value.
     #[serde(
@@ -249,6 +250,7 @@ pub struct TaskPushNotificationConfig {
 
 /// Credentials for a webhook call: `Authorization: {scheme} {credentials}`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct AuthenticationInfo {
     /// IANA HTTP auth scheme, e.g. `Bearer`.
     pub scheme: String,
@@ -263,7 +265,7 @@ pub struct AuthenticationInfo {
 
 /// `GetTaskPushNotificationConfig` and `DeleteTaskPushNotificationConfig` parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct TaskPushNotificationConfigRef {
     /// Tenant routing value.
     #[serde(
@@ -281,7 +283,7 @@ pub struct TaskPushNotificationConfigRef {
 
 /// `ListTaskPushNotificationConfigs` parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct ListTaskPushNotificationConfigsRequest {
     /// Tenant routing value.
     #[serde(
@@ -313,7 +315,7 @@ pub struct ListTaskPushNotificationConfigsRequest {
 
 /// `ListTaskPushNotificationConfigs` result.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct ListTaskPushNotificationConfigsResponse {
     /// The configs.
     #[serde(default, deserialize_with = "de::vec_or_null")]
@@ -329,6 +331,7 @@ pub struct ListTaskPushNotificationConfigsResponse {
 
 /// `GetExtendedAgentCard` parameters.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct GetExtendedAgentCardRequest {
     /// Tenant routing value.
     #[serde(
@@ -338,6 +341,22 @@ pub struct GetExtendedAgentCardRequest {
     )]
     pub tenant: String,
 }
+
+proto_messages!(
+    SendMessageRequest,
+    SendMessageConfiguration,
+    GetTaskRequest,
+    ListTasksRequest,
+    ListTasksResponse,
+    CancelTaskRequest,
+    SubscribeToTaskRequest,
+    TaskPushNotificationConfig,
+    AuthenticationInfo,
+    TaskPushNotificationConfigRef,
+    ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse,
+    GetExtendedAgentCardRequest,
+);
 
 #[cfg(test)]
 mod tests {

@@ -1,6 +1,7 @@
 //! Tasks, messages, artifacts and the events that change them (spec §4.1–§4.8).
 
 use crate::de;
+use crate::object::proto_messages;
 use crate::{Part, Role, TaskState, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -10,7 +11,7 @@ pub type Struct = Map<String, Value>;
 
 /// The unit of work: a status, its artifacts and its history (spec §4.1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct Task {
     /// Server-generated id.
     pub id: String,
@@ -44,6 +45,7 @@ pub struct Task {
 
 /// A task's state with the message and time that came with it (spec §4.2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct TaskStatus {
     /// The state.
     pub state: TaskState,
@@ -68,7 +70,7 @@ impl TaskStatus {
 
 /// One unit of communication (spec §4.4).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct Message {
     /// Sender-chosen id.
     #[serde(alias = "message_id")]
@@ -141,7 +143,7 @@ impl Message {
 
 /// An output of a task (spec §4.6).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct Artifact {
     /// Unique within the task.
     #[serde(alias = "artifact_id")]
@@ -183,7 +185,7 @@ impl Artifact {
 
 /// A change of a task's status (spec §4.7).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct TaskStatusUpdateEvent {
     /// The task.
     #[serde(alias = "task_id")]
@@ -200,7 +202,7 @@ pub struct TaskStatusUpdateEvent {
 
 /// A new artifact or a chunk of one (spec §4.8).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub struct TaskArtifactUpdateEvent {
     /// The task.
     #[serde(alias = "task_id")]
@@ -246,6 +248,15 @@ pub enum SendMessageResponse {
     /// A direct reply without a task.
     Message(Message),
 }
+
+proto_messages!(
+    Task,
+    TaskStatus,
+    Message,
+    Artifact,
+    TaskStatusUpdateEvent,
+    TaskArtifactUpdateEvent,
+);
 
 #[cfg(test)]
 mod tests {

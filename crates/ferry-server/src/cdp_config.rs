@@ -9,6 +9,7 @@
 //! - `DELETE {name}` removes one; a name that is not there answers `absent`, not an error.
 
 use crate::app::AppState;
+use crate::decode::{self, BodyLimits};
 use crate::front_door::RequestId;
 use crate::response::{json, plain_error, read_body};
 use axum::extract::{Request, State};
@@ -168,19 +169,18 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
             )
         }
         Method::POST | Method::DELETE => {
+            let limits = BodyLimits {
+                max_bytes: MAX_BODY,
+                ..app.config.body_limits()
+            };
             let bytes = match read_body(body, MAX_BODY).await {
                 Ok(b) => b,
                 Err(e) => return plain_error(StatusCode::PAYLOAD_TOO_LARGE, &e, rid),
             };
             if parts.method == Method::POST {
-                let r: Registration = match serde_json::from_slice(&bytes) {
+                let r: Registration = match decode::object(&bytes, limits) {
                     Ok(r) => r,
-                    Err(e) => {
-                        return refuse(
-                            field_of(&e.to_string()),
-                            format!("invalid registration: {e}"),
-                        );
-                    }
+                    Err(e) => return refuse_body("registration", e, rid),
                 };
                 if let Err((field, message)) = validate(&r) {
                     return refuse(&field, message);
@@ -204,11 +204,9 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
                         .unwrap_or_default(),
                 )
             } else {
-                let r: Removal = match serde_json::from_slice(&bytes) {
+                let r: Removal = match decode::object(&bytes, limits) {
                     Ok(r) => r,
-                    Err(e) => {
-                        return refuse(field_of(&e.to_string()), format!("invalid removal: {e}"));
-                    }
+                    Err(e) => return refuse_body("removal", e, rid),
                 };
                 let status = if registry.remove(&r.name) {
                     "removed"
@@ -233,9 +231,18 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
     }
 }
 
-/// The field a serde error names (`unknown field `x``, `missing field `y``), for the violation.
-fn field_of(message: &str) -> &str {
-    message.split('`').nth(1).unwrap_or("body")
+/// A body that did not decode: 400 with the decoder's words; a refusal of the whole body
+/// names the field serde names (`unknown field `x``, `missing field `y``).
+fn refuse_body(what: &str, mut e: A2aError, rid: Option<&RequestId>) -> Response {
+    e.message = format!("invalid {what}: {}", e.message);
+    match e.field_violations.first_mut() {
+        Some((field, _)) if field.is_empty() => {
+            *field = e.message.split('`').nth(1).unwrap_or("body").to_owned();
+        }
+        Some(_) => {}
+        None => e = e.with_violation("body", "invalid"),
+    }
+    plain_error(StatusCode::BAD_REQUEST, &e, rid)
 }
 
 #[cfg(test)]

@@ -29,8 +29,12 @@ pub struct ServerConfig {
     pub max_events_per_task: usize,
     /// Interval of `: keep-alive` comments on idle SSE streams, in seconds. Default 15.
     pub sse_keepalive_secs: u64,
-    /// Maximum request body size in bytes. Default 1 MiB.
+    /// Maximum request body size in bytes. Default 1 MiB. A declared `Content-Length` above
+    /// it is refused (413) before any of the body is read.
     pub max_body_bytes: usize,
+    /// Deepest nesting of arrays and objects in a request body (free-form `metadata` and
+    /// `data` parts included). Default 64.
+    pub max_json_depth: usize,
     /// Reject requests without `A2A-Version` (-32009) instead of treating them as 1.0.
     /// Default false: a missing header is accepted as 1.0 (a documented leniency).
     pub strict_version: bool,
@@ -112,6 +116,7 @@ impl Default for ServerConfig {
             max_events_per_task: 1024,
             sse_keepalive_secs: 15,
             max_body_bytes: 1 << 20,
+            max_json_depth: 64,
             strict_version: false,
             error_table: ErrorTable::V1_0_1,
             card_max_age_secs: 300,
@@ -160,6 +165,14 @@ impl ServerConfig {
             );
         }
         Ok(())
+    }
+
+    /// The limits every request body is checked under.
+    pub fn body_limits(&self) -> crate::decode::BodyLimits {
+        crate::decode::BodyLimits {
+            max_bytes: self.max_body_bytes,
+            max_depth: self.max_json_depth.max(1),
+        }
     }
 
     /// The SSE keep-alive interval (at least 1 s).

@@ -3,6 +3,7 @@
 //! parameters (version, extensions).
 
 use crate::app::AppState;
+use crate::decode::{self, RpcEnvelope};
 use crate::front_door::{ClientAddr, RequestId};
 use crate::handler::{CallContext, JsonDoc};
 use crate::metrics::{self, CallLabel};
@@ -17,13 +18,11 @@ use axum::response::Response;
 use bytes::{BufMut, BytesMut};
 use ferry_proto::{
     A2aError, CancelTaskRequest, ErrorKind, GetExtendedAgentCardRequest, GetTaskRequest,
-    JsonRpcRequest, ListTaskPushNotificationConfigsRequest, ListTasksRequest, SendMessageRequest,
+    ListTaskPushNotificationConfigsRequest, ListTasksRequest, SendMessageRequest,
     SubscribeToTaskRequest, TaskPushNotificationConfig, TaskPushNotificationConfigRef,
 };
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
-use serde_json::value::RawValue;
 use std::sync::Arc;
 
 /// The eleven methods of A2A v1.0.
@@ -108,61 +107,22 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
         );
         return error_response(&null, &e);
     }
-    let req: JsonRpcRequest<'_> = match serde_json::from_slice(&body) {
-        Ok(r) => r,
-        Err(e) if e.is_syntax() || e.is_eof() => {
-            return error_response(
-                &null,
-                &A2aError::new(ErrorKind::ParseError, format!("invalid JSON: {e}")),
-            );
-        }
-        Err(e) => {
-            let e = A2aError::new(
-                ErrorKind::InvalidRequest,
-                format!("not a JSON-RPC 2.0 request object: {e}"),
-            );
-            return error_response(&null, &e);
-        }
+    let envelope = match decode::jsonrpc(&body, app.config.body_limits()) {
+        Ok(envelope) => envelope,
+        Err(refusal) => return error_response(&refusal.id, &refusal.error),
     };
-    // A JSON array would otherwise be read positionally into the envelope's fields.
-    if body.trim_ascii_start().first() != Some(&b'{') {
-        let e = A2aError::new(
-            ErrorKind::InvalidRequest,
-            "a JSON-RPC request is a JSON object (batches are not supported)",
-        );
-        return error_response(&null, &e);
-    }
-    let id = req.id.clone().unwrap_or(Value::Null);
-    if !(id.is_string() || id.is_number() || id.is_null()) {
-        let e = A2aError::new(
-            ErrorKind::InvalidRequest,
-            "id must be a string, a number or null",
-        );
-        return error_response(&null, &e);
-    }
-    if req.jsonrpc != Some("2.0") {
-        return error_response(
-            &id,
-            &A2aError::new(ErrorKind::InvalidRequest, "jsonrpc must be \"2.0\""),
-        );
-    }
-    let Some(method_name) = req.method.as_deref() else {
-        return error_response(
-            &id,
-            &A2aError::new(ErrorKind::InvalidRequest, "method is required"),
-        );
-    };
+    let (id, method_name) = (&envelope.id, envelope.method.as_ref());
     let Some(method) = Method::parse(method_name) else {
         let e = A2aError::new(
             ErrorKind::MethodNotFound,
             format!("method {method_name:?} does not exist"),
         )
         .with_meta("method", method_name);
-        return error_response(&id, &e);
+        return error_response(id, &e);
     };
-    let (mut response, ok) = match dispatch(&app, method, req.params, &id, &parts).await {
+    let (mut response, ok) = match dispatch(&app, method, &envelope, &parts).await {
         Ok(r) => (r, true),
-        Err(e) => (error_response(&id, &e), false),
+        Err(e) => (error_response(id, &e), false),
     };
     response.extensions_mut().insert(CallLabel {
         method: method.metric(),
@@ -171,28 +131,15 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
     response
 }
 
-/// Parses `params` (absent means `{}`) into the method's request type.
-fn parse_params<T: DeserializeOwned>(params: Option<&RawValue>) -> Result<T, A2aError> {
-    let raw = params.map_or("{}", RawValue::get);
-    let raw = if raw.trim() == "null" { "{}" } else { raw };
-    // Params are proto messages, so objects; an array would be read positionally.
-    if !raw.trim_start().starts_with('{') {
-        return Err(A2aError::invalid_params("params must be a JSON object")
-            .with_violation("params", "not an object"));
-    }
-    serde_json::from_str(raw).map_err(|e| A2aError::invalid_params(format!("invalid params: {e}")))
-}
-
 async fn dispatch(
     app: &AppState,
     method: Method,
-    params: Option<&RawValue>,
-    id: &Value,
+    envelope: &RpcEnvelope<'_>,
     parts: &Parts,
 ) -> Result<Response, A2aError> {
-    let (uri, headers) = (&parts.uri, &parts.headers);
+    let (uri, headers, id) = (&parts.uri, &parts.headers, &envelope.id);
     // Params first (validation order step 4), then the service parameters (step 5).
-    let parsed = Parsed::parse(method, params)?;
+    let parsed = Parsed::parse(method, envelope)?;
     params::check_version(headers, uri.query(), &app.config)?;
     let extensions =
         params::activate_extensions(headers, &app.declared_extensions, &app.required_extensions)?;
@@ -240,24 +187,25 @@ enum Parsed {
 }
 
 impl Parsed {
-    fn parse(method: Method, params: Option<&RawValue>) -> Result<Self, A2aError> {
+    fn parse(method: Method, envelope: &RpcEnvelope<'_>) -> Result<Self, A2aError> {
+        let e = envelope;
         Ok(match method {
-            Method::SendMessage => Self::Send(parse_params(params)?),
-            Method::SendStreamingMessage => Self::Stream(parse_params(params)?),
-            Method::GetTask => Self::Get(parse_params(params)?),
-            Method::ListTasks => Self::List(parse_params(params)?),
-            Method::CancelTask => Self::Cancel(parse_params(params)?),
-            Method::SubscribeToTask => Self::Subscribe(parse_params(params)?),
+            Method::SendMessage => Self::Send(e.params()?),
+            Method::SendStreamingMessage => Self::Stream(e.params()?),
+            Method::GetTask => Self::Get(e.params()?),
+            Method::ListTasks => Self::List(e.params()?),
+            Method::CancelTask => Self::Cancel(e.params()?),
+            Method::SubscribeToTask => Self::Subscribe(e.params()?),
             Method::CreateTaskPushNotificationConfig => {
-                Self::PushConfig(parse_params::<TaskPushNotificationConfig>(params)?.tenant)
+                Self::PushConfig(e.params::<TaskPushNotificationConfig>()?.tenant)
             }
             Method::GetTaskPushNotificationConfig | Method::DeleteTaskPushNotificationConfig => {
-                Self::PushConfig(parse_params::<TaskPushNotificationConfigRef>(params)?.tenant)
+                Self::PushConfig(e.params::<TaskPushNotificationConfigRef>()?.tenant)
             }
-            Method::ListTaskPushNotificationConfigs => Self::PushConfig(
-                parse_params::<ListTaskPushNotificationConfigsRequest>(params)?.tenant,
-            ),
-            Method::GetExtendedAgentCard => Self::ExtendedCard(parse_params(params)?),
+            Method::ListTaskPushNotificationConfigs => {
+                Self::PushConfig(e.params::<ListTaskPushNotificationConfigsRequest>()?.tenant)
+            }
+            Method::GetExtendedAgentCard => Self::ExtendedCard(e.params()?),
         })
     }
 

@@ -21,6 +21,7 @@ mod card;
 mod cdp_config;
 mod config;
 mod config_file;
+pub mod decode;
 mod dedup;
 pub mod demo;
 pub mod front_door;

@@ -130,11 +130,27 @@ fn error_with_status(
 }
 
 /// Reads a request body within `limit` bytes; the error is what both bindings answer with 413.
+///
+/// A body that declares a larger `Content-Length` is refused before any of it is read, so the
+/// answer comes at once (not when the client has sent a megabyte, or at the request timeout)
+/// and a client that sent `Expect: 100-continue` gets the 413 instead of `100 Continue`
+/// (hyper sends that only when the body is first polled). Chunked bodies are cut off at the
+/// limit as they arrive.
 pub async fn read_body(body: axum::body::Body, limit: usize) -> Result<bytes::Bytes, A2aError> {
-    axum::body::to_bytes(body, limit).await.map_err(|_| {
-        A2aError::new(
-            ErrorKind::InvalidRequest,
-            format!("the request body could not be read within the limit of {limit} bytes"),
-        )
-    })
+    use axum::body::HttpBody as _;
+    let too_large = |declared: Option<u64>| {
+        let message = match declared {
+            Some(n) => format!("the request body of {n} bytes is over the limit of {limit} bytes"),
+            None => format!("the request body could not be read within the limit of {limit} bytes"),
+        };
+        A2aError::new(ErrorKind::InvalidRequest, message)
+            .with_meta("maxBodyBytes", limit.to_string())
+    };
+    let declared = body.size_hint().lower();
+    if declared > limit as u64 {
+        return Err(too_large(Some(declared)));
+    }
+    axum::body::to_bytes(body, limit)
+        .await
+        .map_err(|_| too_large(None))
 }

@@ -5,6 +5,7 @@
 //! only when the path does not already match a route without one.
 
 use crate::app::AppState;
+use crate::decode::{self, BodyLimits};
 use crate::front_door::{ClientAddr, RequestId};
 use crate::handler::{CallContext, JsonDoc};
 use crate::metrics::{self, CallLabel};
@@ -24,7 +25,6 @@ use ferry_proto::{
     SendMessageRequest, SubscribeToTaskRequest, TaskState, Timestamp,
 };
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use std::sync::Arc;
 
 /// A REST operation with its path parameters.
@@ -203,13 +203,19 @@ async fn serve(
         client: parts.extensions.get::<ClientAddr>().map(|c| c.0.ip()),
     };
     let query = uri.query().unwrap_or_default();
+    let limits = app.config.body_limits();
     let h = &app.handler;
     let framing = RestFraming(app.config.error_table);
     let response = match route {
-        Route::Send => ok_doc(h.send_message(&call, send_body(&body, &call)?).await?),
+        Route::Send => ok_doc(
+            h.send_message(&call, send_body(&body, &call, limits)?)
+                .await?,
+        ),
         Route::Stream => {
             let permit = app.stream_permit()?;
-            let stream = h.send_streaming(&call, send_body(&body, &call)?).await?;
+            let stream = h
+                .send_streaming(&call, send_body(&body, &call, limits)?)
+                .await?;
             app.sse(stream, framing, permit)
         }
         Route::ListTasks => ok(h.list_tasks(&call, &list_query(query)?)?),
@@ -228,8 +234,7 @@ async fn serve(
             )?)
         }
         Route::Cancel(id) => {
-            let mut req: CancelTaskRequest = optional_body(&body, serde_json::json!({"id": id}))?;
-            req.id = id;
+            let req = cancel_body(&body, id, limits)?;
             ok_doc(h.cancel_task(&call, &req).await?)
         }
         Route::Subscribe(id) => {
@@ -263,42 +268,54 @@ fn not_found(path: &str) -> Failure {
 }
 
 /// Parses a SendMessageRequest body; the tenant of the path wins over the body's.
-fn send_body(body: &[u8], call: &CallContext) -> Result<SendMessageRequest, A2aError> {
-    let mut req: SendMessageRequest = parse_json(body)?;
+fn send_body(
+    body: &[u8],
+    call: &CallContext,
+    limits: BodyLimits,
+) -> Result<SendMessageRequest, A2aError> {
+    let mut req: SendMessageRequest = decode::body(body, limits)?;
     if !call.tenant.is_empty() {
         req.tenant.clone_from(&call.tenant);
     }
     Ok(req)
 }
 
-fn parse_json<T: DeserializeOwned>(body: &[u8]) -> Result<T, A2aError> {
-    serde_json::from_slice(body).map_err(|e| {
-        if e.is_syntax() || e.is_eof() {
-            A2aError::new(ErrorKind::ParseError, format!("invalid JSON: {e}"))
-        } else {
-            A2aError::invalid_params(format!("invalid request body: {e}"))
+/// A CancelTask body: it may be empty or `null`; the task id comes from the path (and wins
+/// over one in the body).
+fn cancel_body(body: &[u8], id: String, limits: BodyLimits) -> Result<CancelTaskRequest, A2aError> {
+    let text = body.trim_ascii();
+    let mut req = if text.is_empty() || text == b"null" {
+        CancelTaskRequest {
+            tenant: String::new(),
+            id: String::new(),
+            metadata: None,
         }
-    })
+    } else {
+        decode::body::<CancelBody>(body, limits)?.0
+    };
+    req.id = id;
+    Ok(req)
 }
 
-/// A body that may be empty, `{}` or `null`; missing members are filled from `defaults`.
-fn optional_body<T: DeserializeOwned>(
-    body: &[u8],
-    defaults: serde_json::Value,
-) -> Result<T, A2aError> {
-    let text = std::str::from_utf8(body).unwrap_or_default().trim();
-    let mut value: serde_json::Value = if text.is_empty() || text == "null" {
-        serde_json::json!({})
-    } else {
-        parse_json(body)?
-    };
-    if let (Some(obj), Some(defs)) = (value.as_object_mut(), defaults.as_object()) {
-        for (k, v) in defs {
-            obj.entry(k.clone()).or_insert_with(|| v.clone());
+/// A CancelTaskRequest whose `id` may be missing (REST carries it in the path).
+struct CancelBody(CancelTaskRequest);
+
+impl<'de> serde::Deserialize<'de> for CancelBody {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(serde::Deserialize)]
+        struct WithoutId {
+            #[serde(default)]
+            tenant: Option<String>,
+            #[serde(default)]
+            metadata: Option<ferry_proto::Struct>,
         }
+        let ferry_proto::ObjectOnly(w) = ferry_proto::ObjectOnly::<WithoutId>::deserialize(d)?;
+        Ok(CancelBody(CancelTaskRequest {
+            tenant: w.tenant.unwrap_or_default(),
+            id: String::new(),
+            metadata: w.metadata,
+        }))
     }
-    serde_json::from_value(value)
-        .map_err(|e| A2aError::invalid_params(format!("invalid request body: {e}")))
 }
 
 fn query_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {

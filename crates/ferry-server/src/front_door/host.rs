@@ -22,16 +22,33 @@ impl HostPolicy {
         Self { allowed }
     }
 
-    /// True when the request's `Host` (or, for HTTP/2, its URI authority) is served.
+    /// True when every authority the request names is served: its `Host` header and the
+    /// authority of its target (an absolute-form target such as `POST http://evil.example/`,
+    /// which HTTP/1.1 servers must prefer over `Host`; the `:authority` of HTTP/2). At least
+    /// one must be present. Several `Host` lines are refused before this check.
     pub fn allows(&self, request: &Request) -> bool {
-        let host = request
-            .headers()
-            .get(header::HOST)
-            .and_then(|v| v.to_str().ok())
-            .or_else(|| request.uri().authority().map(|a| a.as_str()));
-        let Some(host) = host else {
-            return false;
+        let header = match request.headers().get(header::HOST) {
+            Some(v) => match v.to_str() {
+                Ok(host) => Some(host),
+                Err(_) => return false,
+            },
+            None => None,
         };
+        let target = request.uri().authority().map(|a| a.as_str());
+        if header.is_none() && target.is_none() {
+            return false;
+        }
+        header
+            .into_iter()
+            .chain(target)
+            .all(|host| self.serves(host))
+    }
+
+    fn serves(&self, host: &str) -> bool {
+        // An authority with userinfo (`user@host`) is never one of ours.
+        if host.contains('@') {
+            return false;
+        }
         let name = strip_port(host).to_ascii_lowercase();
         is_loopback_name(&name) || self.allowed.contains(&name)
     }
@@ -88,6 +105,7 @@ mod tests {
             assert!(p.allows(&req(ok)), "{ok}");
         }
         for bad in [
+            "user@127.0.0.1",
             "evil.example",
             "10.0.0.1:8765",
             "localhost.evil.com",
@@ -96,5 +114,31 @@ mod tests {
         ] {
             assert!(!p.allows(&req(bad)), "{bad}");
         }
+    }
+
+    #[test]
+    fn an_absolute_form_target_must_pass_too() {
+        let p = HostPolicy::new(&[], None);
+        let absolute = |uri: &str, host: Option<&str>| {
+            let mut b = Request::builder().uri(uri);
+            if let Some(h) = host {
+                b = b.header(header::HOST, h);
+            }
+            b.body(axum::body::Body::empty()).expect("request")
+        };
+        assert!(!p.allows(&absolute("http://evil.example/jsonrpc", Some("127.0.0.1"))));
+        assert!(!p.allows(&absolute("http://127.0.0.1/jsonrpc", Some("evil.example"))));
+        assert!(p.allows(&absolute(
+            "http://127.0.0.1:8765/jsonrpc",
+            Some("127.0.0.1")
+        )));
+        assert!(
+            p.allows(&absolute("http://localhost/jsonrpc", None)),
+            "HTTP/2 :authority"
+        );
+        assert!(
+            !p.allows(&absolute("/jsonrpc", None)),
+            "no authority at all"
+        );
     }
 }

@@ -1,9 +1,11 @@
 //! The front door: what every request passes before it reaches the A2A bindings.
 //!
-//! In order: a request id (echoed or generated), the `Host` check (DNS rebinding), the
-//! `Origin` check (web pages on this machine), the bearer token (constant-time compare; the
-//! agent card stays public), the per-client rate limit, the in-flight limit, and the request
-//! timeout. Probes (`/healthz`, `/readyz`) are routed around it.
+//! In order: a request id (echoed or generated), one line at most of each header that must
+//! be single (`Authorization`, `Host`, …), the `Host` check (DNS rebinding; absolute-form
+//! targets included), the `Origin` check (web pages on this machine), the bearer token
+//! (constant-time compare; the agent card stays public), the per-client rate limit, the
+//! in-flight limit, and the request timeout. Probes (`/healthz`, `/readyz`) are routed around
+//! it. The body limit is the bindings' (they refuse a declared length over it unread).
 
 mod host;
 mod rate;
@@ -93,6 +95,26 @@ impl FrontDoor {
     }
 }
 
+/// Headers a request may carry once. With two `Authorization` lines, two readers of one
+/// request could check different credentials; with two `Host` lines (RFC 9112 §3.2 requires a
+/// 400), different authorities; the same for the body's type, the protocol version and the
+/// resume point of a stream.
+static SINGLETON_HEADERS: [header::HeaderName; 5] = [
+    header::HOST,
+    header::AUTHORIZATION,
+    header::CONTENT_TYPE,
+    header::HeaderName::from_static(crate::params::VERSION_HEADER),
+    header::HeaderName::from_static("last-event-id"),
+];
+
+/// The first of [`SINGLETON_HEADERS`] that `headers` holds more than once.
+fn repeated_singleton(headers: &axum::http::HeaderMap) -> Option<&'static str> {
+    SINGLETON_HEADERS
+        .iter()
+        .find(|name| headers.get_all(*name).iter().nth(1).is_some())
+        .map(|name| name.as_str())
+}
+
 /// A refusal at the front door.
 struct Refusal {
     status: StatusCode,
@@ -120,6 +142,7 @@ impl Refusal {
     /// elsewhere; 429 and 503 carry `Retry-After` and `retryAfterSeconds`.
     fn respond(self, rpc: bool, rid: &RequestId) -> Response {
         let kind = match self.status {
+            StatusCode::BAD_REQUEST => ErrorKind::InvalidRequest,
             StatusCode::TOO_MANY_REQUESTS => ErrorKind::ResourceExhausted,
             StatusCode::SERVICE_UNAVAILABLE => ErrorKind::Unavailable,
             _ => ErrorKind::Internal,
@@ -198,6 +221,14 @@ async fn admit_and_run(app: &AppState, request: Request, next: Next, rid: &Reque
         || path
             .strip_suffix(WELL_KNOWN_CARD_PATH)
             .is_some_and(|base| base == app.config.jsonrpc_path || base == app.config.rest_path);
+    if let Some(name) = repeated_singleton(request.headers()) {
+        let r = Refusal::new(
+            StatusCode::BAD_REQUEST,
+            "DUPLICATE_HEADER",
+            format!("the request has several {name} headers; send one"),
+        );
+        return r.respond(false, rid);
+    }
     if !door.hosts.allows(&request) {
         let r = Refusal::new(
             StatusCode::FORBIDDEN,

@@ -29,3 +29,5 @@ mod front_door;
 mod ops;
 // The cdp-config/v1 extension and infrastructure failures.
 mod cdp_config;
+// Strict decoding of bodies and headers: arrays, duplicates, sizes, authorities (issue 11).
+mod strict;

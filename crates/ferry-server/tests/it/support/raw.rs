@@ -82,6 +82,24 @@ impl RawConn {
         RawResponse::parse(&raw)
     }
 
+    /// Reads the head of an interim (1xx) response, up to its blank line, and returns it.
+    pub async fn interim_head(&mut self) -> String {
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            let n = tokio::time::timeout(IO_TIMEOUT, self.stream.read(&mut byte))
+                .await
+                .expect("an interim response within 10 s")
+                .expect("the connection stays readable");
+            assert_eq!(
+                n, 1,
+                "the server closed before an interim response: {head:?}"
+            );
+            head.push(byte[0]);
+        }
+        String::from_utf8(head).expect("the head is ASCII")
+    }
+
     /// Reads (and discards) until the server closes the connection, which it must do within
     /// `limit`; returns how long that took.
     pub async fn closed_within(&mut self, limit: Duration) -> Duration {
