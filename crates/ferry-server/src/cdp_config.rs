@@ -138,19 +138,41 @@ fn validate(r: &Registration) -> Result<(), (String, String)> {
     Ok(())
 }
 
+/// Reads a registration body: strict JSON (no member twice, an object), then the rules of
+/// [`validate`]. The error is the 400 the endpoint answers, naming the field.
+pub fn parse_registration(bytes: &[u8], limits: BodyLimits) -> Result<CdpEndpoint, A2aError> {
+    let r: Registration =
+        decode::object(bytes, limits).map_err(|e| body_error("registration", e))?;
+    validate(&r).map_err(|(field, message)| {
+        A2aError::invalid_params(message).with_violation(field, "invalid")
+    })?;
+    Ok(CdpEndpoint {
+        name: r.name,
+        http_url: r.http_url,
+        ws_url: r.ws_url,
+        headers: r.headers,
+        metadata: r.metadata,
+    })
+}
+
+/// Reads a removal body (`{"name": …}`); returns the name.
+pub fn parse_removal(bytes: &[u8], limits: BodyLimits) -> Result<String, A2aError> {
+    let r: Removal = decode::object(bytes, limits).map_err(|e| body_error("removal", e))?;
+    Ok(r.name)
+}
+
 /// Handles `/ext/cdp-config`.
 pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let rid = parts.extensions.get::<RequestId>().cloned();
     let rid = rid.as_ref();
-    let refuse = |field: &str, message: String| {
-        plain_error(
-            StatusCode::BAD_REQUEST,
-            &A2aError::invalid_params(message).with_violation(field, "invalid"),
-            rid,
+    let registry = app.handler.cdp_registry();
+    let answer = |status: &str, name: &str| {
+        json(
+            StatusCode::OK,
+            serde_json::to_vec(&json!({"status": status, "name": name})).unwrap_or_default(),
         )
     };
-    let registry = app.handler.cdp_registry();
     match parts.method {
         Method::GET => {
             let listed: serde_json::Map<String, Value> = registry
@@ -177,47 +199,30 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
                 Ok(b) => b,
                 Err(e) => return plain_error(StatusCode::PAYLOAD_TOO_LARGE, &e, rid),
             };
+            let refused = |e: A2aError| plain_error(StatusCode::BAD_REQUEST, &e, rid);
             if parts.method == Method::POST {
-                let r: Registration = match decode::object(&bytes, limits) {
-                    Ok(r) => r,
-                    Err(e) => return refuse_body("registration", e, rid),
+                let endpoint = match parse_registration(&bytes, limits) {
+                    Ok(endpoint) => endpoint,
+                    Err(e) => return refused(e),
                 };
-                if let Err((field, message)) = validate(&r) {
-                    return refuse(&field, message);
-                }
-                let name = r.name.clone();
-                let endpoint = CdpEndpoint {
-                    name: r.name,
-                    http_url: r.http_url,
-                    ws_url: r.ws_url,
-                    headers: r.headers,
-                    metadata: r.metadata,
-                };
+                let name = endpoint.name.clone();
                 let status = if registry.put(endpoint) {
                     "replaced"
                 } else {
                     "added"
                 };
-                json(
-                    StatusCode::OK,
-                    serde_json::to_vec(&json!({"status": status, "name": name}))
-                        .unwrap_or_default(),
-                )
+                answer(status, &name)
             } else {
-                let r: Removal = match decode::object(&bytes, limits) {
-                    Ok(r) => r,
-                    Err(e) => return refuse_body("removal", e, rid),
+                let name = match parse_removal(&bytes, limits) {
+                    Ok(name) => name,
+                    Err(e) => return refused(e),
                 };
-                let status = if registry.remove(&r.name) {
+                let status = if registry.remove(&name) {
                     "removed"
                 } else {
                     "absent"
                 };
-                json(
-                    StatusCode::OK,
-                    serde_json::to_vec(&json!({"status": status, "name": r.name}))
-                        .unwrap_or_default(),
-                )
+                answer(status, &name)
             }
         }
         _ => plain_error(
@@ -231,9 +236,9 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
     }
 }
 
-/// A body that did not decode: 400 with the decoder's words; a refusal of the whole body
-/// names the field serde names (`unknown field `x``, `missing field `y``).
-fn refuse_body(what: &str, mut e: A2aError, rid: Option<&RequestId>) -> Response {
+/// A body that did not decode, with the decoder's words; a refusal of the whole body names
+/// the field serde names (`unknown field `x``, `missing field `y``).
+fn body_error(what: &str, mut e: A2aError) -> A2aError {
     e.message = format!("invalid {what}: {}", e.message);
     match e.field_violations.first_mut() {
         Some((field, _)) if field.is_empty() => {
@@ -242,7 +247,7 @@ fn refuse_body(what: &str, mut e: A2aError, rid: Option<&RequestId>) -> Response
         Some(_) => {}
         None => e = e.with_violation("body", "invalid"),
     }
-    plain_error(StatusCode::BAD_REQUEST, &e, rid)
+    e
 }
 
 #[cfg(test)]

@@ -41,7 +41,9 @@ mod turn;
 
 pub use app::{A2aServer, AppState, router};
 pub use card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
-pub use cdp_config::{CDP_CONFIG_PATH, CDP_CONFIG_URI, CdpRegistry};
+pub use cdp_config::{
+    CDP_CONFIG_PATH, CDP_CONFIG_URI, CdpRegistry, parse_registration, parse_removal,
+};
 pub use config::{AnnouncedKeyConfig, ServerConfig};
 pub use config_file::ConfigError;
 pub use handler::{CallContext, DEFAULT_PAGE_SIZE, JsonDoc, MAX_PAGE_SIZE, RequestHandler};

@@ -69,9 +69,12 @@ pub struct ServeArgs {
     /// Seconds a finished task stays retrievable [default: 3600].
     #[arg(long, env = "FERRY_TASK_TTL")]
     task_ttl: Option<u64>,
-    /// Largest request body in bytes; 413 above it [default: 1048576].
+    /// Largest request body in bytes; 413 above it, before any of it is read [default: 1048576].
     #[arg(long, env = "FERRY_MAX_BODY_BYTES")]
     max_body_bytes: Option<usize>,
+    /// Deepest nesting of arrays and objects in a request body; -32602/400 deeper [default: 64].
+    #[arg(long, env = "FERRY_MAX_JSON_DEPTH")]
+    max_json_depth: Option<usize>,
     /// Requests served at once; 503 with Retry-After above it [default: 1024].
     #[arg(long, env = "FERRY_MAX_IN_FLIGHT")]
     max_in_flight: Option<usize>,
@@ -154,6 +157,7 @@ impl ServeArgs {
         set(&mut c.task_capacity, &self.task_capacity);
         set(&mut c.task_ttl_secs, &self.task_ttl);
         set(&mut c.max_body_bytes, &self.max_body_bytes);
+        set(&mut c.max_json_depth, &self.max_json_depth);
         set(&mut c.max_in_flight, &self.max_in_flight);
         set(&mut c.max_streams, &self.max_streams);
         set(&mut c.rate_limit_per_sec, &self.rate_limit);

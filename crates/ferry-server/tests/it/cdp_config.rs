@@ -287,3 +287,37 @@ async fn the_extension_needs_the_token_and_is_off_by_default() {
         404
     );
 }
+
+/// Issue 11: an extension's body is strict too. Two members with one name (the ws_url a
+/// client's JSON library would keep is not the one another would), a member twice deep in
+/// `metadata`, and a registration written as an array are 400 naming where; nothing is
+/// registered.
+#[tokio::test]
+async fn duplicate_members_and_arrays_are_400() {
+    let srv = server(Arc::new(Semaphore::new(100))).await;
+    for (body, says) in [
+        (
+            r#"{"name":"ok","http_url":"http://127.0.0.1:9222/","ws_url":"ws://127.0.0.1:9222/a","ws_url":"ws://10.0.0.1:9222/b"}"#,
+            r#"duplicate member "ws_url" at the top level"#,
+        ),
+        (
+            r#"{"name":"ok","http_url":"http://127.0.0.1:9222/","ws_url":"ws://127.0.0.1:9222/a","metadata":{"pool":{"k":1,"k":2}}}"#,
+            r#"duplicate member "k" at /metadata/pool"#,
+        ),
+        (
+            r#"["ok","http://127.0.0.1:9222/","ws://127.0.0.1:9222/a"]"#,
+            "invalid type: sequence",
+        ),
+    ] {
+        let (status, error) = srv
+            .request_json(Method::POST, "/ext/cdp-config", &JSON, body)
+            .await;
+        assert_eq!(status, 400, "{body}");
+        let message = error["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(says), "{body}: {error}");
+    }
+    let (_, listed) = srv
+        .request_json(Method::GET, "/ext/cdp-config", &[], "")
+        .await;
+    assert_eq!(listed["cdp_endpoints"], json!({}), "nothing was registered");
+}

@@ -127,8 +127,9 @@ impl<'a, O: Output<'a>> Parser<'a, O> {
             text,
             bytes: input,
             pos: 0,
-            path: Vec::new(),
-            names: Vec::new(),
+            // Enough for an A2A request without growing: one allocation each.
+            path: Vec::with_capacity(16),
+            names: Vec::with_capacity(32),
             limits: *limits,
             locate,
             located: None,
@@ -338,12 +339,7 @@ impl<'a, O: Output<'a>> Parser<'a, O> {
             let start = self.pos;
             // Skip the run of plain characters in one go. The input is valid UTF-8 and '"',
             // '\\' and control characters are ASCII, so `start..pos` is a char boundary.
-            while let Some(b) = self.peek() {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
+            self.pos += plain_run(&self.bytes[self.pos..]);
             let run = &self.text[start..self.pos];
             match self.peek() {
                 Some(b'"') => {
@@ -511,6 +507,37 @@ impl<'a, O: Output<'a>> Parser<'a, O> {
     }
 }
 
+/// The length of the leading run of `bytes` that needs no attention inside a string: no
+/// `"`, no `\\`, no control character. Eight bytes at a time (SWAR, as serde_json does): a
+/// word is plain when none of its bytes is one of those, found with the classic "has a zero
+/// byte" test on the word XORed with each delimiter.
+fn plain_run(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let needs_attention = |word: u64| {
+        let quote = word ^ (ONES * u64::from(b'"'));
+        let backslash = word ^ (ONES * u64::from(b'\\'));
+        let has_zero = |x: u64| x.wrapping_sub(ONES) & !x;
+        // Bytes below 0x20: subtracting 0x20 borrows into their high bit.
+        let control = word.wrapping_sub(ONES * 0x20) & !word;
+        (has_zero(quote) | has_zero(backslash) | control) & HIGH != 0
+    };
+    let mut n = 0;
+    for chunk in bytes.chunks_exact(8) {
+        let word = u64::from_le_bytes([
+            chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
+        ]);
+        if needs_attention(word) {
+            break;
+        }
+        n += 8;
+    }
+    n + bytes[n..]
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        .unwrap_or(bytes.len() - n)
+}
+
 impl<'a> Parser<'a, CheckOnly> {
     /// The pointer of the innermost value that starts before `offset` and ends at or after
     /// it; `None` when the input is not one the parser accepts under `limits`.
@@ -518,5 +545,29 @@ impl<'a> Parser<'a, CheckOnly> {
         let mut p = Self::new(input, limits, Some(offset)).ok()?;
         p.document().ok()?;
         p.located
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_run;
+
+    #[test]
+    fn plain_runs_stop_at_every_delimiter_in_every_position() {
+        for len in 0..24 {
+            let plain = "é".repeat(len / 2) + &"a".repeat(len % 2);
+            assert_eq!(plain_run(plain.as_bytes()), plain.len(), "{plain:?}");
+            for stop in ["\"", "\\", "\n", "\u{0}", "\u{1f}"] {
+                for at in 0..=plain.len() {
+                    if !plain.is_char_boundary(at) {
+                        continue;
+                    }
+                    let text = format!("{}{stop}{}", &plain[..at], &plain[at..]);
+                    assert_eq!(plain_run(text.as_bytes()), at, "{text:?}");
+                }
+            }
+        }
+        // Bytes at and just above the delimiters are plain.
+        assert_eq!(plain_run(b" !#[]^~\x7f\xff"), 9);
     }
 }
