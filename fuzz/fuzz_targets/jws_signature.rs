@@ -1,6 +1,7 @@
 //! Detached JWS as cards carry them: the input is split like a compact JWS
-//! (`protected.payload.signature`) and verified under fixed keys of each type; a signature
-//! ferry makes over the payload verifies, and one over another payload does not.
+//! (`protected.payload.signature`) and verified under fixed keys of each type. For inputs that
+//! start with `!` (signing is slow; the fuzzer learns the prefix), a signature ferry makes
+//! over the payload verifies, and one over another payload does not.
 
 #![no_main]
 
@@ -35,6 +36,9 @@ fuzz_target!(|input: &[u8]| {
             jws::verify_detached(protected, payload.as_bytes(), signature, None, &public)
         {
             assert_eq!(header.alg(), key.alg(), "verified under the key's algorithm");
+        }
+        if !input.starts_with(b"!") {
+            continue;
         }
         let (p, s) = jws::sign_detached(key, payload.as_bytes(), None).expect("signs");
         jws::verify_detached(&p, payload.as_bytes(), &s, None, &public)

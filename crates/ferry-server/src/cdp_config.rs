@@ -98,7 +98,16 @@ fn valid_name(name: &str) -> bool {
 }
 
 /// An absolute URL with one of `schemes`, a host, and (when given) a valid port.
+///
+/// Whitespace and control characters are refused rather than left to the URL parser, which
+/// strips them (` ws://h/` and `ws://h\n/` parse as `ws://h/`): the URL stored is the URL
+/// checked, for every later reader.
 fn check_url(field: &str, value: &str, schemes: &[&str]) -> Result<(), String> {
+    if value.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!(
+            "{field} {value:?} contains whitespace or a control character"
+        ));
+    }
     let url = url::Url::parse(value)
         .map_err(|e| format!("{field} {value:?} is not an absolute URL: {e}"))?;
     if !schemes.contains(&url.scheme()) {
@@ -268,6 +277,11 @@ mod tests {
         assert!(check_url("http_url", "http://h:99999/", &["http", "https"]).is_err());
         assert!(check_url("ws_url", "http://h:9222/", &["ws", "wss"]).is_err());
         assert!(check_url("ws_url", "ws://h:9222/devtools/browser/x", &["ws", "wss"]).is_ok());
+        assert!(check_url("ws_url", "wS://h:9222/", &["ws", "wss"]).is_ok(), "any case");
+        // Found by the cdp_config fuzz target: the URL parser strips these, the registry did not.
+        for bad in [" ws://h:9222/", "ws://h:9222/ ", "ws://h:92\n22/", "ws://h:9222/\t"] {
+            assert!(check_url("ws_url", bad, &["ws", "wss"]).is_err(), "{bad:?}");
+        }
     }
 
     #[test]
