@@ -35,7 +35,11 @@ fuzz_target!(|input: &[u8]| {
         if let Ok(header) =
             jws::verify_detached(protected, payload.as_bytes(), signature, None, &public)
         {
-            assert_eq!(header.alg(), key.alg(), "verified under the key's algorithm");
+            assert_eq!(
+                header.alg(),
+                key.alg(),
+                "verified under the key's algorithm"
+            );
         }
         if !input.starts_with(b"!") {
             continue;

@@ -12,7 +12,11 @@ fuzz_target!(|input: &[u8]| {
     let limits = strict::Limits::default();
     let built = strict::parse_with(input, &limits);
     let checked = strict::check_with(input, &limits);
-    assert_eq!(built.as_ref().err(), checked.as_ref().err(), "parse and check disagree");
+    assert_eq!(
+        built.as_ref().err(),
+        checked.as_ref().err(),
+        "parse and check disagree"
+    );
     for offset in [0, input.len() / 2, input.len()] {
         let _ = strict::pointer_at(input, offset);
     }
@@ -37,5 +41,9 @@ fuzz_target!(|input: &[u8]| {
         ..limits
     };
     let again = strict::parse_with(&canonical, &lax).expect("the canonical form is JSON");
-    assert_eq!(jcs::canonicalize(&again), canonical, "canonical form is a fixed point");
+    assert_eq!(
+        jcs::canonicalize(&again),
+        canonical,
+        "canonical form is a fixed point"
+    );
 });

@@ -277,9 +277,17 @@ mod tests {
         assert!(check_url("http_url", "http://h:99999/", &["http", "https"]).is_err());
         assert!(check_url("ws_url", "http://h:9222/", &["ws", "wss"]).is_err());
         assert!(check_url("ws_url", "ws://h:9222/devtools/browser/x", &["ws", "wss"]).is_ok());
-        assert!(check_url("ws_url", "wS://h:9222/", &["ws", "wss"]).is_ok(), "any case");
+        assert!(
+            check_url("ws_url", "wS://h:9222/", &["ws", "wss"]).is_ok(),
+            "any case"
+        );
         // Found by the cdp_config fuzz target: the URL parser strips these, the registry did not.
-        for bad in [" ws://h:9222/", "ws://h:9222/ ", "ws://h:92\n22/", "ws://h:9222/\t"] {
+        for bad in [
+            " ws://h:9222/",
+            "ws://h:9222/ ",
+            "ws://h:92\n22/",
+            "ws://h:9222/\t",
+        ] {
             assert!(check_url("ws_url", bad, &["ws", "wss"]).is_err(), "{bad:?}");
         }
     }

@@ -57,6 +57,13 @@ async fn server(gate: Arc<Semaphore>) -> TestServer {
 
 const JSON: [(&str, &str); 1] = [("content-type", "application/json")];
 
+async fn assert_nothing_registered(srv: &TestServer) {
+    let (_, listed) = srv
+        .request_json(Method::GET, "/ext/cdp-config", &[], "")
+        .await;
+    assert_eq!(listed["cdp_endpoints"], json!({}), "nothing was registered");
+}
+
 async fn register(srv: &TestServer, body: Value) -> (u16, Value) {
     srv.request_json(Method::POST, "/ext/cdp-config", &JSON, &body.to_string())
         .await
@@ -154,10 +161,7 @@ async fn bad_registrations_are_400_naming_the_field() {
         let message = error["error"]["message"].as_str().unwrap_or_default();
         assert!(message.contains(field), "{field}: {error}");
     }
-    let (_, listed) = srv
-        .request_json(Method::GET, "/ext/cdp-config", &[], "")
-        .await;
-    assert_eq!(listed["cdp_endpoints"], json!({}), "nothing was registered");
+    assert_nothing_registered(&srv).await;
 }
 
 #[tokio::test]
@@ -316,8 +320,5 @@ async fn duplicate_members_and_arrays_are_400() {
         let message = error["error"]["message"].as_str().unwrap_or_default();
         assert!(message.contains(says), "{body}: {error}");
     }
-    let (_, listed) = srv
-        .request_json(Method::GET, "/ext/cdp-config", &[], "")
-        .await;
-    assert_eq!(listed["cdp_endpoints"], json!({}), "nothing was registered");
+    assert_nothing_registered(&srv).await;
 }

@@ -1,5 +1,6 @@
 //! Strict JSON: the only way bytes from the network become a [`serde_json::Value`] in
-//! ferry-trust.
+//! ferry-trust, and the check ferry-server runs over every request body before serde reads it
+//! ([`check_with`], which builds nothing; [`decode`] for both steps at once).
 //!
 //! `serde_json::from_slice::<Value>` silently keeps the *last* of two members with the same
 //! name, so `{"alg":"ES256","alg":"none"}` means one thing to a policy check that reads the
