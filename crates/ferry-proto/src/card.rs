@@ -1,7 +1,7 @@
 //! The agent card and its parts (spec §5), and security schemes (spec §10).
 
 use crate::de;
-use crate::object::{RefuseArrays, proto_messages};
+use crate::message::{ProtoMessage, proto_messages};
 use crate::task::Struct;
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{Error, MapAccess, SeqAccess, Visitor};
@@ -25,7 +25,7 @@ pub struct AgentCard {
     /// What the agent does.
     pub description: String,
     /// Where and how to call it; the first entry is preferred.
-    #[serde(alias = "supported_interfaces", deserialize_with = "de::vec_or_null")]
+    #[serde(deserialize_with = "de::vec_or_null")]
     pub supported_interfaces: Vec<AgentInterface>,
     /// Who provides it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -33,34 +33,25 @@ pub struct AgentCard {
     /// The agent's own version.
     pub version: String,
     /// Documentation URL.
-    #[serde(
-        default,
-        alias = "documentation_url",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub documentation_url: Option<String>,
     /// What the agent supports.
     pub capabilities: AgentCapabilities,
     /// Authentication schemes by name.
-    #[serde(
-        default,
-        alias = "security_schemes",
-        skip_serializing_if = "BTreeMap::is_empty"
-    )]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub security_schemes: BTreeMap<String, SecurityScheme>,
     /// Alternatives (OR) of scheme sets (AND).
     #[serde(
         default,
-        alias = "security_requirements",
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "de::vec_or_null"
     )]
     pub security_requirements: Vec<SecurityRequirement>,
     /// Input media types.
-    #[serde(alias = "default_input_modes", deserialize_with = "de::vec_or_null")]
+    #[serde(deserialize_with = "de::vec_or_null")]
     pub default_input_modes: Vec<String>,
     /// Output media types.
-    #[serde(alias = "default_output_modes", deserialize_with = "de::vec_or_null")]
+    #[serde(deserialize_with = "de::vec_or_null")]
     pub default_output_modes: Vec<String>,
     /// What the agent is good at.
     #[serde(deserialize_with = "de::vec_or_null")]
@@ -73,7 +64,7 @@ pub struct AgentCard {
     )]
     pub signatures: Vec<AgentCardSignature>,
     /// Icon URL.
-    #[serde(default, alias = "icon_url", skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icon_url: Option<String>,
 }
 
@@ -84,7 +75,6 @@ pub struct AgentInterface {
     /// Endpoint URL.
     pub url: String,
     /// `JSONRPC`, `HTTP+JSON`, `GRPC` or a URI.
-    #[serde(alias = "protocol_binding")]
     pub protocol_binding: String,
     /// Tenant value clients must send.
     #[serde(
@@ -94,7 +84,6 @@ pub struct AgentInterface {
     )]
     pub tenant: String,
     /// `Major.Minor`.
-    #[serde(alias = "protocol_version")]
     pub protocol_version: String,
 }
 
@@ -116,11 +105,7 @@ pub struct AgentCapabilities {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streaming: Option<bool>,
     /// Push notification configs work.
-    #[serde(
-        default,
-        alias = "push_notifications",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub push_notifications: Option<bool>,
     /// Extensions supported.
     #[serde(
@@ -130,11 +115,7 @@ pub struct AgentCapabilities {
     )]
     pub extensions: Vec<AgentExtension>,
     /// GetExtendedAgentCard works for authenticated callers.
-    #[serde(
-        default,
-        alias = "extended_agent_card",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extended_agent_card: Option<bool>,
 }
 
@@ -187,7 +168,6 @@ pub struct AgentSkill {
     /// Input media types (override the card's defaults).
     #[serde(
         default,
-        alias = "input_modes",
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "de::vec_or_null"
     )]
@@ -195,7 +175,6 @@ pub struct AgentSkill {
     /// Output media types (override the card's defaults).
     #[serde(
         default,
-        alias = "output_modes",
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "de::vec_or_null"
     )]
@@ -203,7 +182,6 @@ pub struct AgentSkill {
     /// Security needed for this skill.
     #[serde(
         default,
-        alias = "security_requirements",
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "de::vec_or_null"
     )]
@@ -264,7 +242,7 @@ impl<'de> Deserialize<'de> for StringList {
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<StringList, A::Error> {
                 let Wrapped { list } =
-                    Wrapped::deserialize(RefuseArrays(MapAccessDeserializer::new(map)))?;
+                    Wrapped::deserialize(ProtoMessage(MapAccessDeserializer::new(map)))?;
                 Ok(StringList { list })
             }
         }
@@ -293,18 +271,18 @@ impl<'de> Deserialize<'de> for SecurityScheme {
         #[derive(Deserialize)]
         #[serde(rename_all = "camelCase")]
         struct Wire {
-            #[serde(default, alias = "api_key_security_scheme")]
+            #[serde(default)]
             api_key_security_scheme: Option<ApiKeySecurityScheme>,
-            #[serde(default, alias = "http_auth_security_scheme")]
+            #[serde(default)]
             http_auth_security_scheme: Option<HttpAuthSecurityScheme>,
-            #[serde(default, alias = "oauth2_security_scheme")]
+            #[serde(default)]
             oauth2_security_scheme: Option<OAuth2SecurityScheme>,
-            #[serde(default, alias = "open_id_connect_security_scheme")]
+            #[serde(default)]
             open_id_connect_security_scheme: Option<OpenIdConnectSecurityScheme>,
-            #[serde(default, alias = "mtls_security_scheme")]
+            #[serde(default)]
             mtls_security_scheme: Option<MutualTlsSecurityScheme>,
         }
-        let w = Wire::deserialize(RefuseArrays(d))?;
+        let w = Wire::deserialize(ProtoMessage(d))?;
         let mut found = Vec::with_capacity(1);
         if let Some(s) = w.api_key_security_scheme {
             found.push(SecurityScheme::ApiKeySecurityScheme(s));
@@ -363,7 +341,6 @@ pub struct HttpAuthSecurityScheme {
     /// Token format hint.
     #[serde(
         default,
-        alias = "bearer_format",
         skip_serializing_if = "String::is_empty",
         deserialize_with = "de::string_or_null"
     )]
@@ -386,7 +363,6 @@ pub struct OAuth2SecurityScheme {
     /// RFC 8414 metadata URL.
     #[serde(
         default,
-        alias = "oauth2_metadata_url",
         skip_serializing_if = "String::is_empty",
         deserialize_with = "de::string_or_null"
     )]
@@ -405,7 +381,6 @@ pub struct OpenIdConnectSecurityScheme {
     )]
     pub description: String,
     /// Discovery URL.
-    #[serde(alias = "open_id_connect_url")]
     pub open_id_connect_url: String,
 }
 
@@ -424,20 +399,17 @@ pub struct MutualTlsSecurityScheme {
 
 /// One OAuth 2.0 flow (a oneof; `implicit` and `password` are parsed but deprecated).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub enum OAuthFlows {
     /// Authorization code (with PKCE).
-    #[serde(alias = "authorization_code")]
     AuthorizationCode(OAuthFlow),
     /// Client credentials.
-    #[serde(alias = "client_credentials")]
     ClientCredentials(OAuthFlow),
     /// Deprecated implicit flow.
     Implicit(OAuthFlow),
     /// Deprecated password flow.
     Password(OAuthFlow),
     /// Device code (RFC 8628).
-    #[serde(alias = "device_code")]
     DeviceCode(OAuthFlow),
 }
 
@@ -449,7 +421,6 @@ pub struct OAuthFlow {
     /// Authorization endpoint.
     #[serde(
         default,
-        alias = "authorization_url",
         skip_serializing_if = "String::is_empty",
         deserialize_with = "de::string_or_null"
     )]
@@ -457,7 +428,6 @@ pub struct OAuthFlow {
     /// Device authorization endpoint.
     #[serde(
         default,
-        alias = "device_authorization_url",
         skip_serializing_if = "String::is_empty",
         deserialize_with = "de::string_or_null"
     )]
@@ -465,7 +435,6 @@ pub struct OAuthFlow {
     /// Token endpoint.
     #[serde(
         default,
-        alias = "token_url",
         skip_serializing_if = "String::is_empty",
         deserialize_with = "de::string_or_null"
     )]
@@ -473,7 +442,6 @@ pub struct OAuthFlow {
     /// Refresh endpoint.
     #[serde(
         default,
-        alias = "refresh_url",
         skip_serializing_if = "String::is_empty",
         deserialize_with = "de::string_or_null"
     )]
@@ -482,11 +450,12 @@ pub struct OAuthFlow {
     #[serde(default)]
     pub scopes: BTreeMap<String, String>,
     /// PKCE required.
-    #[serde(default, alias = "pkce_required", skip_serializing_if = "de::is_false")]
+    #[serde(default, skip_serializing_if = "de::is_false")]
     pub pkce_required: bool,
 }
 
 proto_messages!(
+    OAuthFlows,
     AgentCard,
     AgentInterface,
     AgentProvider,

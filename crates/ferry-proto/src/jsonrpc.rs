@@ -1,6 +1,6 @@
 //! JSON-RPC 2.0 envelopes as the A2A JSON-RPC binding uses them (spec §2.2).
 
-use crate::object::{RefuseArrays, proto_messages};
+use crate::message::{ProtoMessage, proto_messages};
 use crate::{A2aError, ErrorTable};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -38,7 +38,7 @@ pub struct JsonRpcRequest<'a> {
 
 impl<'de: 'a, 'a> Deserialize<'de> for JsonRpcRequest<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        JsonRpcRequest::deserialize(RefuseArrays(d))
+        JsonRpcRequest::deserialize(ProtoMessage(d))
     }
 }
 

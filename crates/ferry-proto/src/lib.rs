@@ -23,7 +23,8 @@ mod de;
 mod enums;
 mod error;
 mod jsonrpc;
-mod object;
+mod message;
+mod operation;
 mod part;
 mod requests;
 mod task;
@@ -35,7 +36,11 @@ pub use error::{A2aError, ErrorKind, ErrorTable};
 pub use jsonrpc::{
     JsonRpcId, JsonRpcRequest, JsonRpcResponse, jsonrpc_error_body, rest_error_body,
 };
-pub use object::ObjectOnly;
+pub use message::{ObjectOnly, camel_case};
+pub use operation::{
+    A2aRequest, Empty, HttpVerb, Operation, OperationType, PathParams, RequestDecoder, RestCarrier,
+    RestMiss, RestRoute, ops,
+};
 pub use part::{Part, PartContent};
 pub use requests::*;
 pub use task::*;

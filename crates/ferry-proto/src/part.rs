@@ -1,7 +1,7 @@
 //! `Part`: one piece of message or artifact content, with exactly one content member.
 
 use crate::de;
-use crate::object::RefuseArrays;
+use crate::message::ProtoMessage;
 use base64::Engine;
 use serde::de::Error;
 use serde::ser::SerializeMap;
@@ -123,18 +123,13 @@ struct WirePart {
     metadata: Option<Map<String, Value>>,
     #[serde(default, deserialize_with = "de::string_or_null")]
     filename: String,
-    #[serde(
-        default,
-        rename = "mediaType",
-        alias = "media_type",
-        deserialize_with = "de::string_or_null"
-    )]
+    #[serde(default, rename = "mediaType", deserialize_with = "de::string_or_null")]
     media_type: String,
 }
 
 impl<'de> Deserialize<'de> for Part {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let w = WirePart::deserialize(RefuseArrays(d))?;
+        let w = WirePart::deserialize(ProtoMessage(d))?;
         let present = [
             w.text.is_some(),
             w.raw.is_some(),

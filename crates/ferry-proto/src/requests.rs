@@ -1,7 +1,7 @@
 //! Request and response messages of the eleven operations (spec §4.9–§4.14).
 
 use crate::de;
-use crate::object::proto_messages;
+use crate::message::proto_messages;
 use crate::task::Struct;
 use crate::{Message, Task, TaskState, Timestamp};
 use serde::{Deserialize, Serialize};
@@ -34,32 +34,22 @@ pub struct SendMessageConfiguration {
     /// Media types the client accepts.
     #[serde(
         default,
-        alias = "accepted_output_modes",
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "de::vec_or_null"
     )]
     pub accepted_output_modes: Vec<String>,
     /// A push config to register for the task.
-    #[serde(
-        default,
-        alias = "task_push_notification_config",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_push_notification_config: Option<TaskPushNotificationConfig>,
     /// At most this many recent history messages in the answer.
     #[serde(
         default,
-        alias = "history_length",
         skip_serializing_if = "Option::is_none",
         deserialize_with = "de::opt_i32"
     )]
     pub history_length: Option<i32>,
     /// Answer right after the task is created instead of waiting.
-    #[serde(
-        default,
-        alias = "return_immediately",
-        skip_serializing_if = "de::is_false"
-    )]
+    #[serde(default, skip_serializing_if = "de::is_false")]
     pub return_immediately: bool,
 }
 
@@ -79,7 +69,6 @@ pub struct GetTaskRequest {
     /// At most this many recent history messages.
     #[serde(
         default,
-        alias = "history_length",
         skip_serializing_if = "Option::is_none",
         deserialize_with = "de::opt_i32"
     )]
@@ -100,7 +89,6 @@ pub struct ListTasksRequest {
     /// Only tasks of this context.
     #[serde(
         default,
-        alias = "context_id",
         skip_serializing_if = "String::is_empty",
         deserialize_with = "de::string_or_null"
     )]
@@ -111,7 +99,6 @@ pub struct ListTasksRequest {
     /// Page size, 1..=100; 50 when unset.
     #[serde(
         default,
-        alias = "page_size",
         skip_serializing_if = "Option::is_none",
         deserialize_with = "de::opt_i32"
     )]
@@ -119,7 +106,6 @@ pub struct ListTasksRequest {
     /// Cursor from a previous page.
     #[serde(
         default,
-        alias = "page_token",
         skip_serializing_if = "String::is_empty",
         deserialize_with = "de::string_or_null"
     )]
@@ -127,24 +113,15 @@ pub struct ListTasksRequest {
     /// At most this many recent history messages per task.
     #[serde(
         default,
-        alias = "history_length",
         skip_serializing_if = "Option::is_none",
         deserialize_with = "de::opt_i32"
     )]
     pub history_length: Option<i32>,
     /// Only tasks whose status timestamp is at or after this time.
-    #[serde(
-        default,
-        alias = "status_timestamp_after",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status_timestamp_after: Option<Timestamp>,
     /// Include artifacts (default false: the key is absent from every task).
-    #[serde(
-        default,
-        alias = "include_artifacts",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub include_artifacts: Option<bool>,
 }
 
@@ -160,17 +137,13 @@ pub struct ListTasksResponse {
     #[serde(default, deserialize_with = "de::vec_or_null")]
     pub tasks: Vec<Task>,
     /// Cursor for the next page; `""` on the last page.
-    #[serde(
-        default,
-        alias = "next_page_token",
-        deserialize_with = "de::string_or_null"
-    )]
+    #[serde(default, deserialize_with = "de::string_or_null")]
     pub next_page_token: String,
     /// The page size used.
-    #[serde(default, alias = "page_size", deserialize_with = "de::i32_or_zero")]
+    #[serde(default, deserialize_with = "de::i32_or_zero")]
     pub page_size: i32,
     /// Matching tasks before paging.
-    #[serde(default, alias = "total_size", deserialize_with = "de::i32_or_zero")]
+    #[serde(default, deserialize_with = "de::i32_or_zero")]
     pub total_size: i32,
 }
 
@@ -229,7 +202,6 @@ pub struct TaskPushNotificationConfig {
     /// The task.
     #[serde(
         default,
-        alias = "task_id",
         skip_serializing_if = "String::is_empty",
         deserialize_with = "de::string_or_null"
     )]
@@ -275,7 +247,6 @@ pub struct TaskPushNotificationConfigRef {
     )]
     pub tenant: String,
     /// The task.
-    #[serde(alias = "task_id")]
     pub task_id: String,
     /// The config id.
     pub id: String,
@@ -293,12 +264,10 @@ pub struct ListTaskPushNotificationConfigsRequest {
     )]
     pub tenant: String,
     /// The task.
-    #[serde(alias = "task_id")]
     pub task_id: String,
     /// Page size (0 = server default).
     #[serde(
         default,
-        alias = "page_size",
         skip_serializing_if = "de::is_zero",
         deserialize_with = "de::i32_or_zero"
     )]
@@ -306,7 +275,6 @@ pub struct ListTaskPushNotificationConfigsRequest {
     /// Cursor from a previous page.
     #[serde(
         default,
-        alias = "page_token",
         skip_serializing_if = "String::is_empty",
         deserialize_with = "de::string_or_null"
     )]
@@ -321,11 +289,7 @@ pub struct ListTaskPushNotificationConfigsResponse {
     #[serde(default, deserialize_with = "de::vec_or_null")]
     pub configs: Vec<TaskPushNotificationConfig>,
     /// Cursor for the next page; `""` on the last page.
-    #[serde(
-        default,
-        alias = "next_page_token",
-        deserialize_with = "de::string_or_null"
-    )]
+    #[serde(default, deserialize_with = "de::string_or_null")]
     pub next_page_token: String,
 }
 

@@ -1,7 +1,7 @@
 //! Tasks, messages, artifacts and the events that change them (spec §4.1–§4.8).
 
 use crate::de;
-use crate::object::proto_messages;
+use crate::message::proto_messages;
 use crate::{Part, Role, TaskState, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -16,11 +16,7 @@ pub struct Task {
     /// Server-generated id.
     pub id: String,
     /// The conversation this task belongs to.
-    #[serde(
-        default,
-        alias = "context_id",
-        skip_serializing_if = "String::is_empty"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub context_id: String,
     /// Current status.
     pub status: TaskStatus,
@@ -73,17 +69,12 @@ impl TaskStatus {
 #[serde(remote = "Self", rename_all = "camelCase")]
 pub struct Message {
     /// Sender-chosen id.
-    #[serde(alias = "message_id")]
     pub message_id: String,
     /// The conversation.
-    #[serde(
-        default,
-        alias = "context_id",
-        skip_serializing_if = "String::is_empty"
-    )]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub context_id: String,
     /// The task this message is about.
-    #[serde(default, alias = "task_id", skip_serializing_if = "String::is_empty")]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub task_id: String,
     /// Who sent it.
     pub role: Role,
@@ -103,7 +94,6 @@ pub struct Message {
     /// Related tasks.
     #[serde(
         default,
-        alias = "reference_task_ids",
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "de::vec_or_null"
     )]
@@ -146,7 +136,6 @@ impl Message {
 #[serde(remote = "Self", rename_all = "camelCase")]
 pub struct Artifact {
     /// Unique within the task.
-    #[serde(alias = "artifact_id")]
     pub artifact_id: String,
     /// Human-readable name.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -188,10 +177,8 @@ impl Artifact {
 #[serde(remote = "Self", rename_all = "camelCase")]
 pub struct TaskStatusUpdateEvent {
     /// The task.
-    #[serde(alias = "task_id")]
     pub task_id: String,
     /// The task's context.
-    #[serde(alias = "context_id")]
     pub context_id: String,
     /// The new status.
     pub status: TaskStatus,
@@ -205,10 +192,8 @@ pub struct TaskStatusUpdateEvent {
 #[serde(remote = "Self", rename_all = "camelCase")]
 pub struct TaskArtifactUpdateEvent {
     /// The task.
-    #[serde(alias = "task_id")]
     pub task_id: String,
     /// The task's context.
-    #[serde(alias = "context_id")]
     pub context_id: String,
     /// The artifact or chunk.
     pub artifact: Artifact,
@@ -216,7 +201,7 @@ pub struct TaskArtifactUpdateEvent {
     #[serde(default, skip_serializing_if = "de::is_false")]
     pub append: bool,
     /// This is the artifact's last chunk.
-    #[serde(default, alias = "last_chunk", skip_serializing_if = "de::is_false")]
+    #[serde(default, skip_serializing_if = "de::is_false")]
     pub last_chunk: bool,
     /// Custom metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -225,23 +210,21 @@ pub struct TaskArtifactUpdateEvent {
 
 /// One event of a stream, and the body of a push notification (spec §3): exactly one member.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub enum StreamResponse {
     /// A task snapshot.
     Task(Task),
     /// A message (the only event of a message-only stream).
     Message(Message),
     /// A status change.
-    #[serde(alias = "status_update")]
     StatusUpdate(TaskStatusUpdateEvent),
     /// An artifact or chunk.
-    #[serde(alias = "artifact_update")]
     ArtifactUpdate(TaskArtifactUpdateEvent),
 }
 
 /// The result of `SendMessage`: a task or a direct message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase")]
 pub enum SendMessageResponse {
     /// The task the message created or continued.
     Task(Task),
@@ -250,6 +233,8 @@ pub enum SendMessageResponse {
 }
 
 proto_messages!(
+    SendMessageResponse,
+    StreamResponse,
     Task,
     TaskStatus,
     Message,

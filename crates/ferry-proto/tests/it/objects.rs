@@ -324,17 +324,18 @@ impl Serialize for Json {
     }
 }
 
-/// A decoder for one root type: `Ok` when the JSON text decodes, through both serde_json
-/// entry points (text and `Value`), which must agree.
-type Decode = fn(&str) -> Result<(), String>;
+/// A decoder for one root type: the decoded value (serialized again) when the JSON text
+/// decodes, through both serde_json entry points (text and `Value`), which must agree.
+type Decode = fn(&str) -> Result<Value, String>;
 
-fn decoder<T: DeserializeOwned>(text: &str) -> Result<(), String> {
+fn decoder<T: DeserializeOwned + Serialize>(text: &str) -> Result<Value, String> {
+    let written = |t: T| serde_json::to_value(t).expect("serializes");
     let from_text = serde_json::from_str::<T>(text)
-        .map(drop)
+        .map(written)
         .map_err(|e| e.to_string());
     let value: Value = serde_json::from_str(text).expect("JSON");
     let from_value = serde_json::from_value::<T>(value)
-        .map(drop)
+        .map(written)
         .map_err(|e| e.to_string());
     assert_eq!(
         from_text.is_ok(),
@@ -474,10 +475,15 @@ fn roots() -> Vec<(&'static str, Json, Decode)> {
     roots
 }
 
-/// Members whose value is any JSON (a data part's `data`, an envelope's `result`) or a
+/// Members whose value is any JSON (a data part's `data`, an envelope's `result`), a map
+/// keyed by names that are data (`securitySchemes`, `schemes`, `scopes`), or a
 /// `Struct` of any JSON values (`metadata`, `params`, `header`): the walk does not go into
 /// them, but a `Struct` itself must still be an object.
 const FREE_FORM: &[&str] = &["data", "result", "metadata", "params", "header"];
+
+/// Maps whose keys are names chosen by a card's author, not proto field names: respelling
+/// them would change the data.
+const NAMED_MAPS: &[&str] = &["securitySchemes", "schemes", "scopes"];
 
 /// Paths (member names and indexes) of every object in `v` that is a proto message or a
 /// map, not content inside a free-form member.
@@ -562,7 +568,7 @@ fn every_object_of_every_message_refuses_an_array() {
             let pointer: String = path.iter().map(|p| format!("/{p}")).collect();
             let attack = text(&positional(&v, &path));
             match decode(&attack) {
-                Ok(()) => panic!("{name}: an array at {pointer:?} was accepted: {attack}"),
+                Ok(_) => panic!("{name}: an array at {pointer:?} was accepted: {attack}"),
                 // A oneof (an externally tagged enum) refuses the array before any visitor
                 // sees it, so serde_json's text decoder says "expected value" there.
                 Err(e) => assert!(
@@ -649,4 +655,96 @@ fn every_public_message_type_goes_through_the_object_check() {
         }
     }
     assert!(checked > 30, "only {checked} message types found");
+}
+
+/// `camelName` → `camel_name`.
+fn snake_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// `v` with every member name of every message (and every oneof variant name) in its proto
+/// snake_case spelling; free-form members keep their names. Counts the names it respelled.
+fn respelled(v: &Json, count: &mut usize) -> Json {
+    match v {
+        Json::Object(members) => Json::Object(
+            members
+                .iter()
+                .map(|(k, child)| {
+                    let snake = snake_case(k);
+                    if snake != *k {
+                        *count += 1;
+                    }
+                    let child = if FREE_FORM.contains(&k.as_str()) {
+                        child.clone()
+                    } else if NAMED_MAPS.contains(&k.as_str()) {
+                        named_map_respelled(child, count)
+                    } else {
+                        respelled(child, count)
+                    };
+                    (snake, child)
+                })
+                .collect(),
+        ),
+        Json::Array(items) => Json::Array(items.iter().map(|c| respelled(c, count)).collect()),
+        Json::Scalar(_) => v.clone(),
+    }
+}
+
+/// A map keyed by data names: the keys stay, the values (messages) are respelled.
+fn named_map_respelled(v: &Json, count: &mut usize) -> Json {
+    match v {
+        Json::Object(entries) => Json::Object(
+            entries
+                .iter()
+                .map(|(k, child)| (k.clone(), respelled(child, count)))
+                .collect(),
+        ),
+        other => respelled(other, count),
+    }
+}
+
+/// Issue 13: every multi-word field of every request, card and task type is accepted in its
+/// proto spelling too (one mechanism: message.rs), and means the same.
+#[test]
+fn every_multi_word_field_is_accepted_in_snake_case() {
+    let mut respelled_names = 0;
+    for (name, v, decode) in roots() {
+        let camel = decode(&text(&v)).expect("the example decodes");
+        let snake_json = respelled(&v, &mut respelled_names);
+        let snake = decode(&text(&snake_json))
+            .unwrap_or_else(|e| panic!("{name}: snake_case refused: {e}\n{}", text(&snake_json)));
+        assert_eq!(snake, camel, "{name}: the spellings decode differently");
+    }
+    assert!(
+        respelled_names > 150,
+        "only {respelled_names} names respelled"
+    );
+}
+
+#[test]
+fn both_spellings_of_one_field_are_a_duplicate() {
+    let e = serde_json::from_str::<Task>(
+        r#"{"id":"t","contextId":"a","context_id":"b","status":{"state":"TASK_STATE_WORKING"}}"#,
+    )
+    .expect_err("two spellings, one field");
+    assert!(e.to_string().contains("duplicate field `contextId`"), "{e}");
+    // Free-form names are kept as written.
+    let t: Task = serde_json::from_str(
+        r#"{"id":"t","status":{"state":"TASK_STATE_WORKING"},"metadata":{"trace_id":1,"traceId":2}}"#,
+    )
+    .expect("metadata names are data");
+    let md = t.metadata.expect("metadata");
+    assert_eq!(
+        (md["trace_id"].clone(), md["traceId"].clone()),
+        (json!(1), json!(2))
+    );
 }
