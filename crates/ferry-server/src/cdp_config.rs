@@ -8,10 +8,10 @@
 //!   values, which often carry a credential;
 //! - `DELETE {name}` removes one; a name that is not there answers `absent`, not an error.
 
-use crate::app::AppState;
-use crate::decode::{self, BodyLimits};
-use crate::front_door::RequestId;
-use crate::response::{json, plain_error, read_body};
+use crate::http::app::AppState;
+use crate::http::decode::{self, BodyLimits};
+use crate::http::request_id::RequestId;
+use crate::http::response::{json, plain_error, read_body};
 use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::Response;

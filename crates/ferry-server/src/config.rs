@@ -1,6 +1,6 @@
 //! `ServerConfig`: every knob of the server in one serde struct with documented defaults.
 
-use crate::signing::SigningKeyConfig;
+use crate::http::signing::SigningKeyConfig;
 use ferry_proto::ErrorTable;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -168,8 +168,8 @@ impl ServerConfig {
     }
 
     /// The limits every request body is checked under.
-    pub fn body_limits(&self) -> crate::decode::BodyLimits {
-        crate::decode::BodyLimits {
+    pub fn body_limits(&self) -> crate::http::decode::BodyLimits {
+        crate::http::decode::BodyLimits {
             max_bytes: self.max_body_bytes,
             max_depth: self.max_json_depth.max(1),
         }

@@ -16,38 +16,25 @@
 //! # }
 //! ```
 
-mod app;
-mod card;
 mod cdp_config;
 mod config;
 mod config_file;
-pub mod decode;
-mod dedup;
+mod core;
 pub mod demo;
-pub mod front_door;
-mod handler;
-mod jsonrpc;
-pub mod metrics;
-mod params;
-mod probes;
-mod record;
-mod response;
-mod rest;
-mod signing;
-mod sse;
-mod store;
-mod stream;
-mod turn;
+mod http;
 
-pub use app::{A2aServer, AppState, router};
-pub use card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
+pub use crate::core::handler::{
+    CallContext, DEFAULT_PAGE_SIZE, JsonDoc, MAX_PAGE_SIZE, RequestHandler,
+};
+pub use crate::core::store::{InMemoryTaskStore, StoreError, TaskStore};
+pub use crate::core::stream::{StreamItem, TaskStream};
 pub use cdp_config::{
     CDP_CONFIG_PATH, CDP_CONFIG_URI, CdpRegistry, parse_registration, parse_removal,
 };
 pub use config::{AnnouncedKeyConfig, ServerConfig};
 pub use config_file::ConfigError;
-pub use handler::{CallContext, DEFAULT_PAGE_SIZE, JsonDoc, MAX_PAGE_SIZE, RequestHandler};
-pub use params::{EXTENSIONS_HEADER, VERSION_HEADER};
-pub use signing::{JWKS_PATH, SigningError, SigningKeyConfig};
-pub use store::{InMemoryTaskStore, StoreError, TaskStore};
-pub use stream::{StreamItem, TaskStream};
+pub use http::app::{A2aServer, AppState, router};
+pub use http::card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
+pub use http::params::{EXTENSIONS_HEADER, VERSION_HEADER};
+pub use http::signing::{JWKS_PATH, SigningError, SigningKeyConfig};
+pub use http::{decode, front_door, metrics};

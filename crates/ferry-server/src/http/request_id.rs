@@ -69,3 +69,7 @@ mod tests {
         }
     }
 }
+
+/// The peer address of the connection a request came on (set by the server's accept loop).
+#[derive(Debug, Clone, Copy)]
+pub struct ClientAddr(pub std::net::SocketAddr);

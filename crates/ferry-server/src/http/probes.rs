@@ -1,7 +1,7 @@
 //! Liveness and readiness probes: no auth, no Host check, a status word as the body.
 
-use crate::app::AppState;
-use crate::response::json;
+use crate::http::app::AppState;
+use crate::http::response::json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;

@@ -6,7 +6,7 @@
 //! slow reader never sees a gap; if the log no longer holds what it missed, the stream ends with
 //! an error instead of silently skipping.
 
-use crate::record::{LiveItem, LoggedEvent, TaskRecord};
+use crate::core::record::{LiveItem, LoggedEvent, TaskRecord};
 use bytes::Bytes;
 use ferry_proto::{A2aError, ErrorKind, StreamResponse};
 use std::collections::VecDeque;
@@ -234,7 +234,7 @@ impl TaskStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::LIVE_CHANNEL_CAPACITY;
+    use crate::core::record::LIVE_CHANNEL_CAPACITY;
     use ferry_proto::{Message, Part, TaskState, TaskStatus, TaskStatusUpdateEvent};
     use std::time::Duration;
 

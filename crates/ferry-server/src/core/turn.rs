@@ -5,8 +5,8 @@
 //! publishes a new task to the store on its first event, appends every event to the task's log
 //! and wakes whoever waits.
 
-use crate::record::{LiveItem, TaskRecord};
-use crate::store::TaskStore;
+use crate::core::record::{LiveItem, TaskRecord};
+use crate::core::store::TaskStore;
 use ferry_agent::{
     AgentError, AgentEvent, AgentExecutor, EmitError, EventSink, EventTarget, RequestContext,
 };

@@ -1,16 +1,17 @@
 //! Putting it together: the router, the shared state, the accept loop (with the header read
 //! timeout and the client address), and a shutdown that drains.
 
-use crate::card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
 use crate::config::ServerConfig;
-use crate::front_door::{self, ClientAddr, FrontDoor};
-use crate::handler::RequestHandler;
-use crate::metrics::{CallLabel, Metrics};
-use crate::signing::{self, JWKS_PATH, SigningError};
-use crate::sse::{SseFraming, sse_response};
-use crate::store::{InMemoryTaskStore, TaskStore};
-use crate::stream::TaskStream;
-use crate::{jsonrpc, probes, rest};
+use crate::core::handler::RequestHandler;
+use crate::core::store::{InMemoryTaskStore, TaskStore};
+use crate::core::stream::TaskStream;
+use crate::http::card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
+use crate::http::front_door::{self, FrontDoor};
+use crate::http::metrics::{CallLabel, Metrics};
+use crate::http::request_id::ClientAddr;
+use crate::http::signing::{self, JWKS_PATH, SigningError};
+use crate::http::sse::{SseFraming, sse_response};
+use crate::{http::jsonrpc, http::probes, http::rest};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::HeaderMap;
@@ -316,7 +317,7 @@ pub fn router(state: Arc<AppState>) -> Router {
 async fn card(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Response {
     let mut response = app.card.respond(&headers);
     let label = CallLabel {
-        method: crate::metrics::Method::AgentCard,
+        method: crate::http::metrics::Method::AgentCard,
         ok: true,
     };
     response.extensions_mut().insert(label);
@@ -326,8 +327,8 @@ async fn card(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Response 
 /// `GET /.well-known/jwks.json`: the keys that sign the card (404 when the card is unsigned).
 async fn jwks(State(app): State<Arc<AppState>>) -> Response {
     let mut response = match &app.jwks {
-        Some(body) => crate::response::json(axum::http::StatusCode::OK, body.clone()),
-        None => crate::response::json(axum::http::StatusCode::NOT_FOUND, &br#"{"error":{"code":404,"status":"NOT_FOUND","message":"this server does not sign its card"}}"#[..]),
+        Some(body) => crate::http::response::json(axum::http::StatusCode::OK, body.clone()),
+        None => crate::http::response::json(axum::http::StatusCode::NOT_FOUND, &br#"{"error":{"code":404,"status":"NOT_FOUND","message":"this server does not sign its card"}}"#[..]),
     };
     response.headers_mut().insert(
         axum::http::header::CACHE_CONTROL,
@@ -345,7 +346,7 @@ async fn cdp_config_route(State(app): State<Arc<AppState>>, request: Request) ->
             ferry_proto::ErrorKind::MethodNotFound,
             "the cdp-config/v1 extension is not enabled on this server",
         );
-        crate::response::plain_error(axum::http::StatusCode::NOT_FOUND, &e, None)
+        crate::http::response::plain_error(axum::http::StatusCode::NOT_FOUND, &e, None)
     }
 }
 

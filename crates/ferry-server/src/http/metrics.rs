@@ -2,7 +2,7 @@
 //! by state, refusals by reason. Counters are atomics (no lock on the request path); tasks by
 //! state are counted when scraped.
 
-use crate::store::TaskStore;
+use crate::core::store::TaskStore;
 use ferry_proto::TaskState;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -219,7 +219,7 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::InMemoryTaskStore;
+    use crate::core::store::InMemoryTaskStore;
 
     #[test]
     fn renders_counts_and_cumulative_buckets() {

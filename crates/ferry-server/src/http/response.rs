@@ -1,7 +1,7 @@
 //! Small response builders shared by the bindings.
 
-use crate::front_door::RequestId;
-use crate::params::EXTENSIONS_HEADER;
+use crate::http::params::EXTENSIONS_HEADER;
+use crate::http::request_id::RequestId;
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;

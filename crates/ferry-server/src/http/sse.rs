@@ -1,7 +1,7 @@
 //! Server-sent events framing: `id:` = the task's event sequence number, `data:` = one line of
 //! JSON, `: keep-alive` comments on idle streams, and `event: error` for a mid-stream error.
 
-use crate::stream::{StreamItem, TaskStream};
+use crate::core::stream::{StreamItem, TaskStream};
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;

@@ -4,17 +4,17 @@
 //! `/tasks/{id}:cancel` can never fall into GetTask, and so that a tenant prefix is recognised
 //! only when the path does not already match a route without one.
 
-use crate::app::AppState;
-use crate::decode::{self, BodyLimits};
-use crate::front_door::{ClientAddr, RequestId};
-use crate::handler::{CallContext, JsonDoc};
-use crate::metrics::{self, CallLabel};
-use crate::params;
-use crate::response::{
+use crate::core::handler::{CallContext, JsonDoc};
+use crate::core::stream::StreamItem;
+use crate::http::app::AppState;
+use crate::http::decode::{self, BodyLimits};
+use crate::http::metrics::{self, CallLabel};
+use crate::http::params;
+use crate::http::request_id::{ClientAddr, RequestId};
+use crate::http::response::{
     is_json_content_type, json, plain_error, read_body, rest_error, with_extensions,
 };
-use crate::sse::SseFraming;
-use crate::stream::StreamItem;
+use crate::http::sse::SseFraming;
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
 use axum::http::{Method, StatusCode, header};

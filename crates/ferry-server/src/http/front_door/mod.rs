@@ -9,32 +9,26 @@
 
 mod host;
 mod rate;
-mod request_id;
 mod token;
 
 pub use host::HostPolicy;
 pub use rate::RateLimiter;
-pub use request_id::RequestId;
 pub use token::constant_time_eq;
 
-use crate::app::AppState;
-use crate::card::WELL_KNOWN_CARD_PATH;
-use crate::metrics::{CallLabel, Method};
-use crate::response::{RefusalReason, jsonrpc_error, plain_error};
+use crate::http::app::AppState;
+use crate::http::card::WELL_KNOWN_CARD_PATH;
+use crate::http::metrics::{CallLabel, Method};
+use crate::http::request_id::{self, ClientAddr, RequestId};
+use crate::http::response::{RefusalReason, jsonrpc_error, plain_error};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
 use ferry_proto::{A2aError, ErrorKind};
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tracing::Instrument;
-
-/// The peer address of the connection a request came on (set by the server's accept loop).
-#[derive(Debug, Clone, Copy)]
-pub struct ClientAddr(pub SocketAddr);
 
 /// Seconds a client is told to wait when the server is at a capacity limit.
 const CAPACITY_RETRY_SECS: u64 = 1;
@@ -103,7 +97,7 @@ static SINGLETON_HEADERS: [header::HeaderName; 5] = [
     header::HOST,
     header::AUTHORIZATION,
     header::CONTENT_TYPE,
-    header::HeaderName::from_static(crate::params::VERSION_HEADER),
+    header::HeaderName::from_static(crate::http::params::VERSION_HEADER),
     header::HeaderName::from_static("last-event-id"),
 ];
 
@@ -217,7 +211,7 @@ async fn admit_and_run(app: &AppState, request: Request, next: Next, rid: &Reque
     let rpc = path.trim_end_matches('/') == app.config.jsonrpc_path;
     // The card and the keys that sign it are public: a client needs them before it can call.
     let is_card = path == WELL_KNOWN_CARD_PATH
-        || path == crate::signing::JWKS_PATH
+        || path == crate::http::signing::JWKS_PATH
         || path
             .strip_suffix(WELL_KNOWN_CARD_PATH)
             .is_some_and(|base| base == app.config.jsonrpc_path || base == app.config.rest_path);

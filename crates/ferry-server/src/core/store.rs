@@ -8,7 +8,7 @@
 //! insert evicts the oldest ended task of the shard it goes into (one lock, the common case when
 //! the store is full), else the oldest ended task of any shard.
 
-use crate::record::TaskRecord;
+use crate::core::record::TaskRecord;
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, RandomState};

@@ -3,11 +3,11 @@
 
 use crate::cdp_config::CdpRegistry;
 use crate::config::ServerConfig;
-use crate::dedup::Dedup;
-use crate::record::{TaskRecord, TaskView, shaped_task};
-use crate::store::TaskStore;
-use crate::stream::{Opening, TaskStream};
-use crate::turn::{TurnTarget, finish_turn, run_turn};
+use crate::core::dedup::Dedup;
+use crate::core::record::{TaskRecord, TaskView, shaped_task};
+use crate::core::store::TaskStore;
+use crate::core::stream::{Opening, TaskStream};
+use crate::core::turn::{TurnTarget, finish_turn, run_turn};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
@@ -649,7 +649,7 @@ struct Started {
 /// The subscription taken before the turn started.
 enum StartStream {
     /// A new task: the first live item decides between task and direct reply.
-    New(tokio::sync::broadcast::Receiver<crate::record::LiveItem>),
+    New(tokio::sync::broadcast::Receiver<crate::core::record::LiveItem>),
     /// A continued task: its snapshot comes first.
     Existing(Box<TaskStream>),
 }

@@ -2,15 +2,17 @@
 //! order the official SDKs use: content type, JSON, envelope, method, params, then the service
 //! parameters (version, extensions).
 
-use crate::app::AppState;
-use crate::decode::{self, RpcEnvelope};
-use crate::front_door::{ClientAddr, RequestId};
-use crate::handler::{CallContext, JsonDoc};
-use crate::metrics::{self, CallLabel};
-use crate::params;
-use crate::response::{is_json_content_type, json, jsonrpc_error, read_body, with_extensions};
-use crate::sse::SseFraming;
-use crate::stream::StreamItem;
+use crate::core::handler::{CallContext, JsonDoc};
+use crate::core::stream::StreamItem;
+use crate::http::app::AppState;
+use crate::http::decode::{self, RpcEnvelope};
+use crate::http::metrics::{self, CallLabel};
+use crate::http::params;
+use crate::http::request_id::{ClientAddr, RequestId};
+use crate::http::response::{
+    is_json_content_type, json, jsonrpc_error, read_body, with_extensions,
+};
+use crate::http::sse::SseFraming;
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
