@@ -43,6 +43,19 @@ pub enum ErrorKind {
     Unavailable,
     /// -32603 over HTTP 429: the caller sent too many requests; retry later.
     ResourceExhausted,
+    /// HTTP 401: no valid credentials (the front door; never an A2A error).
+    Unauthenticated,
+    /// HTTP 403: refused whoever asks (a foreign `Host`, a web page's `Origin`).
+    PermissionDenied,
+    /// HTTP 405 (REST): the path exists, not with this verb. Reason and JSON-RPC code are
+    /// MethodNotFound's.
+    MethodNotAllowed,
+    /// HTTP 413: the body is larger than the server takes. Reason and JSON-RPC code are
+    /// InvalidRequest's.
+    PayloadTooLarge,
+    /// HTTP 415 (REST): the request body is not JSON. Reason and JSON-RPC code are
+    /// ContentTypeNotSupported's (which the JSON-RPC binding answers with HTTP 200).
+    UnsupportedMediaType,
 }
 
 /// Which HTTP status table to use: the spec changed it in v1.0.1.
@@ -75,6 +88,11 @@ impl ErrorKind {
         Self::VersionNotSupported,
         Self::Unavailable,
         Self::ResourceExhausted,
+        Self::Unauthenticated,
+        Self::PermissionDenied,
+        Self::MethodNotAllowed,
+        Self::PayloadTooLarge,
+        Self::UnsupportedMediaType,
     ];
 
     /// The JSON-RPC error code.
@@ -82,15 +100,16 @@ impl ErrorKind {
         match self {
             Self::Unavailable | Self::ResourceExhausted => -32603,
             Self::ParseError => -32700,
-            Self::InvalidRequest => -32600,
-            Self::MethodNotFound => -32601,
+            Self::InvalidRequest | Self::PayloadTooLarge => -32600,
+            Self::Unauthenticated | Self::PermissionDenied => -32600,
+            Self::MethodNotFound | Self::MethodNotAllowed => -32601,
             Self::InvalidParams => -32602,
             Self::Internal => -32603,
             Self::TaskNotFound => -32001,
             Self::TaskNotCancelable => -32002,
             Self::PushNotificationNotSupported => -32003,
             Self::UnsupportedOperation => -32004,
-            Self::ContentTypeNotSupported => -32005,
+            Self::ContentTypeNotSupported | Self::UnsupportedMediaType => -32005,
             Self::InvalidAgentResponse => -32006,
             Self::ExtendedAgentCardNotConfigured => -32007,
             Self::ExtensionSupportRequired => -32008,
@@ -125,6 +144,11 @@ impl ErrorKind {
             Self::VersionNotSupported => "VERSION_NOT_SUPPORTED",
             Self::Unavailable => "UNAVAILABLE",
             Self::ResourceExhausted => "RESOURCE_EXHAUSTED",
+            Self::Unauthenticated => "UNAUTHENTICATED",
+            Self::PermissionDenied => "PERMISSION_DENIED",
+            Self::MethodNotAllowed => "METHOD_NOT_FOUND",
+            Self::PayloadTooLarge => "INVALID_REQUEST",
+            Self::UnsupportedMediaType => "CONTENT_TYPE_NOT_SUPPORTED",
         }
     }
 
@@ -133,9 +157,15 @@ impl ErrorKind {
         Self::ALL.iter().copied().find(|k| k.reason() == reason)
     }
 
-    /// The HTTP status of the REST binding under `table`.
+    /// The HTTP status of the REST binding under `table` (and of any refusal made before a
+    /// binding reads the request).
     pub const fn http_status(self, table: ErrorTable) -> u16 {
         match (self, table) {
+            (Self::Unauthenticated, _) => 401,
+            (Self::PermissionDenied, _) => 403,
+            (Self::MethodNotAllowed, _) => 405,
+            (Self::PayloadTooLarge, _) => 413,
+            (Self::UnsupportedMediaType, _) => 415,
             (Self::TaskNotFound, _) => 404,
             (Self::MethodNotFound, _) => 404,
             (Self::Internal, _) => 500,
@@ -149,9 +179,27 @@ impl ErrorKind {
         }
     }
 
+    /// The HTTP status the JSON-RPC binding answers with: 200 for every JSON-RPC and A2A
+    /// error (spec §2.2), the HTTP status for conditions of the server or the transport that
+    /// HTTP clients and proxies act on (401, 403, 413, 429, 503).
+    pub const fn jsonrpc_http_status(self) -> u16 {
+        match self {
+            Self::Unauthenticated
+            | Self::PermissionDenied
+            | Self::PayloadTooLarge
+            | Self::ResourceExhausted
+            | Self::Unavailable => self.http_status(ErrorTable::V1_0_1),
+            _ => 200,
+        }
+    }
+
     /// The gRPC status name (`google.rpc.Status` code name), also the REST `status` member.
     pub const fn grpc_status(self, table: ErrorTable) -> &'static str {
         match (self, table) {
+            (Self::Unauthenticated, _) => "UNAUTHENTICATED",
+            (Self::PermissionDenied, _) => "PERMISSION_DENIED",
+            (Self::MethodNotAllowed, _) => "UNIMPLEMENTED",
+            (Self::PayloadTooLarge | Self::UnsupportedMediaType, _) => "INVALID_ARGUMENT",
             (Self::TaskNotFound, _) => "NOT_FOUND",
             (Self::MethodNotFound, _) => "NOT_FOUND",
             (Self::Internal, _) => "INTERNAL",
@@ -175,6 +223,10 @@ impl ErrorKind {
     /// The status name that goes with an HTTP status in a REST error body.
     pub const fn rest_status_name(self, table: ErrorTable) -> &'static str {
         match self.http_status(table) {
+            401 => "UNAUTHENTICATED",
+            403 => "PERMISSION_DENIED",
+            405 => "UNIMPLEMENTED",
+            413 => "INVALID_ARGUMENT",
             404 => "NOT_FOUND",
             409 => "ABORTED",
             429 => "RESOURCE_EXHAUSTED",
@@ -204,6 +256,11 @@ impl ErrorKind {
             Self::VersionNotSupported => "This protocol version is not supported",
             Self::Unavailable => "The server cannot take this request now",
             Self::ResourceExhausted => "Too many requests",
+            Self::Unauthenticated => "Valid credentials are required",
+            Self::PermissionDenied => "This request is not permitted",
+            Self::MethodNotAllowed => "This path does not take this method",
+            Self::PayloadTooLarge => "The request body is too large",
+            Self::UnsupportedMediaType => "The request body must be JSON",
         }
     }
 }
@@ -477,6 +534,96 @@ mod tests {
             ErrorKind::ContentTypeNotSupported.http_status(ErrorTable::V1_0_0),
             415
         );
+    }
+
+    #[test]
+    fn transport_conditions_own_their_statuses() {
+        for (kind, http, name, rpc_http, reason) in [
+            (
+                ErrorKind::Unauthenticated,
+                401,
+                "UNAUTHENTICATED",
+                401,
+                "UNAUTHENTICATED",
+            ),
+            (
+                ErrorKind::PermissionDenied,
+                403,
+                "PERMISSION_DENIED",
+                403,
+                "PERMISSION_DENIED",
+            ),
+            (
+                ErrorKind::MethodNotFound,
+                404,
+                "NOT_FOUND",
+                200,
+                "METHOD_NOT_FOUND",
+            ),
+            (
+                ErrorKind::MethodNotAllowed,
+                405,
+                "UNIMPLEMENTED",
+                200,
+                "METHOD_NOT_FOUND",
+            ),
+            (
+                ErrorKind::PayloadTooLarge,
+                413,
+                "INVALID_ARGUMENT",
+                413,
+                "INVALID_REQUEST",
+            ),
+            (
+                ErrorKind::UnsupportedMediaType,
+                415,
+                "INVALID_ARGUMENT",
+                200,
+                "CONTENT_TYPE_NOT_SUPPORTED",
+            ),
+            (
+                ErrorKind::ResourceExhausted,
+                429,
+                "RESOURCE_EXHAUSTED",
+                429,
+                "RESOURCE_EXHAUSTED",
+            ),
+            (
+                ErrorKind::Unavailable,
+                503,
+                "UNAVAILABLE",
+                503,
+                "UNAVAILABLE",
+            ),
+        ] {
+            for table in [ErrorTable::V1_0_1, ErrorTable::V1_0_0] {
+                assert_eq!(kind.http_status(table), http, "{kind:?}");
+                assert_eq!(kind.rest_status_name(table), name, "{kind:?}");
+            }
+            assert_eq!(kind.jsonrpc_http_status(), rpc_http, "{kind:?}");
+            assert_eq!(kind.reason(), reason, "{kind:?}");
+        }
+        // Kinds that share a reason or a code read back as the A2A one.
+        assert_eq!(
+            ErrorKind::from_reason("METHOD_NOT_FOUND"),
+            Some(ErrorKind::MethodNotFound)
+        );
+        assert_eq!(
+            ErrorKind::from_code(-32005),
+            Some(ErrorKind::ContentTypeNotSupported)
+        );
+        for kind in ErrorKind::ALL {
+            if !matches!(
+                kind,
+                ErrorKind::Unauthenticated
+                    | ErrorKind::PermissionDenied
+                    | ErrorKind::PayloadTooLarge
+                    | ErrorKind::ResourceExhausted
+                    | ErrorKind::Unavailable
+            ) {
+                assert_eq!(kind.jsonrpc_http_status(), 200, "{kind:?}");
+            }
+        }
     }
 
     #[test]

@@ -28,6 +28,7 @@ mod operation;
 mod part;
 mod requests;
 mod task;
+mod task_view;
 mod time;
 
 pub use card::*;
@@ -44,6 +45,7 @@ pub use operation::{
 pub use part::{Part, PartContent};
 pub use requests::*;
 pub use task::*;
+pub use task_view::TaskView;
 pub use time::Timestamp;
 
 /// The protocol version this crate implements, as sent in `A2A-Version`.

@@ -53,6 +53,20 @@ pub struct TaskStatus {
     pub timestamp: Option<Timestamp>,
 }
 
+impl Task {
+    /// A task with no artifacts, history or metadata yet.
+    pub fn new(id: impl Into<String>, context_id: impl Into<String>, status: TaskStatus) -> Self {
+        Self {
+            id: id.into(),
+            context_id: context_id.into(),
+            status,
+            artifacts: Vec::new(),
+            history: Vec::new(),
+            metadata: None,
+        }
+    }
+}
+
 impl TaskStatus {
     /// A status in `state`, stamped now.
     pub fn now(state: TaskState, message: Option<Message>) -> Self {
