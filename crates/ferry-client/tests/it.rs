@@ -2,12 +2,12 @@
 //! operation over both bindings, streams, multi-turn) and small hand-written HTTP servers for
 //! retry behaviour (503 + `Retry-After` twice then success; 400 never retried).
 
+use ferry_agents::{ConformanceAgent, EchoAgent};
 use ferry_client::{A2aClient, Binding, ClientError, ClientOptions, RetryPolicy};
 use ferry_proto::{
     ErrorKind, ListTasksRequest, Message, Part, SendMessageRequest, SendMessageResponse,
     StreamResponse, TaskState,
 };
-use ferry_server::demo::{ConformanceAgent, EchoAgent};
 use ferry_server::{A2aServer, ServerConfig};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

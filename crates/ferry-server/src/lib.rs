@@ -6,7 +6,8 @@
 //! event log with sequence numbers.
 //!
 //! ```no_run
-//! use ferry_server::{A2aServer, ServerConfig, demo::EchoAgent};
+//! use ferry_agents::EchoAgent;
+//! use ferry_server::{A2aServer, ServerConfig};
 //! use std::sync::Arc;
 //!
 //! # async fn run() -> std::io::Result<()> {
@@ -20,7 +21,6 @@ mod cdp_config;
 mod config;
 mod config_file;
 mod core;
-pub mod demo;
 mod http;
 
 pub use crate::core::handler::{

@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use ferry_server::demo::{ConformanceAgent, EchoAgent};
+use ferry_agents::{ConformanceAgent, EchoAgent};
 use ferry_server::{A2aServer, ServerConfig};
 use std::net::SocketAddr;
 use std::path::PathBuf;

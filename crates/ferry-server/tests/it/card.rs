@@ -48,7 +48,7 @@ fn header<'h>(headers: &'h HeaderMap, name: &reqwest::header::HeaderName) -> &'h
 
 /// Points 1 and 2: required fields; interfaces with a binding, a Major.Minor version, JSON-RPC first.
 async fn required_fields_and_interfaces() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let card = card(&srv).await;
     for field in ["name", "description", "version"] {
         assert!(
@@ -94,7 +94,7 @@ async fn required_fields_and_interfaces() {
 
 /// Point 3: no v0.3-only field and no `stateTransitionHistory`.
 async fn no_v03_fields() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let card = card(&srv).await;
     for field in [
         "url",
@@ -114,7 +114,7 @@ async fn no_v03_fields() {
 
 /// Point 4: security requirements only name declared schemes, each scheme one oneof member.
 async fn security_is_consistent() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let card = card(&srv).await;
     let schemes = card
         .get("securitySchemes")
@@ -195,7 +195,7 @@ async fn capabilities_match_the_server() {
 
 /// The card is also served under each interface's base URL, byte for byte.
 async fn served_under_each_interface() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let (_, _, root) = get(&srv, CARD, None).await;
     for base in ["/jsonrpc", "/rest"] {
         let (status, headers, body) = get(&srv, &format!("{base}{CARD}"), None).await;
@@ -211,7 +211,7 @@ async fn caching_headers() {
         card_max_age_secs: 60,
         ..ServerConfig::default()
     };
-    let srv = TestServer::with_config(ferry_server::demo::EchoAgent, config).await;
+    let srv = TestServer::with_config(ferry_agents::EchoAgent, config).await;
     let (_, headers, _) = get(&srv, CARD, None).await;
     let cache_control = header(&headers, &CACHE_CONTROL);
     assert!(

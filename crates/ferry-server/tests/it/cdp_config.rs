@@ -277,7 +277,7 @@ async fn the_extension_needs_the_token_and_is_off_by_default() {
         .await;
     assert_eq!(ok.status(), 200);
     let off = TestServer::with_config(
-        ferry_server::demo::EchoAgent,
+        ferry_agents::EchoAgent,
         ServerConfig {
             bind: "127.0.0.1:0".parse().expect("addr"),
             ..ServerConfig::default()

@@ -55,7 +55,7 @@ fn request(id: Value, method: &str, params: Value) -> Value {
 
 /// Point 14: a valid request gets the same id back (string or number) and a result.
 async fn valid_requests_echo_the_id() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     for id in [json!(7), json!("seven"), json!(0), json!(-1.5)] {
         let envelope = post_json(&srv, &request(id.clone(), "ListTasks", json!({}))).await;
         assert_eq!(envelope["id"], id, "{envelope}");
@@ -67,7 +67,7 @@ async fn valid_requests_echo_the_id() {
 
 /// Point 15: invalid JSON is -32700 with a null id (the id cannot be read).
 async fn invalid_json_is_a_parse_error() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     for body in [
         "{",
         "not json",
@@ -81,7 +81,7 @@ async fn invalid_json_is_a_parse_error() {
 
 /// Point 16: not a request object, a wrong `jsonrpc`, or no method is -32600.
 async fn bad_envelopes_are_invalid_requests() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let unreadable_id = [
         json!("a string"),
         json!(42),
@@ -107,7 +107,7 @@ async fn bad_envelopes_are_invalid_requests() {
 
 /// Point 17: unknown methods (v0.3 names included) are -32601, with the id echoed.
 async fn unknown_methods_are_not_found() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     for method in ["Foo", "message/send", "tasks/get", "sendMessage", ""] {
         let envelope = post_json(&srv, &request(json!("m"), method, send_params("hi"))).await;
         assert_error(&envelope, -32601, &json!("m"));
@@ -116,7 +116,7 @@ async fn unknown_methods_are_not_found() {
 
 /// Point 18: params that do not parse or fail validation are -32602 with typed details.
 async fn bad_params_are_invalid_params() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let mut no_parts = message("x");
     no_parts
         .as_object_mut()
@@ -167,7 +167,7 @@ async fn bad_params_are_invalid_params() {
 
 /// The validation order: content type, JSON, envelope, method, params, then `A2A-Version`.
 async fn validation_order() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let envelope = post(&srv, "text/plain", Some("99.0"), "{").await;
     assert_error(&envelope, -32005, &Value::Null);
     let envelope = post(&srv, "application/json", Some("99.0"), "{").await;
@@ -205,7 +205,7 @@ async fn validation_order() {
 
 /// Point 13 and the content-type rule: JSON media types are read, anything else is -32005.
 async fn content_types() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let body = request(json!(1), "ListTasks", json!({})).to_string();
     for accepted in [
         "application/json",
@@ -232,7 +232,7 @@ async fn content_types() {
 
 /// Point 13: unknown members are ignored at every level.
 async fn unknown_fields_are_ignored() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let mut msg = message("hello");
     msg["futureField"] = json!({"x": 1});
     msg["parts"][0]["futurePartField"] = json!(true);
@@ -292,7 +292,7 @@ async fn result_shapes() {
 
 /// A missing `params` member reads as `{}` (GetExtendedAgentCard is called that way).
 async fn missing_params_read_as_empty() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let envelope = post_json(
         &srv,
         &json!({"jsonrpc": "2.0", "id": 1, "method": "ListTasks"}),

@@ -2,7 +2,7 @@
 //! cards with their JWKS, and the extended agent card for authenticated callers.
 
 use crate::support::TestServer;
-use ferry_server::demo::EchoAgent;
+use ferry_agents::EchoAgent;
 use ferry_server::{ServerConfig, SigningKeyConfig};
 use reqwest::Method;
 use serde_json::{Value, json};

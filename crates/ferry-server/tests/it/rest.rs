@@ -45,7 +45,7 @@ fn assert_aip193(status: u16, body: &Value, expected_status: u16, name: &str, re
 
 /// Point 21: `POST /message:send` answers 200 with a SendMessageResponse.
 async fn send_answers_a_send_message_response() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let body = send_params("hello").to_string();
     for content_type in ["application/json", "application/a2a+json"] {
         let (status, answer) = raw(
@@ -67,7 +67,7 @@ async fn send_answers_a_send_message_response() {
 
 /// Point 22: an unknown task is 404 NOT_FOUND with an ErrorInfo TASK_NOT_FOUND naming it.
 async fn unknown_task_is_404() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let (status, body) = raw(&srv, Method::GET, "/rest/tasks/no-such-task", None, "").await;
     assert_aip193(status, &body, 404, "NOT_FOUND", "TASK_NOT_FOUND");
     assert_eq!(
@@ -174,7 +174,7 @@ async fn subscribe(srv: &TestServer, verb: Method, path: &str) -> SseReader {
 /// Point 24: `GET` and `POST /tasks/{id}:subscribe` never fall into GetTask: an unknown id is
 /// reported without its `:subscribe` suffix, percent-decoded.
 async fn subscribe_is_never_get_task() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     for verb in [Method::GET, Method::POST] {
         for (path, id) in [
             ("/rest/tasks/nope:subscribe", "nope"),
@@ -192,7 +192,7 @@ async fn subscribe_is_never_get_task() {
 
 /// Point 26: query parameters are parsed; a bad value is 400 INVALID_ARGUMENT.
 async fn query_parameters() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let task = srv.send_task(Binding::Rest, send_params("hello")).await;
     let (id, context) = (
         task["id"].as_str().expect("id"),
@@ -248,7 +248,7 @@ async fn query_parameters() {
 
 /// HTTP-level refusals: 415 for a non-JSON body, 405 for a wrong verb, 404 for no route.
 async fn http_refusals() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let body = send_params("hi").to_string();
     for path in [
         "/rest/message:send",
@@ -316,7 +316,7 @@ async fn cancel_bodies() {
 
 /// The tenant of the path wins over a `tenant` in the body.
 async fn path_tenant_wins() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let body = json!({"message": crate::support::message("hi"), "tenant": "t2"}).to_string();
     let (status, answer) = raw(&srv, Method::POST, "/rest/t1/message:send", None, &body).await;
     assert_eq!(status, 200, "{answer}");

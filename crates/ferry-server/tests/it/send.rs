@@ -30,7 +30,7 @@ async fn task_count(srv: &TestServer, b: Binding) -> i64 {
 /// Point 28: a blocking send returns the task finished, with every artifact (the echo agent's
 /// two chunks appended into one artifact) and the user's message in its history.
 async fn blocking_send_returns_the_finished_task(b: Binding) {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let params = send_params("hello");
     let task = srv.send_task(b, params.clone()).await;
     assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{task}");
@@ -84,7 +84,7 @@ async fn return_immediately(b: Binding) {
 /// Point 30: without a contextId the server makes one; sending it back (no taskId) starts a
 /// new task in the same context. A client's own contextId is kept.
 async fn context_ids(b: Binding) {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let first = srv.send_task(b, send_params("one")).await;
     let context = first["contextId"].clone();
     assert!(context.as_str().is_some_and(|c| !c.is_empty()), "{first}");
@@ -146,7 +146,7 @@ async fn mismatched_context_is_refused(b: Binding) {
 
 /// Points 33 and 37: a taskId the server never issued is TaskNotFound; nothing is created.
 async fn invented_task_id_is_not_found(b: Binding) {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let e = srv
         .fails(
             b,
@@ -161,7 +161,7 @@ async fn invented_task_id_is_not_found(b: Binding) {
 
 /// Point 34: a terminal task takes no more messages (UnsupportedOperation).
 async fn terminal_task_takes_no_messages(b: Binding) {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let task = srv.send_task(b, send_params("hello")).await;
     let e = srv
         .fails(b, "SendMessage", follow_up("again", &task["id"], None))
@@ -250,7 +250,7 @@ async fn history_length_on_send(b: Binding) {
 
 /// Point 37: task ids are server-generated and unique.
 async fn task_ids_are_unique(b: Binding) {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let mut ids = std::collections::BTreeSet::new();
     for i in 0..5 {
         let task = srv.send_task(b, send_params(&format!("n{i}"))).await;
@@ -277,7 +277,7 @@ async fn direct_reply(b: Binding) {
 
 /// Point 13: unknown members in the request are ignored.
 async fn unknown_fields_are_ignored(b: Binding) {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let mut params = send_params("hi");
     params["somethingNew"] = json!({"a": 1});
     params["message"]["alsoNew"] = json!([1]);
@@ -325,7 +325,7 @@ async fn ferry_turns_3_streamed(b: Binding) {
 
 /// INPUT_REQUIRED twice, COMPLETED on the third message, one artifact per turn.
 async fn play_ferry_turns_3(b: Binding, streamed: bool) {
-    let srv = TestServer::start(ferry_server::demo::ConformanceAgent).await;
+    let srv = TestServer::start(ferry_agents::ConformanceAgent).await;
     let mut task_id: Option<Value> = None;
     for (n, expected) in [
         (1, "TASK_STATE_INPUT_REQUIRED"),
@@ -384,7 +384,7 @@ async fn play_ferry_turns_3(b: Binding, streamed: bool) {
 /// Point 10: parts of every kind come out with exactly one content member, `raw` as padded
 /// standard base64, even when the client sent it URL-safe and unpadded.
 async fn part_kinds_on_the_wire(b: Binding) {
-    let srv = TestServer::start(ferry_server::demo::ConformanceAgent).await;
+    let srv = TestServer::start(ferry_agents::ConformanceAgent).await;
     let cases = [
         (
             "tck-artifact-file",

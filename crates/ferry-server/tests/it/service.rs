@@ -295,7 +295,7 @@ async fn push_notifications_not_supported(b: Binding) {
 /// Point 64 (first half): without an extended card, GetExtendedAgentCard is
 /// UnsupportedOperation.
 async fn extended_card_unsupported(b: Binding) {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     srv.fails(b, "GetExtendedAgentCard", json!({}))
         .await
         .assert_is(UNSUPPORTED_OPERATION);

@@ -60,7 +60,7 @@ async fn subscribe(srv: &TestServer, b: Binding, id: &str) -> (A2aStream, Value)
 /// Points 38–40 and 42: the echo agent's stream, event by event: the task, WORKING, two chunks
 /// of one artifact (the second `append` and `lastChunk`), COMPLETED, then the stream closes.
 async fn echo_stream(b: Binding) {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let (headers, stream) = srv
         .stream_with(
             b,

@@ -52,7 +52,7 @@ const MESSAGE: &str = r#"{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":
 /// Point 1: a message, a part or a configuration written as a JSON array (which serde's
 /// derive reads positionally) is a type mismatch naming the member; no task is created.
 async fn arrays_where_messages_belong_are_refused(b: Binding) {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     for (params, member, expected) in [
         (
             r#"{"message": ["m-1", "", "", "ROLE_USER", [{"text": "x"}], null, [], []]}"#
@@ -98,7 +98,7 @@ async fn arrays_where_messages_belong_are_refused(b: Binding) {
 /// part (where `confirm` is an instruction), part metadata, a typed field — are refused with
 /// the JSON pointer of the object that holds them; no task is created.
 async fn duplicate_members_are_refused_at_any_depth(b: Binding) {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     for (params, at, name) in [
         (
             format!(r#"{{"message": {MESSAGE}, "metadata": {{"k": 1, "k": 2}}}}"#),
@@ -141,7 +141,7 @@ async fn duplicate_members_are_refused_at_any_depth(b: Binding) {
 /// The JSON-RPC envelope: a duplicate outside `params` is an invalid request (-32600), and so
 /// is a duplicate id (which of the two would we echo? neither: the answer's id is null).
 async fn duplicates_in_the_envelope_are_invalid_requests() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let headers = [("content-type", "application/json"), ("A2A-Version", "1.0")];
     for (body, id) in [
         (
@@ -167,7 +167,7 @@ async fn duplicates_in_the_envelope_are_invalid_requests() {
 /// Point 3: a `Content-Length` over the limit is answered 413 at once, with only one byte of
 /// the body sent (before, the server waited for the rest until the request timeout).
 async fn declared_oversized_body_is_413_before_reading() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     for path in ["/jsonrpc", "/rest/message:send"] {
         let mut conn = RawConn::connect(srv.addr()).await;
         let head = format!(
@@ -189,7 +189,7 @@ async fn declared_oversized_body_is_413_before_reading() {
 /// Point 3: with `Expect: 100-continue` and a declared length over the limit the answer is
 /// 413, not `100 Continue`; under the limit the client is told to continue and is served.
 async fn expect_continue_over_the_limit_is_413() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let mut conn = RawConn::connect(srv.addr()).await;
     conn.write(
         b"POST /rest/message:send HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
@@ -227,7 +227,7 @@ async fn expect_continue_over_the_limit_is_413() {
 /// `POST http://evil.example/jsonrpc` with `Host: 127.0.0.1` is refused; with a loopback
 /// authority it is served.
 async fn absolute_form_targets_are_host_checked() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let body = r#"{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}"#;
     let request = |authority: &str| {
         format!(
@@ -261,7 +261,7 @@ async fn repeated_single_headers_are_400(b: Binding) {
         token: Some("s3cret-token-0123456789".into()),
         ..ServerConfig::default()
     };
-    let srv = TestServer::with_config(ferry_server::demo::EchoAgent, config).await;
+    let srv = TestServer::with_config(ferry_agents::EchoAgent, config).await;
     let bearer = format!("Bearer {}", srv.token().expect("a token"));
     let twice: [(&str, [&str; 2]); 4] = [
         ("Authorization", [bearer.as_str(), bearer.as_str()]),
@@ -291,7 +291,7 @@ async fn repeated_single_headers_are_400(b: Binding) {
 
 /// Two `Host` lines (RFC 9112 §3.2: 400), by hand since HTTP clients never send them.
 async fn two_host_lines_are_400() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let mut conn = RawConn::connect(srv.addr()).await;
     conn.write(
         b"GET /rest/tasks HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",

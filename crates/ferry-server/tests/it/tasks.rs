@@ -58,7 +58,7 @@ fn ids_of(page: &Value) -> Vec<String> {
 
 /// Point 48: GetTask shows what the send and the stream ended with.
 async fn get_task_matches_send_and_stream(b: Binding) {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let sent = srv.send_task(b, send_params("hello")).await;
     assert_eq!(srv.ok(b, "GetTask", json!({"id": sent["id"]})).await, sent);
 
@@ -82,7 +82,7 @@ async fn get_task_matches_send_and_stream(b: Binding) {
 /// Point 49: all four fields always; paging visits every task exactly once and the last page
 /// has an empty token.
 async fn list_pages_visit_every_task_once(b: Binding) {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let empty = list(&srv, b, json!({})).await;
     assert_eq!(
         (
@@ -126,7 +126,7 @@ async fn list_pages_visit_every_task_once(b: Binding) {
 /// Point 50: the default page size is 50; 1..=100 is allowed; anything else and a token the
 /// server did not issue are InvalidParams.
 async fn list_page_size_and_token(b: Binding) {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     completed_tasks(&srv, b, 51, None).await;
     let first = list(&srv, b, json!({})).await;
     assert_eq!(
@@ -237,7 +237,7 @@ async fn list_order_and_filters(b: Binding) {
 /// Point 52: without `includeArtifacts` (or with false) the `artifacts` key is absent; with
 /// true, present.
 async fn list_include_artifacts(b: Binding) {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     completed_tasks(&srv, b, 2, None).await;
     for params in [json!({}), json!({"includeArtifacts": false})] {
         let page = list(&srv, b, params.clone()).await;
@@ -361,7 +361,7 @@ async fn tenants_are_kept_apart(b: Binding) {
 /// A tenant is the same tenant on both bindings: REST's path prefix and JSON-RPC's
 /// `params.tenant`.
 async fn tenant_spans_bindings() {
-    let srv = TestServer::start(ferry_server::demo::EchoAgent).await;
+    let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let mut params = send_params("hi");
     params["tenant"] = json!("t1");
     let task = srv.send_task(Binding::Rest, params).await;
@@ -385,7 +385,7 @@ async fn configured_tenants_refuse_others(b: Binding) {
         tenants: vec!["t1".into()],
         ..Default::default()
     };
-    let srv = TestServer::with_config(ferry_server::demo::EchoAgent, config).await;
+    let srv = TestServer::with_config(ferry_agents::EchoAgent, config).await;
     let mut params = send_params("hi");
     params["tenant"] = json!("t1");
     let task = srv.send_task(b, params.clone()).await;
