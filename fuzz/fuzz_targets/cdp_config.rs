@@ -2,8 +2,8 @@
 
 #![no_main]
 
+use ferry_cdp_config::{parse_registration, parse_removal};
 use ferry_server::decode::BodyLimits;
-use ferry_server::{parse_registration, parse_removal};
 use libfuzzer_sys::fuzz_target;
 
 const LIMITS: BodyLimits = BodyLimits {

@@ -1,39 +1,7 @@
 //! What one turn of a task is about.
 
-use crate::AgentError;
+use crate::TurnData;
 use ferry_proto::{Message, Struct, Task};
-use std::collections::BTreeMap;
-use std::sync::Arc;
-
-/// A browser endpoint registered through the `cdp-config/v1` extension: where a DevTools
-/// endpoint is, and the headers (often a credential) needed to reach it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct CdpEndpoint {
-    /// The registered name (`chromium`, `chromium-buyer`).
-    pub name: String,
-    /// The HTTP endpoint (`/json/version` lives under it).
-    pub http_url: String,
-    /// The WebSocket endpoint.
-    pub ws_url: String,
-    /// Headers to send when connecting.
-    pub headers: BTreeMap<String, String>,
-    /// Free-form metadata given at registration.
-    pub metadata: Option<Struct>,
-}
-
-impl std::fmt::Debug for CdpEndpoint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // URLs and header values often carry credentials: never in logs.
-        f.debug_struct("CdpEndpoint")
-            .field("name", &self.name)
-            .field("has_headers", &!self.headers.is_empty())
-            .finish_non_exhaustive()
-    }
-}
-
-/// The endpoints visible to one turn: a snapshot, so later registrations do not change a
-/// running turn.
-pub type CdpEndpoints = Arc<BTreeMap<String, CdpEndpoint>>;
 
 /// The input of one turn, handed to [`crate::AgentExecutor::execute`].
 #[derive(Debug, Clone)]
@@ -56,9 +24,8 @@ pub struct RequestContext {
     pub tenant: String,
     /// The authenticated caller, when the server authenticates callers.
     pub caller: Option<String>,
-    /// CDP endpoints registered through the `cdp-config/v1` extension, as they were when the
-    /// turn started.
-    pub cdp_endpoints: CdpEndpoints,
+    /// What the server's extensions hand this turn (a browser endpoint registry, …), by type.
+    pub data: TurnData,
 }
 
 impl RequestContext {
@@ -67,30 +34,9 @@ impl RequestContext {
         self.task.is_none()
     }
 
-    /// The CDP endpoint named `name`, or the only one when `name` is `None`. Anything else is an
-    /// infrastructure failure: `cdp.no_endpoint` (none registered, or none by that name) or
-    /// `cdp.ambiguous` (several and no name).
-    pub fn cdp_endpoint(&self, name: Option<&str>) -> Result<CdpEndpoint, AgentError> {
-        let endpoints = &self.cdp_endpoints;
-        match name {
-            Some(n) => endpoints.get(n).cloned().ok_or_else(|| AgentError::Infra {
-                code: "cdp.no_endpoint",
-                message: format!(
-                    "no CDP endpoint named {n:?} is registered (POST it to /ext/cdp-config)"
-                ),
-            }),
-            None => match (endpoints.len(), endpoints.values().next()) {
-                (1, Some(only)) => Ok(only.clone()),
-                (0, _) | (_, None) => Err(AgentError::Infra {
-                    code: "cdp.no_endpoint",
-                    message: "no CDP endpoint is registered (POST one to /ext/cdp-config)".into(),
-                }),
-                (n, Some(_)) => Err(AgentError::Infra {
-                    code: "cdp.ambiguous",
-                    message: format!("{n} CDP endpoints are registered; name the one to use"),
-                }),
-            },
-        }
+    /// The value of type `T` an extension of the server put into this turn, if any.
+    pub fn extension<T: std::any::Any + Send + Sync>(&self) -> Option<&T> {
+        self.data.get::<T>()
     }
 
     /// True when the client activated the extension `uri`.

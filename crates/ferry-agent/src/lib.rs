@@ -5,7 +5,8 @@
 //! - [`AgentExecutor`] is the one trait an agent implements: `execute` runs one turn of a task
 //!   (the first message, or a follow-up after `INPUT_REQUIRED`), `cancel` stops it.
 //! - [`RequestContext`] is what the turn is about: the incoming message, the task and context
-//!   ids, the task as it was before this turn, the activated extensions.
+//!   ids, the task as it was before this turn, the activated extensions, and whatever typed
+//!   data the server's extensions hand the turn ([`TurnData`]).
 //! - [`EventSink`] is how the turn reports: `working`, `artifact`, `input_required`,
 //!   `complete`, `fail`, `reject`, or a single direct `message` instead of a task.
 //!
@@ -35,11 +36,13 @@ mod context;
 mod description;
 mod error;
 mod sink;
+mod turn_data;
 
-pub use context::{CdpEndpoint, CdpEndpoints, RequestContext};
+pub use context::RequestContext;
 pub use description::AgentDescription;
 pub use error::{AgentError, EmitError};
 pub use sink::{AgentEvent, EventSink, EventTarget};
+pub use turn_data::TurnData;
 
 use std::future::Future;
 use std::pin::Pin;

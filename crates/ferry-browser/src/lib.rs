@@ -31,6 +31,7 @@ mod allowlist;
 pub mod browser;
 pub mod cdp;
 pub mod discover;
+mod endpoint;
 mod error;
 pub mod frame;
 pub mod launch;
@@ -42,6 +43,7 @@ pub use allowlist::{Allowlist, AllowlistError};
 pub use browser::{Browser, BrowserContext, Page};
 pub use cdp::{CdpConnection, CdpEvent, CdpEvents};
 pub use discover::{available, chromium_or_skip, find_chromium};
+pub use endpoint::{CdpEndpoint, CdpEndpoints, NoEndpoint};
 pub use error::{BrowserError, CdpError};
 pub use frame::Frame;
 pub use launch::{

@@ -8,6 +8,7 @@ use crate::turn::{self, TurnInput, Verdict};
 use ferry_agent::{
     AgentDescription, AgentError, AgentExecutor, AgentFuture, EventSink, RequestContext,
 };
+use ferry_browser::{CdpEndpoint, CdpEndpoints};
 use ferry_proto::{A2aError, AgentSkill, Artifact, ErrorKind, Message, Part};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -65,7 +66,7 @@ impl FormsAgent {
             Err(e) => return reply_help(&ctx, &events, Some(e)),
         };
         let endpoint = match &self.config.browser {
-            BrowserSource::Cdp { name } => match ctx.cdp_endpoint(name.as_deref()) {
+            BrowserSource::Cdp { name } => match cdp_endpoint(&ctx, name.as_deref()) {
                 Ok(endpoint) => Some(endpoint),
                 Err(e) => {
                     // Still a task with both artifacts; the framework fails it as infra_error.
@@ -292,4 +293,18 @@ fn reply_help(
         events.input_required(events.agent_message(parts))?;
     }
     Ok(())
+}
+
+/// The registered browser endpoint this turn uses: `name`, or the only one. None (or several
+/// and no name) is an infrastructure failure (`cdp.no_endpoint`, `cdp.ambiguous`).
+fn cdp_endpoint(ctx: &RequestContext, name: Option<&str>) -> Result<CdpEndpoint, AgentError> {
+    let none = CdpEndpoints::default();
+    let endpoints = ctx.extension::<CdpEndpoints>().unwrap_or(&none);
+    endpoints
+        .pick(name)
+        .cloned()
+        .map_err(|e| AgentError::Infra {
+            code: e.code(),
+            message: e.to_string(),
+        })
 }

@@ -8,7 +8,7 @@
 
 use crate::config::{FormsConfig, Isolation};
 use crate::session::{Session, SessionError};
-use ferry_agent::CdpEndpoint;
+use ferry_browser::CdpEndpoint;
 use ferry_browser::{Browser, LaunchOptions};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};

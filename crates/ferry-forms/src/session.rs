@@ -17,7 +17,7 @@
 //!   ours to set.
 
 use crate::config::{BrowserSource, FormsConfig, Isolation};
-use ferry_agent::CdpEndpoint;
+use ferry_browser::CdpEndpoint;
 use ferry_browser::cdp::{self, CreateBrowserContext};
 use ferry_browser::peer::GroupOwner;
 use ferry_browser::{

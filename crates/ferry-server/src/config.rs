@@ -1,6 +1,5 @@
 //! `ServerConfig`: every knob of the server in one serde struct with documented defaults.
 
-use crate::http::signing::SigningKeyConfig;
 use ferry_proto::ErrorTable;
 use serde::{Deserialize, Serialize};
 use std::net::SocketAddr;
@@ -88,10 +87,20 @@ pub struct ServerConfig {
     /// in the extended agent card served to authenticated callers (`GetExtendedAgentCard`).
     /// Needs a token.
     pub extended_card: Option<std::path::PathBuf>,
-    /// Serve the `cdp-config/v1` extension (`/ext/cdp-config`) and declare it in the card.
-    pub cdp_config: bool,
-    /// Mark `cdp-config/v1` as required in the card (requests must activate it).
-    pub cdp_config_required: bool,
+}
+
+/// A private key that signs the served card.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SigningKeyConfig {
+    /// A PKCS#8 PEM private key (`-----BEGIN PRIVATE KEY-----`).
+    pub key: std::path::PathBuf,
+    /// The key id put in the signature's protected header and in the JWKS.
+    pub kid: String,
+    /// `ES256`, `ES384`, `EdDSA`, `RS256` or `PS256`; guessed from the key when absent (RSA
+    /// keys default to `RS256`).
+    #[serde(default)]
+    pub alg: Option<String>,
 }
 
 /// A public key published in the JWKS but not used to sign.
@@ -136,8 +145,6 @@ impl Default for ServerConfig {
             signing_keys: Vec::new(),
             announced_keys: Vec::new(),
             extended_card: None,
-            cdp_config: false,
-            cdp_config_required: false,
         }
     }
 }
@@ -148,31 +155,17 @@ impl ServerConfig {
         Duration::from_secs(self.task_ttl_secs)
     }
 
-    /// Checks the combination of settings: a non-loopback bind needs a token.
-    pub fn validate(&self) -> Result<(), String> {
-        if !self.bind.ip().is_loopback() && self.token.as_deref().is_none_or(str::is_empty) {
-            return Err(format!(
-                "refusing to listen on {} without a token: anyone who can reach it could run work \
-                 on this machine; set --token or FERRY_TOKEN, or bind 127.0.0.1",
-                self.bind
-            ));
+    /// Checks the combination of settings: a non-loopback bind needs a token, and so does an
+    /// extended card.
+    pub fn validate(&self) -> Result<(), crate::ServerError> {
+        let no_token = self.token.as_deref().is_none_or(str::is_empty);
+        if !self.bind.ip().is_loopback() && no_token {
+            return Err(crate::ServerError::TokenRequired { bind: self.bind });
         }
-        if self.extended_card.is_some() && self.token.as_deref().is_none_or(str::is_empty) {
-            return Err(
-                "the extended agent card is served to authenticated callers only; set a token \
-                        (--token or FERRY_TOKEN) or drop extended_card"
-                    .to_owned(),
-            );
+        if self.extended_card.is_some() && no_token {
+            return Err(crate::ServerError::ExtendedCardNeedsToken);
         }
         Ok(())
-    }
-
-    /// The limits every request body is checked under.
-    pub fn body_limits(&self) -> crate::http::decode::BodyLimits {
-        crate::http::decode::BodyLimits {
-            max_bytes: self.max_body_bytes,
-            max_depth: self.max_json_depth.max(1),
-        }
     }
 
     /// The SSE keep-alive interval (at least 1 s).

@@ -1,40 +1,53 @@
 //! Serve any [`ferry_agent::AgentExecutor`] over A2A v1.0.
 //!
-//! One [`RequestHandler`] holds the protocol's semantics (task lifecycle, blocking and
-//! `returnImmediately`, history, multi-turn rules, cancel, subscribe, ListTasks paging); the
-//! JSON-RPC and HTTP+JSON bindings translate to and from it, and SSE streams carry each task's
-//! event log with sequence numbers.
+//! Two layers, and imports only run downwards:
+//!
+//! - the core (no HTTP): one [`RequestHandler`] holds the protocol's semantics (task
+//!   lifecycle, blocking and `returnImmediately`, history, multi-turn rules, cancel, subscribe,
+//!   ListTasks paging), over a [`TaskStore`] and the agent; each operation of
+//!   ferry-proto's operation table goes through [`RequestHandler::dispatch`];
+//! - HTTP: the JSON-RPC and HTTP+JSON bindings translate to and from the core (they own no
+//!   operation knowledge), SSE carries each task's event log with sequence numbers, the front
+//!   door guards everything but the probes, and [`A2aServer`] puts it together.
+//!
+//! Extensions plug in through one seam, [`ServerExtension`]: a card entry, routes behind the
+//! front door, typed data for each turn. The server knows none by name.
 //!
 //! ```no_run
 //! use ferry_agents::EchoAgent;
 //! use ferry_server::{A2aServer, ServerConfig};
 //! use std::sync::Arc;
 //!
-//! # async fn run() -> std::io::Result<()> {
-//! let server = A2aServer::bind(Arc::new(EchoAgent), ServerConfig::default()).await?;
+//! # async fn run() -> Result<(), ferry_server::ServerError> {
+//! let server = A2aServer::builder(Arc::new(EchoAgent))
+//!     .config(ServerConfig::default())
+//!     .bind()
+//!     .await?;
 //! println!("agent card: {}", server.card_url());
 //! server.run(async { let _ = tokio::signal::ctrl_c().await; }).await
 //! # }
 //! ```
 
-mod cdp_config;
 mod config;
 mod config_file;
 mod core;
+mod error;
+pub mod extension;
 mod http;
 
-pub use crate::core::handler::{
-    CallContext, DEFAULT_PAGE_SIZE, JsonDoc, MAX_PAGE_SIZE, RequestHandler,
-};
+pub use crate::core::call::CallContext;
+pub use crate::core::doc::JsonDoc;
+pub use crate::core::handler::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Outcome, RequestHandler};
 pub use crate::core::store::{InMemoryTaskStore, StoreError, TaskStore};
 pub use crate::core::stream::{StreamItem, TaskStream};
-pub use cdp_config::{
-    CDP_CONFIG_PATH, CDP_CONFIG_URI, CdpRegistry, parse_registration, parse_removal,
-};
-pub use config::{AnnouncedKeyConfig, ServerConfig};
+pub use crate::core::turn_data::TurnDataSource;
+pub use config::{AnnouncedKeyConfig, ServerConfig, SigningKeyConfig};
 pub use config_file::ConfigError;
-pub use http::app::{A2aServer, AppState, router};
+pub use error::ServerError;
+pub use extension::ServerExtension;
 pub use http::card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
 pub use http::params::{EXTENSIONS_HEADER, VERSION_HEADER};
-pub use http::signing::{JWKS_PATH, SigningError, SigningKeyConfig};
+pub use http::server::{A2aServer, A2aServerBuilder, router};
+pub use http::signing::{JWKS_PATH, SigningError};
+pub use http::state::AppState;
 pub use http::{decode, front_door, metrics};

@@ -129,10 +129,26 @@ pub struct ServeArgs {
 impl ServeArgs {
     /// The effective configuration of the server and of the forms agent: defaults, then the
     /// file (the forms agent's settings in its `[forms]` table), then environment and flags.
-    fn configs(&self) -> anyhow::Result<(ServerConfig, ferry_forms::FormsConfig)> {
+    fn configs(&self) -> anyhow::Result<Configs> {
+        // The forms agent's `[forms]` table and the cdp-config extension's keys are not the
+        // server's: they are set aside before the rest is read as a ServerConfig.
         let (mut c, sections) = match &self.config {
-            Some(path) => ServerConfig::from_toml_file_with_sections(path, &["forms"])?,
+            Some(path) => ServerConfig::from_toml_file_with_sections(
+                path,
+                &["forms", "cdp_config", "cdp_config_required"],
+            )?,
             None => (ServerConfig::default(), toml::Table::new()),
+        };
+        let file_flag = |key: &str| -> anyhow::Result<bool> {
+            match sections.get(key) {
+                None => Ok(false),
+                Some(toml::Value::Boolean(b)) => Ok(*b),
+                Some(other) => anyhow::bail!("{key} must be true or false, not {other}"),
+            }
+        };
+        let mut cdp = CdpSettings {
+            enabled: file_flag("cdp_config")?,
+            required: file_flag("cdp_config_required")?,
         };
         let shown = self
             .config
@@ -177,27 +193,52 @@ impl ServeArgs {
         }
         c.strict_version |= self.strict_version;
         let byob = matches!(forms.browser, ferry_forms::BrowserSource::Cdp { .. });
-        c.cdp_config |= self.cdp_config || (byob && matches!(self.agent, AgentName::Forms));
-        c.cdp_config_required |= self.cdp_config_required;
+        cdp.enabled |= self.cdp_config || (byob && matches!(self.agent, AgentName::Forms));
+        cdp.required |= self.cdp_config_required;
         if self.v1_0_0_errors {
             c.error_table = ferry_proto::ErrorTable::V1_0_0;
         }
         c.required_extensions
             .extend(self.required_extensions.iter().cloned());
-        Ok((c, forms))
+        Ok(Configs {
+            server: c,
+            forms,
+            cdp,
+        })
     }
+}
+
+/// Everything `ferry serve` runs with.
+struct Configs {
+    server: ServerConfig,
+    forms: ferry_forms::FormsConfig,
+    cdp: CdpSettings,
+}
+
+/// The cdp-config/v1 extension's settings (top-level keys of the config file, and flags).
+#[derive(Debug, Clone, Copy, Default)]
+struct CdpSettings {
+    /// Serve the extension.
+    enabled: bool,
+    /// Mark it required in the card.
+    required: bool,
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
 pub fn run(args: ServeArgs) -> anyhow::Result<()> {
-    let (config, forms) = args.configs()?;
+    let configs = args.configs()?;
     if args.print_config {
+        let (config, forms, cdp) = (&configs.server, &configs.forms, configs.cdp);
         print!("{}", config.to_redacted_toml());
+        println!(
+            "cdp_config = {}\ncdp_config_required = {}",
+            cdp.enabled, cdp.required
+        );
         if matches!(args.agent, AgentName::Forms) {
             let mut table = toml::Table::new();
             table.insert(
                 "forms".into(),
-                toml::Value::try_from(crate::forms_args::FormsFile::of(&forms))?,
+                toml::Value::try_from(crate::forms_args::FormsFile::of(forms))?,
             );
             print!("\n{}", toml::to_string_pretty(&table)?);
         }
@@ -212,14 +253,15 @@ pub fn run(args: ServeArgs) -> anyhow::Result<()> {
         runtime.worker_threads(n.max(1));
     }
     let runtime = runtime.build().context("starting the async runtime")?;
-    runtime.block_on(serve(args, config, forms))
+    runtime.block_on(serve(args, configs))
 }
 
-async fn serve(
-    args: ServeArgs,
-    config: ServerConfig,
-    forms_config: ferry_forms::FormsConfig,
-) -> anyhow::Result<()> {
+async fn serve(args: ServeArgs, configs: Configs) -> anyhow::Result<()> {
+    let Configs {
+        server: config,
+        forms: forms_config,
+        cdp,
+    } = configs;
     let mut forms = None;
     let agent: Arc<dyn ferry_agent::AgentExecutor> = match args.agent {
         AgentName::Echo => Arc::new(EchoAgent),
@@ -232,20 +274,38 @@ async fn serve(
             agent
         }
     };
-    let bind = config.bind;
-    let server = A2aServer::bind(agent, config)
-        .await
-        .with_context(|| format!("binding {bind}"))?;
+    let mut builder = A2aServer::builder(agent).config(config);
+    if cdp.enabled {
+        builder = builder.extension(Arc::new(ferry_cdp_config::CdpConfig::new(cdp.required)));
+    }
+    let server = builder.bind().await.map_err(with_fix)?;
     // Before the card line: a script may send SIGTERM as soon as it reads that line.
     let shutdown = shutdown_signal().context("installing the signal handlers")?;
     tracing::info!(addr = %server.local_addr(), agent = ?args.agent, "listening");
     println!("agent card: {}", server.card_url());
-    server.run(shutdown).await.context("serving")?;
+    server.run(shutdown).await?;
     if let Some(forms) = forms {
         forms.pool().shutdown().await;
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// A server error with what the operator can do about it: the library says what is wrong,
+/// the binary names the flag.
+fn with_fix(e: ferry_server::ServerError) -> anyhow::Error {
+    use ferry_server::ServerError;
+    let fix = match &e {
+        ServerError::TokenRequired { .. } => Some("set --token or FERRY_TOKEN, or bind 127.0.0.1"),
+        ServerError::ExtendedCardNeedsToken => {
+            Some("set a token (--token or FERRY_TOKEN) or drop extended_card")
+        }
+        _ => None,
+    };
+    match fix {
+        Some(fix) => anyhow::anyhow!("{e}; {fix}"),
+        None => anyhow::Error::new(e),
+    }
 }
 
 /// Start-up notes of the forms agent: the browser, and a warning without an allowlist.

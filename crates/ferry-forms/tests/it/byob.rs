@@ -10,6 +10,7 @@ use ferry_browser::Browser;
 use ferry_forms::{BrowserSource, FormsConfig, Isolation};
 use ferry_server::ServerConfig;
 use serde_json::json;
+use std::sync::Arc;
 
 /// A Chromium started the way an orchestrator would, without any of ferry's flags (no proxy,
 /// no resolver belt, WebRTC left on): DevTools on a loopback port, a throwaway profile.
@@ -97,12 +98,10 @@ fn byob(site: &TestSite) -> FormsConfig {
 }
 
 async fn cdp_server(site: &TestSite) -> FormsServer {
-    FormsServer::start_with(
+    FormsServer::start_with_extensions(
         byob(site),
-        ServerConfig {
-            cdp_config: true,
-            ..ServerConfig::default()
-        },
+        ServerConfig::default(),
+        vec![Arc::new(ferry_cdp_config::CdpConfig::new(false))],
     )
     .await
 }

@@ -7,7 +7,7 @@
 //! a retry after an error runs again. Different content under a reused `messageId` is processed
 //! normally and not remembered.
 
-use crate::core::handler::JsonDoc;
+use crate::core::doc::JsonDoc;
 use ferry_proto::A2aError;
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};

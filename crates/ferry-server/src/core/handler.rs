@@ -1,21 +1,22 @@
 //! `RequestHandler`: the A2A semantics, once. The JSON-RPC and REST bindings are thin
 //! translators over it.
 
-use crate::cdp_config::CdpRegistry;
 use crate::config::ServerConfig;
+use crate::core::call::CallContext;
 use crate::core::dedup::Dedup;
-use crate::core::record::{TaskRecord, TaskView, shaped_task};
+use crate::core::doc::JsonDoc;
+use crate::core::record::TaskRecord;
 use crate::core::store::TaskStore;
 use crate::core::stream::{Opening, TaskStream};
 use crate::core::turn::{TurnTarget, finish_turn, run_turn};
+use crate::core::turn_data::TurnDataSource;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use bytes::Bytes;
-use ferry_agent::{AgentDescription, AgentExecutor, RequestContext};
+use ferry_agent::{AgentDescription, AgentExecutor, RequestContext, TurnData};
 use ferry_proto::{
-    A2aError, CancelTaskRequest, ErrorKind, GetTaskRequest, ListTasksRequest, ListTasksResponse,
-    Message, Role, SendMessageRequest, SendMessageResponse, StreamResponse, SubscribeToTaskRequest,
-    Task, TaskState,
+    A2aError, A2aRequest, CancelTaskRequest, ErrorKind, GetTaskRequest, ListTasksRequest,
+    ListTasksResponse, Message, Role, SendMessageRequest, SendMessageResponse, StreamResponse,
+    SubscribeToTaskRequest, Task, TaskState,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,24 +28,19 @@ pub const MAX_PAGE_SIZE: i32 = 100;
 /// How long an agent's `cancel` may take before the server cancels the task itself.
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
 
-/// Who is calling and with which service parameters (filled by the binding).
-#[derive(Debug, Clone, Default)]
-pub struct CallContext {
-    /// Tenant from the REST path prefix or the request's `tenant` field.
-    pub tenant: String,
-    /// Extensions the client activated and the agent declared.
-    pub extensions: Vec<String>,
-    /// The authenticated caller, if any.
-    pub caller: Option<String>,
-    /// The client's address (from the connection), if known.
-    pub client: Option<std::net::IpAddr>,
+/// What an operation answers with: one JSON document, or a stream of events.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The response message, serialized.
+    Document(JsonDoc),
+    /// The events of a task, for SSE.
+    Stream(TaskStream),
 }
 
 /// The protocol semantics over a task store and an agent.
 pub struct RequestHandler {
     shutting_down: std::sync::atomic::AtomicBool,
-    cdp: CdpRegistry,
-    no_cdp_endpoints: ferry_agent::CdpEndpoints,
+    turn_data: Vec<Arc<dyn TurnDataSource>>,
     extended_card: Option<ferry_proto::AgentCard>,
     dedup: Option<Dedup>,
     store: Arc<dyn TaskStore>,
@@ -77,8 +73,7 @@ impl RequestHandler {
         });
         Self {
             shutting_down: std::sync::atomic::AtomicBool::new(false),
-            cdp: CdpRegistry::default(),
-            no_cdp_endpoints: ferry_agent::CdpEndpoints::default(),
+            turn_data: Vec::new(),
             extended_card: None,
             dedup,
             store,
@@ -118,18 +113,46 @@ impl RequestHandler {
         }
     }
 
-    /// The `cdp-config/v1` registry.
-    pub fn cdp_registry(&self) -> &CdpRegistry {
-        &self.cdp
+    /// Adds a source of per-turn data (an extension's).
+    pub fn with_turn_data(mut self, source: Arc<dyn TurnDataSource>) -> Self {
+        self.turn_data.push(source);
+        self
     }
 
-    /// The endpoints a new turn sees (a snapshot; empty without the extension).
-    fn cdp_snapshot(&self) -> ferry_agent::CdpEndpoints {
-        if self.config.cdp_config {
-            self.cdp.snapshot()
-        } else {
-            self.no_cdp_endpoints.clone()
+    /// What the extensions hand a turn that starts now.
+    fn turn_data(&self) -> TurnData {
+        let mut data = TurnData::default();
+        for source in &self.turn_data {
+            source.fill(&mut data);
         }
+        data
+    }
+
+    /// Runs one operation: the bindings decode the request, this applies the semantics.
+    /// Streaming operations answer with [`Outcome::Stream`]; the others with a document.
+    pub async fn dispatch(
+        &self,
+        call: &CallContext,
+        request: A2aRequest,
+    ) -> Result<Outcome, A2aError> {
+        use Outcome::{Document, Stream};
+        Ok(match request {
+            A2aRequest::SendMessage(r) => Document(self.send_message(call, r).await?),
+            A2aRequest::SendStreamingMessage(r) => Stream(self.send_streaming(call, r).await?),
+            A2aRequest::GetTask(r) => Document(self.get_task(call, &r)?),
+            A2aRequest::ListTasks(r) => Document(JsonDoc::of(&self.list_tasks(call, &r)?)),
+            A2aRequest::CancelTask(r) => Document(self.cancel_task(call, &r).await?),
+            A2aRequest::SubscribeToTask(r) => {
+                Stream(self.subscribe(call, &r, call.resume_after)?)
+            }
+            A2aRequest::CreateTaskPushNotificationConfig(_)
+            | A2aRequest::GetTaskPushNotificationConfig(_)
+            | A2aRequest::ListTaskPushNotificationConfigs(_)
+            | A2aRequest::DeleteTaskPushNotificationConfig(_) => {
+                return Err(self.push_config_unsupported());
+            }
+            A2aRequest::GetExtendedAgentCard(_) => Document(JsonDoc::of(&self.extended_card()?)),
+        })
     }
 
     /// Whether streaming is declared.
@@ -216,18 +239,10 @@ impl RequestHandler {
                             Some(StreamResponse::Task(t)) if started.is_new => t,
                             _ => &data.task,
                         };
-                        return Ok(JsonDoc::send_task(TaskView {
-                            task: created,
-                            history_length,
-                            with_artifacts: true,
-                        }));
+                        return Ok(JsonDoc::send_task(created.view(history_length, true)));
                     }
                     if settled || turn_over {
-                        return Ok(JsonDoc::send_task(TaskView {
-                            task: &data.task,
-                            history_length,
-                            with_artifacts: true,
-                        }));
+                        return Ok(JsonDoc::send_task(data.task.view(history_length, true)));
                     }
                 }
             }
@@ -354,7 +369,7 @@ impl RequestHandler {
                 (true, false) => {
                     let rx = TaskRecord::subscribe_locked(&mut data);
                     let snapshot_seq = data.next_seq.checked_sub(1);
-                    let snapshot = StreamResponse::Task(shaped_task(&data.task, None, true));
+                    let snapshot = StreamResponse::Task(data.task.shaped(None, true));
                     Some(StartStream::Existing(Box::new(TaskStream::with_snapshot(
                         record.clone(),
                         rx,
@@ -377,7 +392,7 @@ impl RequestHandler {
             extensions: call.extensions.clone(),
             tenant: call.tenant.clone(),
             caller: call.caller.clone(),
-            cdp_endpoints: self.cdp_snapshot(),
+            data: self.turn_data(),
         };
         let handle = tokio::spawn(run_turn(
             self.executor.clone(),
@@ -401,11 +416,7 @@ impl RequestHandler {
         check_history_length(req.history_length)?;
         let record = self.find(call, &req.id)?;
         let data = record.data.lock();
-        Ok(JsonDoc::of(&TaskView {
-            task: &data.task,
-            history_length: req.history_length,
-            with_artifacts: true,
-        }))
+        Ok(JsonDoc::of(&data.task.view(req.history_length, true)))
     }
 
     /// `ListTasks` (spec §4.11): newest status first, opaque cursor, filters.
@@ -457,7 +468,12 @@ impl RequestHandler {
         let with_artifacts = req.include_artifacts.unwrap_or(false);
         let tasks: Vec<Task> = keys[start..end]
             .iter()
-            .map(|(_, r)| shaped_task(&r.data.lock().task, req.history_length, with_artifacts))
+            .map(|(_, r)| {
+                r.data
+                    .lock()
+                    .task
+                    .shaped(req.history_length, with_artifacts)
+            })
             .collect();
         let next_page_token = if end < keys.len() {
             let (ts, r) = &keys[end - 1];
@@ -511,7 +527,7 @@ impl RequestHandler {
             extensions: call.extensions.clone(),
             tenant: call.tenant.clone(),
             caller: call.caller.clone(),
-            cdp_endpoints: self.cdp_snapshot(),
+            data: self.turn_data(),
         };
         match tokio::time::timeout(CANCEL_GRACE, self.executor.cancel(ctx, sink.clone())).await {
             Ok(Ok(())) => {}
@@ -530,11 +546,7 @@ impl RequestHandler {
         }
         finish_turn(&record, turn);
         let data = record.data.lock();
-        Ok(JsonDoc::of(&TaskView {
-            task: &data.task,
-            history_length: None,
-            with_artifacts: true,
-        }))
+        Ok(JsonDoc::of(&data.task.view(None, true)))
     }
 
     /// `SubscribeToTask`: the current task first, then live events until terminal.
@@ -574,7 +586,7 @@ impl RequestHandler {
                 return Ok(TaskStream::resumed(record.clone(), rx, after, missed));
             }
         }
-        let snapshot = StreamResponse::Task(shaped_task(&data.task, None, true));
+        let snapshot = StreamResponse::Task(data.task.shaped(None, true));
         let seq = data.next_seq.checked_sub(1);
         drop(data);
         Ok(TaskStream::with_snapshot(
@@ -608,32 +620,6 @@ impl RequestHandler {
     pub fn with_extended_card(mut self, card: Option<ferry_proto::AgentCard>) -> Self {
         self.extended_card = card;
         self
-    }
-}
-
-/// A response body serialized once, under the task's lock, instead of cloning the task to
-/// serialize it later. Bindings wrap it (JSON-RPC) or send it as is (REST).
-#[derive(Debug, Clone)]
-pub struct JsonDoc(pub Bytes);
-
-impl JsonDoc {
-    /// Serializes `value`.
-    pub fn of<T: serde::Serialize + ?Sized>(value: &T) -> Self {
-        Self(Bytes::from(serde_json::to_vec(value).unwrap_or_default()))
-    }
-
-    /// A `SendMessageResponse` holding a task: `{"task": …}`.
-    fn send_task(view: TaskView<'_>) -> Self {
-        #[derive(serde::Serialize)]
-        struct Envelope<'a> {
-            task: TaskView<'a>,
-        }
-        Self::of(&Envelope { task: view })
-    }
-
-    /// Parses the document back into a wire type (for library callers and tests).
-    pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
-        serde_json::from_slice(&self.0)
     }
 }
 

@@ -28,27 +28,20 @@ pub struct ServedCard {
 }
 
 /// Builds the public card: both interfaces (JSON-RPC first) under `base_url`, the agent's
-/// description, and the capabilities this server implements.
+/// description, the extensions the server's extensions declare (`extension_entries`, after
+/// the agent's own), and the capabilities this server implements.
 pub fn build_card(
     description: &AgentDescription,
     config: &ServerConfig,
     base_url: &str,
+    extension_entries: &[AgentExtension],
 ) -> AgentCard {
     let base = base_url.trim_end_matches('/');
     let mut extensions: Vec<AgentExtension> = description.extensions.clone();
-    if config.cdp_config
-        && !extensions
-            .iter()
-            .any(|e| e.uri == crate::cdp_config::CDP_CONFIG_URI)
-    {
-        extensions.push(AgentExtension {
-            uri: crate::cdp_config::CDP_CONFIG_URI.into(),
-            description:
-                "Register the browser (CDP) endpoints this agent must use at /ext/cdp-config."
-                    .into(),
-            required: config.cdp_config_required,
-            params: None,
-        });
+    for entry in extension_entries {
+        if !extensions.iter().any(|e| e.uri == entry.uri) {
+            extensions.push(entry.clone());
+        }
     }
     for uri in &config.required_extensions {
         match extensions.iter_mut().find(|e| e.uri == *uri) {

@@ -26,6 +26,14 @@ pub struct BodyLimits {
 }
 
 impl BodyLimits {
+    /// The limits `config` sets.
+    pub fn of(config: &crate::config::ServerConfig) -> Self {
+        BodyLimits {
+            max_bytes: config.max_body_bytes,
+            max_depth: config.max_json_depth.max(1),
+        }
+    }
+
     fn strict(self) -> Limits {
         Limits {
             max_bytes: self.max_bytes,
@@ -163,6 +171,15 @@ impl RpcEnvelope<'_> {
             &Pointer::from_member("params"),
             ErrorKind::InvalidParams,
         )
+    }
+}
+
+/// Params read for whichever operation the method names (see `A2aRequest::decode`).
+impl ferry_proto::RequestDecoder for &RpcEnvelope<'_> {
+    type Error = A2aError;
+
+    fn decode<T: DeserializeOwned>(&mut self) -> Result<T, A2aError> {
+        self.params()
     }
 }
 

@@ -3,7 +3,7 @@
 //! state are counted when scraped.
 
 use crate::core::store::TaskStore;
-use ferry_proto::TaskState;
+use ferry_proto::{Operation, TaskState};
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -11,61 +11,50 @@ use std::time::Duration;
 /// What a request was, for the metrics (set by the bindings on the response).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CallLabel {
-    /// The operation.
+    /// What it asked for.
     pub method: Method,
     /// True when it succeeded (an A2A error answer is not a success).
     pub ok: bool,
 }
 
-/// Operations as the metrics name them.
+/// What the metrics label a request by: its operation (named as in the operation table),
+/// the agent card, or anything else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
-    /// SendMessage.
-    SendMessage,
-    /// SendStreamingMessage.
-    SendStreamingMessage,
-    /// GetTask.
-    GetTask,
-    /// ListTasks.
-    ListTasks,
-    /// CancelTask.
-    CancelTask,
-    /// SubscribeToTask.
-    SubscribeToTask,
-    /// Any of the four push-config operations.
-    PushConfig,
-    /// GetExtendedAgentCard.
-    GetExtendedAgentCard,
+    /// An A2A operation.
+    Operation(Operation),
     /// The agent card.
     AgentCard,
     /// Anything that did not name an operation (bad JSON, unknown method or path, refusals).
     Other,
 }
 
+/// Labels in the order they are rendered: the operations, the card, the rest.
+const LABELS: usize = Operation::ALL.len() + 2;
+
 impl Method {
-    const ALL: [Method; 10] = [
-        Method::SendMessage,
-        Method::SendStreamingMessage,
-        Method::GetTask,
-        Method::ListTasks,
-        Method::CancelTask,
-        Method::SubscribeToTask,
-        Method::PushConfig,
-        Method::GetExtendedAgentCard,
-        Method::AgentCard,
-        Method::Other,
-    ];
+    fn index(self) -> usize {
+        match self {
+            Method::Operation(op) => Operation::ALL
+                .iter()
+                .position(|o| *o == op)
+                .unwrap_or(LABELS - 1),
+            Method::AgentCard => LABELS - 2,
+            Method::Other => LABELS - 1,
+        }
+    }
+
+    fn at(index: usize) -> Method {
+        match Operation::ALL.get(index) {
+            Some(op) => Method::Operation(*op),
+            None if index == LABELS - 2 => Method::AgentCard,
+            None => Method::Other,
+        }
+    }
 
     fn name(self) -> &'static str {
         match self {
-            Method::SendMessage => "SendMessage",
-            Method::SendStreamingMessage => "SendStreamingMessage",
-            Method::GetTask => "GetTask",
-            Method::ListTasks => "ListTasks",
-            Method::CancelTask => "CancelTask",
-            Method::SubscribeToTask => "SubscribeToTask",
-            Method::PushConfig => "PushConfig",
-            Method::GetExtendedAgentCard => "GetExtendedAgentCard",
+            Method::Operation(op) => op.name(),
             Method::AgentCard => "AgentCard",
             Method::Other => "other",
         }
@@ -100,18 +89,15 @@ struct Histogram {
 /// The server's counters.
 #[derive(Debug, Default)]
 pub struct Metrics {
-    requests: [[AtomicU64; 2]; Method::ALL.len()],
-    latency: [Histogram; Method::ALL.len()],
+    requests: [[AtomicU64; 2]; LABELS],
+    latency: [Histogram; LABELS],
     refusals: [AtomicU64; REFUSAL_REASONS.len()],
 }
 
 impl Metrics {
     /// Counts one answered request.
     pub fn record(&self, label: CallLabel, elapsed: Duration) {
-        let m = Method::ALL
-            .iter()
-            .position(|x| *x == label.method)
-            .unwrap_or(Method::ALL.len() - 1);
+        let m = label.method.index();
         self.requests[m][usize::from(label.ok)].fetch_add(1, Ordering::Relaxed);
         let h = &self.latency[m];
         let secs = elapsed.as_secs_f64();
@@ -140,7 +126,8 @@ impl Metrics {
             "# HELP ferry_requests_total A2A requests answered, by operation and outcome."
         );
         let _ = writeln!(out, "# TYPE ferry_requests_total counter");
-        for (i, m) in Method::ALL.iter().enumerate() {
+        for i in 0..LABELS {
+            let m = Method::at(i);
             for (ok, outcome) in [(1, "ok"), (0, "error")] {
                 let n = self.requests[i][ok].load(Ordering::Relaxed);
                 let _ = writeln!(
@@ -155,7 +142,8 @@ impl Metrics {
             "# HELP ferry_request_duration_seconds Time to answer (for streams: to the first event)."
         );
         let _ = writeln!(out, "# TYPE ferry_request_duration_seconds histogram");
-        for (i, m) in Method::ALL.iter().enumerate() {
+        for i in 0..LABELS {
+            let m = Method::at(i);
             let h = &self.latency[i];
             let mut cumulative = 0;
             for (b, le) in BUCKETS.iter().enumerate() {
@@ -226,21 +214,21 @@ mod tests {
         let m = Metrics::default();
         m.record(
             CallLabel {
-                method: Method::SendMessage,
+                method: Method::Operation(Operation::SendMessage),
                 ok: true,
             },
             Duration::from_micros(300),
         );
         m.record(
             CallLabel {
-                method: Method::SendMessage,
+                method: Method::Operation(Operation::SendMessage),
                 ok: true,
             },
             Duration::from_millis(3),
         );
         m.record(
             CallLabel {
-                method: Method::GetTask,
+                method: Method::Operation(Operation::GetTask),
                 ok: false,
             },
             Duration::from_millis(20),

@@ -2,7 +2,6 @@
 //! operation table and the request handler), SSE framing, strict body decoding, the front
 //! door, the agent card, probes, metrics, and the server that puts them together.
 
-pub mod app;
 pub mod card;
 pub mod decode;
 pub mod front_door;
@@ -13,5 +12,7 @@ pub mod probes;
 pub mod request_id;
 pub mod response;
 pub mod rest;
+pub mod server;
 pub mod signing;
 pub mod sse;
+pub mod state;

@@ -1,4 +1,5 @@
-//! Small response builders shared by the bindings.
+//! Response builders shared by the bindings, the front door and extensions. Statuses come
+//! from the error's [`ErrorKind`]; there is no status table here.
 
 use crate::http::params::EXTENSIONS_HEADER;
 use crate::http::request_id::RequestId;
@@ -52,7 +53,8 @@ fn with_request_id(e: &A2aError, rid: Option<&RequestId>) -> A2aError {
     }
 }
 
-/// Adds `Retry-After` when the error says how long to wait.
+/// Adds `Retry-After` when the error says how long to wait, and marks refusals for the
+/// metrics.
 fn with_retry_after(mut r: Response, e: &A2aError) -> Response {
     if let Some(secs) = e.retry_after_secs() {
         r.headers_mut()
@@ -69,81 +71,56 @@ fn with_retry_after(mut r: Response, e: &A2aError) -> Response {
 #[derive(Debug, Clone, Copy)]
 pub struct RefusalReason(pub &'static str);
 
-/// A JSON-RPC error response: HTTP 200 (spec §2.2), except 429 and 503 for the server's own
-/// capacity conditions, which carry `Retry-After`.
+fn status(code: u16) -> StatusCode {
+    StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+}
+
+/// A JSON-RPC error response, with the HTTP status the error's kind gives the JSON-RPC
+/// binding (200, except the server's and the transport's own conditions).
 pub fn jsonrpc_error(id: &serde_json::Value, e: &A2aError, rid: Option<&RequestId>) -> Response {
-    let status = match e.kind {
-        ErrorKind::Unavailable | ErrorKind::ResourceExhausted => {
-            StatusCode::from_u16(e.kind.http_status(ErrorTable::V1_0_1))
-                .unwrap_or(StatusCode::SERVICE_UNAVAILABLE)
-        }
-        _ => StatusCode::OK,
-    };
     let e = with_request_id(e, rid);
-    with_retry_after(json(status, ferry_proto::jsonrpc_error_body(id, &e)), &e)
-}
-
-/// An AIP-193 error response with the status of `table`, the request id in `ErrorInfo` and as
-/// a top-level `requestId`.
-pub fn rest_error(e: &A2aError, table: ErrorTable, rid: Option<&RequestId>) -> Response {
-    let status = StatusCode::from_u16(e.kind.http_status(table))
-        .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    error_with_status(status, e.kind.rest_status_name(table), e, table, rid)
-}
-
-/// A plain JSON error (AIP-193 shape) with an explicit HTTP status, for refusals that happen
-/// before any binding (auth, Host, Origin, limits).
-pub fn plain_error(status: StatusCode, e: &A2aError, rid: Option<&RequestId>) -> Response {
-    let name = match status {
-        StatusCode::UNAUTHORIZED => "UNAUTHENTICATED",
-        StatusCode::FORBIDDEN => "PERMISSION_DENIED",
-        StatusCode::NOT_FOUND => "NOT_FOUND",
-        StatusCode::METHOD_NOT_ALLOWED => "UNIMPLEMENTED",
-        StatusCode::PAYLOAD_TOO_LARGE => "INVALID_ARGUMENT",
-        StatusCode::UNSUPPORTED_MEDIA_TYPE => "INVALID_ARGUMENT",
-        StatusCode::TOO_MANY_REQUESTS => "RESOURCE_EXHAUSTED",
-        StatusCode::SERVICE_UNAVAILABLE => "UNAVAILABLE",
-        _ => e.kind.rest_status_name(ErrorTable::V1_0_1),
-    };
-    error_with_status(status, name, e, ErrorTable::V1_0_1, rid)
-}
-
-fn error_with_status(
-    status: StatusCode,
-    status_name: &str,
-    e: &A2aError,
-    table: ErrorTable,
-    rid: Option<&RequestId>,
-) -> Response {
-    let e = with_request_id(e, rid);
-    let mut body = e.to_rest_body(table);
-    // AIP-193: `error.code` is the HTTP status actually sent.
-    body["error"]["code"] = status.as_u16().into();
-    body["error"]["status"] = status_name.into();
-    if let (Some(rid), Some(obj)) = (rid, body.as_object_mut()) {
-        obj.insert("requestId".into(), rid.as_str().into());
-    }
     with_retry_after(
-        json(status, serde_json::to_vec(&body).unwrap_or_default()),
+        json(
+            status(e.kind.jsonrpc_http_status()),
+            ferry_proto::jsonrpc_error_body(id, &e),
+        ),
         &e,
     )
 }
 
-/// Reads a request body within `limit` bytes; the error is what both bindings answer with 413.
+/// An AIP-193 error response with the status of `table`, the request id in `ErrorInfo` and as
+/// a top-level `requestId`. Also what the front door and extensions answer with (their kinds'
+/// statuses are the same in every table).
+pub fn rest_error(e: &A2aError, table: ErrorTable, rid: Option<&RequestId>) -> Response {
+    let e = with_request_id(e, rid);
+    let mut body = e.to_rest_body(table);
+    if let (Some(rid), Some(obj)) = (rid, body.as_object_mut()) {
+        obj.insert("requestId".into(), rid.as_str().into());
+    }
+    with_retry_after(
+        json(
+            status(e.kind.http_status(table)),
+            serde_json::to_vec(&body).unwrap_or_default(),
+        ),
+        &e,
+    )
+}
+
+/// Reads a request body within `limit` bytes; the error is a 413 ([`ErrorKind::PayloadTooLarge`]).
 ///
 /// A body that declares a larger `Content-Length` is refused before any of it is read, so the
 /// answer comes at once (not when the client has sent a megabyte, or at the request timeout)
 /// and a client that sent `Expect: 100-continue` gets the 413 instead of `100 Continue`
 /// (hyper sends that only when the body is first polled). Chunked bodies are cut off at the
 /// limit as they arrive.
-pub async fn read_body(body: axum::body::Body, limit: usize) -> Result<bytes::Bytes, A2aError> {
+pub async fn read_body(body: Body, limit: usize) -> Result<bytes::Bytes, A2aError> {
     use axum::body::HttpBody as _;
     let too_large = |declared: Option<u64>| {
         let message = match declared {
             Some(n) => format!("the request body of {n} bytes is over the limit of {limit} bytes"),
             None => format!("the request body could not be read within the limit of {limit} bytes"),
         };
-        A2aError::new(ErrorKind::InvalidRequest, message)
+        A2aError::new(ErrorKind::PayloadTooLarge, message)
             .with_meta("maxBodyBytes", limit.to_string())
     };
     let declared = body.size_hint().lower();

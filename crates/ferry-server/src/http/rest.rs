@@ -1,94 +1,33 @@
-//! The HTTP+JSON (REST) binding (spec §2.3): every route, also under a `/{tenant}` prefix.
+//! The HTTP+JSON (REST) binding (spec §2.3): the operation table's routes, also under a
+//! `/{tenant}` prefix. A thin translator: the path, the query string and the body become the
+//! operation's request message, the request handler answers.
 //!
-//! Routing is done by hand on path segments so that `/tasks/{id}:subscribe` and
-//! `/tasks/{id}:cancel` can never fall into GetTask, and so that a tenant prefix is recognised
-//! only when the path does not already match a route without one.
+//! Routes with an action (`/tasks/{id}:cancel`) are matched before the bare `/tasks/{id}`,
+//! so they can never fall into GetTask, and a tenant prefix is recognised only when the path
+//! does not already match a route without one.
 
-use crate::core::handler::{CallContext, JsonDoc};
+use crate::core::call::CallContext;
+use crate::core::handler::Outcome;
 use crate::core::stream::StreamItem;
-use crate::http::app::AppState;
 use crate::http::decode::{self, BodyLimits};
-use crate::http::metrics::{self, CallLabel};
+use crate::http::metrics::{CallLabel, Method};
 use crate::http::params;
 use crate::http::request_id::{ClientAddr, RequestId};
-use crate::http::response::{
-    is_json_content_type, json, plain_error, read_body, rest_error, with_extensions,
-};
+use crate::http::response::{is_json_content_type, json, read_body, rest_error, with_extensions};
 use crate::http::sse::SseFraming;
+use crate::http::state::AppState;
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
-use axum::http::{Method, StatusCode, header};
+use axum::http::{StatusCode, header};
 use axum::response::Response;
 use bytes::{BufMut, Bytes, BytesMut};
 use ferry_proto::{
-    A2aError, CancelTaskRequest, ErrorKind, ErrorTable, GetTaskRequest, ListTasksRequest,
-    SendMessageRequest, SubscribeToTaskRequest, TaskState, Timestamp,
+    A2aError, A2aRequest, CancelTaskRequest, ErrorKind, ErrorTable, GetExtendedAgentCardRequest,
+    GetTaskRequest, HttpVerb, ListTaskPushNotificationConfigsRequest, ListTasksRequest, Operation,
+    PathParams, RestMiss, SendMessageRequest, SubscribeToTaskRequest, TaskPushNotificationConfig,
+    TaskPushNotificationConfigRef, TaskState, Timestamp,
 };
-use serde::Serialize;
 use std::sync::Arc;
-
-/// A REST operation with its path parameters.
-#[derive(Debug, PartialEq, Eq)]
-enum Route {
-    Send,
-    Stream,
-    ListTasks,
-    GetTask(String),
-    Cancel(String),
-    Subscribe(String),
-    PushConfigs(String),
-    PushConfig(String, String),
-    ExtendedCard,
-}
-
-impl Route {
-    /// Matches segments (already percent-decoded) without a tenant prefix.
-    fn match_segments(segs: &[String]) -> Option<Self> {
-        let s: Vec<&str> = segs.iter().map(String::as_str).collect();
-        Some(match s.as_slice() {
-            ["message:send"] => Self::Send,
-            ["message:stream"] => Self::Stream,
-            ["tasks"] => Self::ListTasks,
-            ["extendedAgentCard"] => Self::ExtendedCard,
-            ["tasks", id_action] => match id_action.rsplit_once(':') {
-                Some((id, "cancel")) if !id.is_empty() => Self::Cancel(id.to_owned()),
-                Some((id, "subscribe")) if !id.is_empty() => Self::Subscribe(id.to_owned()),
-                _ if !id_action.is_empty() => Self::GetTask((*id_action).to_owned()),
-                _ => return None,
-            },
-            ["tasks", id, "pushNotificationConfigs"] => Self::PushConfigs((*id).to_owned()),
-            ["tasks", id, "pushNotificationConfigs", cid] => {
-                Self::PushConfig((*id).to_owned(), (*cid).to_owned())
-            }
-            _ => return None,
-        })
-    }
-
-    /// How the metrics name this route's operation.
-    fn metric(&self) -> metrics::Method {
-        match self {
-            Self::Send => metrics::Method::SendMessage,
-            Self::Stream => metrics::Method::SendStreamingMessage,
-            Self::ListTasks => metrics::Method::ListTasks,
-            Self::GetTask(_) => metrics::Method::GetTask,
-            Self::Cancel(_) => metrics::Method::CancelTask,
-            Self::Subscribe(_) => metrics::Method::SubscribeToTask,
-            Self::PushConfigs(_) | Self::PushConfig(..) => metrics::Method::PushConfig,
-            Self::ExtendedCard => metrics::Method::GetExtendedAgentCard,
-        }
-    }
-
-    /// The methods this route answers.
-    fn allows(&self, method: &Method) -> bool {
-        match self {
-            Self::Send | Self::Stream | Self::Cancel(_) => method == Method::POST,
-            Self::Subscribe(_) => method == Method::POST || method == Method::GET,
-            Self::ListTasks | Self::GetTask(_) | Self::ExtendedCard => method == Method::GET,
-            Self::PushConfigs(_) => method == Method::GET || method == Method::POST,
-            Self::PushConfig(..) => method == Method::GET || method == Method::DELETE,
-        }
-    }
-}
 
 /// Splits a path into percent-decoded segments.
 fn segments(path: &str) -> Result<Vec<String>, A2aError> {
@@ -129,17 +68,16 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
     let rid = rid.as_ref();
     let body = match read_body(body, app.config.max_body_bytes).await {
         Ok(b) => b,
-        Err(e) => return plain_error(StatusCode::PAYLOAD_TOO_LARGE, &e, rid),
+        Err(e) => return rest_error(&e, table, rid),
     };
     let full_path = parts.uri.path();
     let rest_path = full_path
         .strip_prefix(app.config.rest_path.as_str())
         .unwrap_or(full_path);
-    let mut label = metrics::Method::Other;
+    let mut label = Method::Other;
     let (mut response, ok) = match serve(&app, &parts, rest_path, body, &mut label).await {
         Ok(r) => (r, true),
-        Err(Failure::A2a(e)) => (rest_error(&e, table, rid), false),
-        Err(Failure::Http(status, e)) => (plain_error(status, &e, rid), false),
+        Err(e) => (rest_error(&e, table, rid), false),
     };
     response
         .extensions_mut()
@@ -147,15 +85,57 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
     response
 }
 
-/// Errors whose HTTP status is not the A2A table's (routing, media type).
-enum Failure {
-    A2a(A2aError),
-    Http(StatusCode, A2aError),
-}
-
-impl From<A2aError> for Failure {
-    fn from(e: A2aError) -> Self {
-        Self::A2a(e)
+/// The operation a request names, with the tenant prefix (if any) and the path parameters.
+fn route(
+    verb: &axum::http::Method,
+    path: &str,
+) -> Result<(Operation, String, PathParams), A2aError> {
+    let segs = segments(path)?;
+    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    let not_found = || {
+        A2aError::new(
+            ErrorKind::MethodNotFound,
+            format!("no A2A operation at {path:?}"),
+        )
+    };
+    let not_allowed = || {
+        A2aError::new(
+            ErrorKind::MethodNotAllowed,
+            format!("{verb} is not allowed on {path}"),
+        )
+    };
+    // A verb the binding never uses (PUT, PATCH) still tells a known path from an unknown one.
+    let verbs: Vec<HttpVerb> = match HttpVerb::from_name(verb.as_str()) {
+        Some(v) => vec![v],
+        None => Vec::new(),
+    };
+    let try_match = |segs: &[&str]| -> Result<(Operation, PathParams), RestMiss> {
+        match verbs.first() {
+            Some(v) => Operation::match_rest(*v, segs),
+            None => {
+                let known = [HttpVerb::Get, HttpVerb::Post, HttpVerb::Delete]
+                    .into_iter()
+                    .any(|v| Operation::match_rest(v, segs).is_ok());
+                Err(if known {
+                    RestMiss::VerbNotAllowed
+                } else {
+                    RestMiss::NoRoute
+                })
+            }
+        }
+    };
+    match try_match(&segs) {
+        Ok((op, params)) => return Ok((op, String::new(), params)),
+        Err(RestMiss::VerbNotAllowed) => return Err(not_allowed()),
+        Err(RestMiss::NoRoute) => {}
+    }
+    let Some((tenant, rest)) = segs.split_first() else {
+        return Err(not_found());
+    };
+    match try_match(rest) {
+        Ok((op, params)) => Ok((op, (*tenant).to_owned(), params)),
+        Err(RestMiss::VerbNotAllowed) => Err(not_allowed()),
+        Err(RestMiss::NoRoute) => Err(not_found()),
     }
 }
 
@@ -164,120 +144,134 @@ async fn serve(
     parts: &Parts,
     path: &str,
     body: Bytes,
-    label: &mut metrics::Method,
-) -> Result<Response, Failure> {
-    let (method, uri, headers) = (&parts.method, &parts.uri, &parts.headers);
-    let segs = segments(path)?;
-    let (tenant, route) = match Route::match_segments(&segs) {
-        Some(r) => (String::new(), r),
-        None => match segs.split_first() {
-            Some((tenant, rest)) => match Route::match_segments(rest) {
-                Some(r) => (tenant.clone(), r),
-                None => return Err(not_found(path)),
-            },
-            None => return Err(not_found(path)),
-        },
-    };
-    *label = route.metric();
-    if !route.allows(method) {
-        let e = A2aError::new(
-            ErrorKind::MethodNotFound,
-            format!("{method} is not allowed on {path}"),
-        );
-        return Err(Failure::Http(StatusCode::METHOD_NOT_ALLOWED, e));
-    }
-    if *method == Method::POST && !is_json_content_type(headers.get(header::CONTENT_TYPE)) {
-        let e = A2aError::new(
-            ErrorKind::ContentTypeNotSupported,
+    label: &mut Method,
+) -> Result<Response, A2aError> {
+    let (uri, headers) = (&parts.uri, &parts.headers);
+    let (op, tenant, path_params) = route(&parts.method, path)?;
+    *label = Method::Operation(op);
+    if parts.method == axum::http::Method::POST
+        && !is_json_content_type(headers.get(header::CONTENT_TYPE))
+    {
+        return Err(A2aError::new(
+            ErrorKind::UnsupportedMediaType,
             "the request content type must be application/json",
-        );
-        return Err(Failure::Http(StatusCode::UNSUPPORTED_MEDIA_TYPE, e));
+        ));
     }
     params::check_version(headers, uri.query(), &app.config)?;
     let extensions =
         params::activate_extensions(headers, &app.declared_extensions, &app.required_extensions)?;
+    let query = uri.query().unwrap_or_default();
+    let request = request(
+        op,
+        &tenant,
+        path_params,
+        query,
+        &body,
+        BodyLimits::of(&app.config),
+    )?;
     let call = CallContext {
         tenant,
         extensions,
         caller: None,
         client: parts.extensions.get::<ClientAddr>().map(|c| c.0.ip()),
+        resume_after: params::last_event_id(headers),
     };
-    let query = uri.query().unwrap_or_default();
-    let limits = app.config.body_limits();
-    let h = &app.handler;
-    let framing = RestFraming(app.config.error_table);
-    let response = match route {
-        Route::Send => ok_doc(
-            h.send_message(&call, send_body(&body, &call, limits)?)
-                .await?,
-        ),
-        Route::Stream => {
-            let permit = app.stream_permit()?;
-            let stream = h
-                .send_streaming(&call, send_body(&body, &call, limits)?)
-                .await?;
-            app.sse(stream, framing, permit)
+    let permit = op.is_streaming().then(|| app.stream_permit()).transpose()?;
+    let response = match (app.handler.dispatch(&call, request).await?, permit) {
+        (Outcome::Document(doc), _) => json(StatusCode::OK, doc.0),
+        (Outcome::Stream(stream), Some(permit)) => {
+            app.sse(stream, RestFraming(app.config.error_table), permit)
         }
-        Route::ListTasks => ok(h.list_tasks(&call, &list_query(query)?)?),
-        Route::GetTask(id) => {
-            let history_length = query_pairs(query)
-                .find(|(k, _)| is_key(k, "historyLength"))
-                .map(|(_, v)| parse_int("historyLength", &v))
-                .transpose()?;
-            ok_doc(h.get_task(
-                &call,
-                &GetTaskRequest {
-                    tenant: call.tenant.clone(),
-                    id,
-                    history_length,
-                },
-            )?)
+        (Outcome::Stream(_), None) => {
+            return Err(A2aError::internal(format!(
+                "{} answered with a stream",
+                op.name()
+            )));
         }
-        Route::Cancel(id) => {
-            let req = cancel_body(&body, id, limits)?;
-            ok_doc(h.cancel_task(&call, &req).await?)
-        }
-        Route::Subscribe(id) => {
-            let req = SubscribeToTaskRequest {
-                tenant: call.tenant.clone(),
-                id,
-            };
-            let permit = app.stream_permit()?;
-            app.sse(
-                h.subscribe(&call, &req, params::last_event_id(headers))?,
-                framing,
-                permit,
-            )
-        }
-        Route::PushConfigs(_) | Route::PushConfig(..) => {
-            return Err(h.push_config_unsupported().into());
-        }
-        Route::ExtendedCard => ok(h.extended_card()?),
     };
     Ok(with_extensions(response, &call.extensions))
 }
 
-fn not_found(path: &str) -> Failure {
-    Failure::Http(
-        StatusCode::NOT_FOUND,
-        A2aError::new(
-            ErrorKind::MethodNotFound,
-            format!("no A2A operation at {path:?}"),
-        ),
-    )
-}
-
-/// Parses a SendMessageRequest body; the tenant of the path wins over the body's.
-fn send_body(
+/// The request message of `op`: from the body (`Body` routes) or the query string, with the
+/// path parameters and the path's tenant filled in (the path wins over the body).
+fn request(
+    op: Operation,
+    tenant: &str,
+    path: PathParams,
+    query: &str,
     body: &[u8],
-    call: &CallContext,
     limits: BodyLimits,
-) -> Result<SendMessageRequest, A2aError> {
-    let mut req: SendMessageRequest = decode::body(body, limits)?;
-    if !call.tenant.is_empty() {
-        req.tenant.clone_from(&call.tenant);
-    }
-    Ok(req)
+) -> Result<A2aRequest, A2aError> {
+    let id = path.id.unwrap_or_default();
+    let task_id = path.task_id.unwrap_or_default();
+    let tenant = tenant.to_owned();
+    let send = |body: &[u8]| -> Result<SendMessageRequest, A2aError> {
+        let mut req: SendMessageRequest = decode::body(body, limits)?;
+        if !tenant.is_empty() {
+            req.tenant.clone_from(&tenant);
+        }
+        Ok(req)
+    };
+    Ok(match op {
+        Operation::SendMessage => A2aRequest::SendMessage(send(body)?),
+        Operation::SendStreamingMessage => A2aRequest::SendStreamingMessage(send(body)?),
+        Operation::GetTask => {
+            let history_length = query_pairs(query)
+                .find(|(k, _)| is_key(k, "historyLength"))
+                .map(|(_, v)| parse_int("historyLength", &v))
+                .transpose()?;
+            A2aRequest::GetTask(GetTaskRequest {
+                tenant,
+                id,
+                history_length,
+            })
+        }
+        Operation::ListTasks => A2aRequest::ListTasks(ListTasksRequest {
+            tenant,
+            ..list_query(query)?
+        }),
+        Operation::CancelTask => A2aRequest::CancelTask(cancel_body(body, id, limits)?),
+        Operation::SubscribeToTask => {
+            A2aRequest::SubscribeToTask(SubscribeToTaskRequest { tenant, id })
+        }
+        Operation::CreateTaskPushNotificationConfig => {
+            let mut config: TaskPushNotificationConfig = decode::body(body, limits)?;
+            config.task_id = task_id;
+            config.tenant = tenant;
+            A2aRequest::CreateTaskPushNotificationConfig(config)
+        }
+        Operation::GetTaskPushNotificationConfig | Operation::DeleteTaskPushNotificationConfig => {
+            let reference = TaskPushNotificationConfigRef {
+                tenant,
+                task_id,
+                id,
+            };
+            if op == Operation::GetTaskPushNotificationConfig {
+                A2aRequest::GetTaskPushNotificationConfig(reference)
+            } else {
+                A2aRequest::DeleteTaskPushNotificationConfig(reference)
+            }
+        }
+        Operation::ListTaskPushNotificationConfigs => {
+            let mut req = ListTaskPushNotificationConfigsRequest {
+                tenant,
+                task_id,
+                page_size: 0,
+                page_token: String::new(),
+            };
+            for (k, v) in query_pairs(query) {
+                if is_key(&k, "pageSize") {
+                    req.page_size = parse_int("pageSize", &v)?;
+                } else if is_key(&k, "pageToken") {
+                    req.page_token = v;
+                }
+            }
+            A2aRequest::ListTaskPushNotificationConfigs(req)
+        }
+        Operation::GetExtendedAgentCard => {
+            A2aRequest::GetExtendedAgentCard(GetExtendedAgentCardRequest { tenant })
+        }
+    })
 }
 
 /// A CancelTask body: it may be empty or `null`; the task id comes from the path (and wins
@@ -326,21 +320,10 @@ fn query_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
     })
 }
 
-/// Matches a query key in camelCase or its snake_case proto name.
+/// Matches a query key in camelCase or its snake_case proto name (the same respelling as
+/// JSON bodies: `ferry_proto::camel_case`).
 fn is_key(key: &str, camel: &str) -> bool {
-    if key == camel {
-        return true;
-    }
-    let mut snake = String::with_capacity(camel.len() + 4);
-    for c in camel.chars() {
-        if c.is_ascii_uppercase() {
-            snake.push('_');
-            snake.push(c.to_ascii_lowercase());
-        } else {
-            snake.push(c);
-        }
-    }
-    key == snake
+    ferry_proto::camel_case(key) == camel
 }
 
 fn bad_query(name: &str, value: &str, why: &str) -> A2aError {
@@ -389,17 +372,6 @@ fn list_query(query: &str) -> Result<ListTasksRequest, A2aError> {
     Ok(req)
 }
 
-fn ok_doc(doc: JsonDoc) -> Response {
-    json(StatusCode::OK, doc.0)
-}
-
-fn ok<T: Serialize>(result: T) -> Response {
-    json(
-        StatusCode::OK,
-        serde_json::to_vec(&result).unwrap_or_default(),
-    )
-}
-
 /// REST stream events are the bare `StreamResponse`; errors the AIP-193 body.
 struct RestFraming(ErrorTable);
 
@@ -417,28 +389,23 @@ impl SseFraming for RestFraming {
 mod tests {
     use super::*;
 
-    fn route(path: &str) -> Option<Route> {
-        Route::match_segments(&segments(path).expect("segments"))
-    }
-
     #[test]
-    fn actions_never_fall_into_get_task() {
+    fn tenants_are_a_prefix_only_when_the_path_alone_is_no_route() {
+        let post = axum::http::Method::POST;
+        let get = axum::http::Method::GET;
+        let (op, tenant, _) = route(&post, "/t1/message:send").expect("tenant prefix");
+        assert_eq!((op, tenant.as_str()), (Operation::SendMessage, "t1"));
+        let (op, tenant, p) = route(&get, "/tasks/a%2Fb").expect("no tenant");
         assert_eq!(
-            route("/tasks/abc:subscribe"),
-            Some(Route::Subscribe("abc".into()))
+            (op, tenant.as_str(), p.id.as_deref()),
+            (Operation::GetTask, "", Some("a/b"))
         );
-        assert_eq!(
-            route("/tasks/abc:cancel"),
-            Some(Route::Cancel("abc".into()))
-        );
-        assert_eq!(route("/tasks/abc"), Some(Route::GetTask("abc".into())));
-        assert_eq!(route("/tasks/a%2Fb"), Some(Route::GetTask("a/b".into())));
-        assert_eq!(route("/message:send"), Some(Route::Send));
-        assert_eq!(
-            route("/t1/message:send"),
-            None,
-            "tenant prefixes are tried by the caller"
-        );
+        let e = route(&post, "/tasks/message:send").expect_err("GetTask's path, not a tenant");
+        assert_eq!(e.kind, ErrorKind::MethodNotAllowed);
+        let e = route(&axum::http::Method::PUT, "/tasks").expect_err("PUT");
+        assert_eq!(e.kind, ErrorKind::MethodNotAllowed);
+        let e = route(&get, "/nope").expect_err("no route");
+        assert_eq!(e.kind, ErrorKind::MethodNotFound);
     }
 
     #[test]

@@ -2,27 +2,12 @@
 //! can rotate), and their public keys, plus any announced next keys, are published as a JWKS at
 //! `/.well-known/jwks.json`.
 
+use crate::config::SigningKeyConfig;
 use ferry_proto::AgentCard;
 use ferry_trust::keys::{Algorithm, KeySet, PublicKey, SigningKey};
-use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
 
 /// The path of the published key set.
 pub const JWKS_PATH: &str = "/.well-known/jwks.json";
-
-/// A private key that signs the served card.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SigningKeyConfig {
-    /// A PKCS#8 PEM private key (`-----BEGIN PRIVATE KEY-----`).
-    pub key: PathBuf,
-    /// The key id put in the signature's protected header and in the JWKS.
-    pub kid: String,
-    /// `ES256`, `ES384`, `EdDSA`, `RS256` or `PS256`; guessed from the key when absent (RSA
-    /// keys default to `RS256`).
-    #[serde(default)]
-    pub alg: Option<String>,
-}
 
 /// Why the signing keys could not be loaded or used.
 #[derive(Debug, thiserror::Error)]

@@ -27,7 +27,5 @@ mod lifecycle;
 mod front_door;
 // Idempotent retries, metrics, signed cards and the extended card.
 mod ops;
-// The cdp-config/v1 extension and infrastructure failures.
-mod cdp_config;
 // Strict decoding of bodies and headers: arrays, duplicates, sizes, authorities (issue 11).
 mod strict;

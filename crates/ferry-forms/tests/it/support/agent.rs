@@ -1,7 +1,7 @@
 //! The forms agent behind a real A2A server on 127.0.0.1, called over JSON-RPC.
 
 use ferry_forms::{FormsAgent, FormsConfig};
-use ferry_server::{A2aServer, ServerConfig};
+use ferry_server::{A2aServer, ServerConfig, ServerExtension};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,16 +25,24 @@ impl FormsServer {
     /// Serves a forms agent with `config`, and the server with `server` (its bind address
     /// replaced by 127.0.0.1:0).
     pub async fn start_with(config: FormsConfig, server: ServerConfig) -> FormsServer {
+        Self::start_with_extensions(config, server, Vec::new()).await
+    }
+
+    /// [`FormsServer::start_with`], with server extensions (cdp-config for bring-your-own-browser).
+    pub async fn start_with_extensions(
+        config: FormsConfig,
+        server: ServerConfig,
+        extensions: Vec<Arc<dyn ServerExtension>>,
+    ) -> FormsServer {
         let agent = FormsAgent::new(config);
-        let server = A2aServer::bind(
-            Arc::new(agent.clone()),
-            ServerConfig {
-                bind: "127.0.0.1:0".parse().expect("addr"),
-                ..server
-            },
-        )
-        .await
-        .expect("bind");
+        let mut builder = A2aServer::builder(Arc::new(agent.clone())).config(ServerConfig {
+            bind: "127.0.0.1:0".parse().expect("addr"),
+            ..server
+        });
+        for extension in extensions {
+            builder = builder.extension(extension);
+        }
+        let server = builder.bind().await.expect("bind");
         let base = format!("http://{}", server.local_addr());
         let (stop, stopped) = oneshot::channel::<()>();
         tokio::spawn(server.run(async move {

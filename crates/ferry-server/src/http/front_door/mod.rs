@@ -1,4 +1,5 @@
-//! The front door: what every request passes before it reaches the A2A bindings.
+//! The front door: what every request passes before it reaches the A2A bindings or an
+//! extension's routes.
 //!
 //! In order: a request id (echoed or generated), one line at most of each header that must
 //! be single (`Authorization`, `Host`, …), the `Host` check (DNS rebinding; absolute-form
@@ -15,16 +16,15 @@ pub use host::HostPolicy;
 pub use rate::RateLimiter;
 pub use token::constant_time_eq;
 
-use crate::http::app::AppState;
-use crate::http::card::WELL_KNOWN_CARD_PATH;
-use crate::http::metrics::{CallLabel, Method};
+use crate::config::ServerConfig;
+use crate::http::metrics::{CallLabel, Method, Metrics};
 use crate::http::request_id::{self, ClientAddr, RequestId};
-use crate::http::response::{RefusalReason, jsonrpc_error, plain_error};
+use crate::http::response::{RefusalReason, jsonrpc_error, rest_error};
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::Response;
-use ferry_proto::{A2aError, ErrorKind};
+use ferry_proto::{A2aError, ErrorKind, ErrorTable};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::Semaphore;
@@ -33,7 +33,8 @@ use tracing::Instrument;
 /// Seconds a client is told to wait when the server is at a capacity limit.
 const CAPACITY_RETRY_SECS: u64 = 1;
 
-/// The front door's settings and shared counters.
+/// The front door's settings and shared counters: everything the middleware needs, and
+/// nothing of the bindings behind it.
 #[derive(Debug)]
 pub struct FrontDoor {
     token: Option<Box<[u8]>>,
@@ -43,11 +44,22 @@ pub struct FrontDoor {
     /// Permits for open SSE streams (taken by the bindings, held by the stream body).
     pub streams: Arc<Semaphore>,
     request_timeout: Duration,
+    /// The JSON-RPC endpoint (capacity refusals there are JSON-RPC errors).
+    rpc_path: String,
+    /// Paths served without the token: the agent card and the keys that sign it.
+    public_paths: Vec<String>,
+    metrics: Arc<Metrics>,
 }
 
 impl FrontDoor {
-    /// The front door for `config`; `public_host` is the host of the advertised URL.
-    pub fn new(config: &crate::ServerConfig, public_host: Option<String>) -> Self {
+    /// The front door for `config`; `public_host` is the host of the advertised URL,
+    /// `public_paths` what is served without the token.
+    pub fn new(
+        config: &ServerConfig,
+        public_host: Option<String>,
+        public_paths: Vec<String>,
+        metrics: Arc<Metrics>,
+    ) -> Self {
         let burst = if config.rate_limit_burst == 0 {
             config.rate_limit_per_sec.saturating_mul(2)
         } else {
@@ -65,6 +77,9 @@ impl FrontDoor {
             in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
             streams: Arc::new(Semaphore::new(config.max_streams.max(1))),
             request_timeout: Duration::from_secs(config.request_timeout_secs.max(1)),
+            rpc_path: config.jsonrpc_path.clone(),
+            public_paths,
+            metrics,
         }
     }
 
@@ -86,6 +101,13 @@ impl FrontDoor {
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
             .map(|(_, t)| t.trim().as_bytes());
         presented.is_some_and(|p| constant_time_eq(p, expected))
+    }
+
+    /// Open SSE streams now.
+    pub fn open_streams(&self, max_streams: usize) -> usize {
+        max_streams
+            .max(1)
+            .saturating_sub(self.streams.available_permits())
     }
 }
 
@@ -109,50 +131,33 @@ fn repeated_singleton(headers: &axum::http::HeaderMap) -> Option<&'static str> {
         .map(|name| name.as_str())
 }
 
-/// A refusal at the front door.
-struct Refusal {
-    status: StatusCode,
-    reason: &'static str,
-    message: String,
-    retry_after: Option<u64>,
-}
+/// A refusal at the front door: the kind (which owns the status), the reason and a message.
+struct Refusal(A2aError);
 
 impl Refusal {
-    fn new(status: StatusCode, reason: &'static str, message: impl Into<String>) -> Self {
-        Self {
-            status,
-            reason,
-            message: message.into(),
-            retry_after: None,
-        }
+    fn new(kind: ErrorKind, reason: &'static str, message: impl Into<String>) -> Self {
+        Self(A2aError::new(kind, message).with_reason(reason))
     }
 
-    fn retry_after(mut self, secs: u64) -> Self {
-        self.retry_after = Some(secs);
-        self
+    fn retry_after(self, secs: u64) -> Self {
+        Self(self.0.with_meta("retryAfterSeconds", secs.to_string()))
     }
 
-    /// Renders the refusal: a JSON-RPC error on the JSON-RPC endpoint, a plain JSON error
-    /// elsewhere; 429 and 503 carry `Retry-After` and `retryAfterSeconds`.
+    /// Renders the refusal: a JSON-RPC error on the JSON-RPC endpoint for the capacity
+    /// conditions (429, 503: what JSON-RPC clients retry on), an AIP-193 body otherwise; 401
+    /// carries `WWW-Authenticate`.
     fn respond(self, rpc: bool, rid: &RequestId) -> Response {
-        let kind = match self.status {
-            StatusCode::BAD_REQUEST => ErrorKind::InvalidRequest,
-            StatusCode::TOO_MANY_REQUESTS => ErrorKind::ResourceExhausted,
-            StatusCode::SERVICE_UNAVAILABLE => ErrorKind::Unavailable,
-            _ => ErrorKind::Internal,
+        let Refusal(error) = self;
+        let capacity = matches!(
+            error.kind,
+            ErrorKind::ResourceExhausted | ErrorKind::Unavailable
+        );
+        let mut response = if rpc && capacity {
+            jsonrpc_error(&serde_json::Value::Null, &error, Some(rid))
+        } else {
+            rest_error(&error, ErrorTable::V1_0_1, Some(rid))
         };
-        let mut error = A2aError::new(kind, self.message).with_reason(self.reason);
-        if let Some(secs) = self.retry_after {
-            error = error.with_meta("retryAfterSeconds", secs.to_string());
-        }
-        let mut response =
-            if rpc && matches!(kind, ErrorKind::ResourceExhausted | ErrorKind::Unavailable) {
-                jsonrpc_error(&serde_json::Value::Null, &error, Some(rid))
-            } else {
-                plain_error(self.status, &error, Some(rid))
-            };
-        *response.status_mut() = self.status;
-        if self.status == StatusCode::UNAUTHORIZED {
+        if error.kind == ErrorKind::Unauthenticated {
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
                 HeaderValue::from_static("Bearer realm=\"ferry\""),
@@ -175,8 +180,12 @@ pub async fn tag(mut request: Request, next: Next) -> Response {
 }
 
 /// The middleware: admits or refuses each request, tags it with its id (the one [`tag`] gave
-/// it, if any), and bounds its time.
-pub async fn guard(State(app): State<Arc<AppState>>, mut request: Request, next: Next) -> Response {
+/// it, if any), counts it, and bounds its time.
+pub async fn guard(
+    State(door): State<Arc<FrontDoor>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
     let rid = match request.extensions().get::<RequestId>() {
         Some(rid) => rid.clone(),
         None => RequestId::from_headers(request.headers()),
@@ -184,7 +193,7 @@ pub async fn guard(State(app): State<Arc<AppState>>, mut request: Request, next:
     request.extensions_mut().insert(rid.clone());
     let span = tracing::info_span!("request", id = %rid, method = %request.method(), path = %request.uri().path());
     let started = std::time::Instant::now();
-    let mut response = admit_and_run(&app, request, next, &rid)
+    let mut response = admit_and_run(&door, request, next, &rid)
         .instrument(span)
         .await;
     let label = response
@@ -195,9 +204,9 @@ pub async fn guard(State(app): State<Arc<AppState>>, mut request: Request, next:
             method: Method::Other,
             ok: response.status().is_success(),
         });
-    app.metrics.record(label, started.elapsed());
+    door.metrics.record(label, started.elapsed());
     if let Some(RefusalReason(reason)) = response.extensions().get::<RefusalReason>() {
-        app.metrics.refused(reason);
+        door.metrics.refused(reason);
     }
     response
         .headers_mut()
@@ -205,19 +214,19 @@ pub async fn guard(State(app): State<Arc<AppState>>, mut request: Request, next:
     response
 }
 
-async fn admit_and_run(app: &AppState, request: Request, next: Next, rid: &RequestId) -> Response {
-    let door = &app.front_door;
+async fn admit_and_run(
+    door: &FrontDoor,
+    request: Request,
+    next: Next,
+    rid: &RequestId,
+) -> Response {
     let path = request.uri().path();
-    let rpc = path.trim_end_matches('/') == app.config.jsonrpc_path;
+    let rpc = path.trim_end_matches('/') == door.rpc_path;
     // The card and the keys that sign it are public: a client needs them before it can call.
-    let is_card = path == WELL_KNOWN_CARD_PATH
-        || path == crate::http::signing::JWKS_PATH
-        || path
-            .strip_suffix(WELL_KNOWN_CARD_PATH)
-            .is_some_and(|base| base == app.config.jsonrpc_path || base == app.config.rest_path);
+    let public = door.public_paths.iter().any(|p| p == path);
     if let Some(name) = repeated_singleton(request.headers()) {
         let r = Refusal::new(
-            StatusCode::BAD_REQUEST,
+            ErrorKind::InvalidRequest,
             "DUPLICATE_HEADER",
             format!("the request has several {name} headers; send one"),
         );
@@ -225,23 +234,23 @@ async fn admit_and_run(app: &AppState, request: Request, next: Next, rid: &Reque
     }
     if !door.hosts.allows(&request) {
         let r = Refusal::new(
-            StatusCode::FORBIDDEN,
+            ErrorKind::PermissionDenied,
             "HOST_NOT_ALLOWED",
-            "this Host is not served here (DNS rebinding defence); see --allowed-host",
+            "this Host is not served here (DNS rebinding defence); the server's operator can allow it",
         );
         return r.respond(false, rid);
     }
     if request.headers().contains_key(header::ORIGIN) {
         let r = Refusal::new(
-            StatusCode::FORBIDDEN,
+            ErrorKind::PermissionDenied,
             "ORIGIN_NOT_ALLOWED",
             "requests from web pages (with an Origin header) are refused",
         );
         return r.respond(false, rid);
     }
-    if !is_card && !door.authenticated(&request) {
+    if !public && !door.authenticated(&request) {
         let r = Refusal::new(
-            StatusCode::UNAUTHORIZED,
+            ErrorKind::Unauthenticated,
             "UNAUTHENTICATED",
             "a valid bearer token is required (Authorization: Bearer …)",
         );
@@ -251,7 +260,7 @@ async fn admit_and_run(app: &AppState, request: Request, next: Next, rid: &Reque
         && let Err(wait) = rate.check(addr.0.ip())
     {
         let r = Refusal::new(
-            StatusCode::TOO_MANY_REQUESTS,
+            ErrorKind::ResourceExhausted,
             "RATE_LIMITED",
             "too many requests from this client",
         );
@@ -259,7 +268,7 @@ async fn admit_and_run(app: &AppState, request: Request, next: Next, rid: &Reque
     }
     let Ok(_permit) = door.in_flight.clone().try_acquire_owned() else {
         let r = Refusal::new(
-            StatusCode::SERVICE_UNAVAILABLE,
+            ErrorKind::Unavailable,
             "TOO_MANY_REQUESTS_IN_FLIGHT",
             "the server is at its limit of requests in flight",
         );
@@ -269,7 +278,7 @@ async fn admit_and_run(app: &AppState, request: Request, next: Next, rid: &Reque
         Ok(response) => response,
         Err(_) => {
             let r = Refusal::new(
-                StatusCode::SERVICE_UNAVAILABLE,
+                ErrorKind::Unavailable,
                 "REQUEST_TIMEOUT",
                 format!(
                     "the request took longer than {} s",

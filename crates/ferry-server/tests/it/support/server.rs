@@ -25,7 +25,7 @@ pub struct TestServer {
     http: reqwest::Client,
     next_id: AtomicU64,
     stop: Mutex<Option<oneshot::Sender<()>>>,
-    running: Option<JoinHandle<std::io::Result<()>>>,
+    running: Option<JoinHandle<Result<(), ferry_server::ServerError>>>,
 }
 
 impl TestServer {

@@ -1,20 +1,23 @@
-//! Putting it together: the router, the shared state, the accept loop (with the header read
+//! Putting it together: the builder, the router, the accept loop (with the header read
 //! timeout and the client address), and a shutdown that drains.
 
 use crate::config::ServerConfig;
 use crate::core::handler::RequestHandler;
 use crate::core::store::{InMemoryTaskStore, TaskStore};
-use crate::core::stream::TaskStream;
+use crate::error::ServerError;
+use crate::extension::ServerExtension;
 use crate::http::card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
+use crate::http::decode::BodyLimits;
 use crate::http::front_door::{self, FrontDoor};
 use crate::http::metrics::{CallLabel, Metrics};
 use crate::http::request_id::ClientAddr;
-use crate::http::signing::{self, JWKS_PATH, SigningError};
-use crate::http::sse::{SseFraming, sse_response};
-use crate::{http::jsonrpc, http::probes, http::rest};
+use crate::http::response::json;
+use crate::http::signing::{self, JWKS_PATH};
+use crate::http::state::AppState;
+use crate::http::{jsonrpc, probes, rest};
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::HeaderMap;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use axum::routing::{any, get, post};
 use ferry_agent::AgentExecutor;
@@ -26,64 +29,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::sync::OwnedSemaphorePermit;
 use tower::ServiceExt;
-
-/// State shared by every request.
-#[derive(Debug)]
-pub struct AppState {
-    /// The protocol semantics.
-    pub handler: RequestHandler,
-    /// The configuration.
-    pub config: Arc<ServerConfig>,
-    /// The public card.
-    pub card: ServedCard,
-    /// Extension URIs the card declares.
-    pub declared_extensions: Vec<String>,
-    /// Extension URIs the card marks required.
-    pub required_extensions: Vec<String>,
-    /// Turns true when the server begins to shut down; open streams end on it.
-    pub closing: tokio::sync::watch::Sender<bool>,
-    /// Auth, Host/Origin checks, limits.
-    pub front_door: FrontDoor,
-    /// Counters for `/metrics`.
-    pub metrics: Metrics,
-    /// The published key set (`/.well-known/jwks.json`), when the card is signed.
-    pub jwks: Option<bytes::Bytes>,
-}
-
-impl AppState {
-    /// Takes a slot for one more open stream, or refuses with 503 `TOO_MANY_STREAMS`. Taken
-    /// before the stream's work starts; held until its body ends.
-    pub fn stream_permit(&self) -> Result<OwnedSemaphorePermit, ferry_proto::A2aError> {
-        self.front_door
-            .streams
-            .clone()
-            .try_acquire_owned()
-            .map_err(|_| front_door::too_many_streams())
-    }
-
-    /// The SSE response for `stream` with this server's keep-alive and shutdown signal.
-    pub fn sse<F: SseFraming>(
-        &self,
-        stream: TaskStream,
-        framing: F,
-        permit: OwnedSemaphorePermit,
-    ) -> Response {
-        sse_response(
-            stream,
-            framing,
-            self.config.sse_keepalive(),
-            self.closing.subscribe(),
-            permit,
-        )
-    }
-}
 
 /// An A2A server for one agent, bound to a socket and ready to run.
 pub struct A2aServer {
     listener: TcpListener,
     state: Arc<AppState>,
+    extension_routes: Router,
     local_addr: SocketAddr,
 }
 
@@ -95,82 +47,146 @@ impl std::fmt::Debug for A2aServer {
     }
 }
 
-/// The host part of a URL (`http://h:p/x` → `h`), for the Host check.
-fn url_host(url: &str) -> Option<String> {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    (!host.is_empty()).then(|| host.to_owned())
+/// Builds an [`A2aServer`]: the agent (required), then in any order the configuration
+/// (default: [`ServerConfig::default`], a loopback server), the task store (default: in
+/// memory, bounded by `task_capacity`) and the extensions; [`A2aServerBuilder::bind`] last.
+///
+/// ```no_run
+/// use ferry_agents::EchoAgent;
+/// use ferry_server::{A2aServer, ServerConfig};
+/// use std::sync::Arc;
+///
+/// # async fn run() -> Result<(), ferry_server::ServerError> {
+/// let server = A2aServer::builder(Arc::new(EchoAgent))
+///     .config(ServerConfig::default())
+///     .bind()
+///     .await?;
+/// println!("agent card: {}", server.card_url());
+/// server.run(async { let _ = tokio::signal::ctrl_c().await; }).await
+/// # }
+/// ```
+pub struct A2aServerBuilder {
+    executor: Arc<dyn AgentExecutor>,
+    config: ServerConfig,
+    store: Option<Arc<dyn TaskStore>>,
+    extensions: Vec<Arc<dyn ServerExtension>>,
 }
 
-impl A2aServer {
-    /// Binds `config.bind` and prepares to serve `executor` with an in-memory store. Refuses a
-    /// non-loopback address without a token.
-    pub async fn bind(
-        executor: Arc<dyn AgentExecutor>,
-        config: ServerConfig,
-    ) -> std::io::Result<Self> {
-        config
-            .validate()
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-        let listener = TcpListener::bind(config.bind).await?;
-        let local_addr = listener.local_addr()?;
-        let store: Arc<dyn TaskStore> = Arc::new(InMemoryTaskStore::new(
-            config.task_capacity,
-            config.task_ttl(),
-        ));
+impl std::fmt::Debug for A2aServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("A2aServerBuilder")
+            .field("agent", &self.executor.describe().name)
+            .field("bind", &self.config.bind)
+            .field("extensions", &self.extensions)
+            .finish_non_exhaustive()
+    }
+}
+
+impl A2aServerBuilder {
+    /// The server's configuration.
+    pub fn config(mut self, config: ServerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Where tasks are kept (default: in memory).
+    pub fn store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Adds an extension: its card entry, its routes behind the front door, its per-turn
+    /// data.
+    pub fn extension(mut self, extension: Arc<dyn ServerExtension>) -> Self {
+        self.extensions.push(extension);
+        self
+    }
+
+    /// Validates the configuration, loads the signing keys, builds the card and binds
+    /// `config.bind`. Refuses a non-loopback address without a token.
+    pub async fn bind(self) -> Result<A2aServer, ServerError> {
+        let Self {
+            executor,
+            config,
+            store,
+            extensions,
+        } = self;
+        config.validate()?;
+        let listener =
+            TcpListener::bind(config.bind)
+                .await
+                .map_err(|source| ServerError::Bind {
+                    bind: config.bind,
+                    source,
+                })?;
+        let local_addr = listener.local_addr().map_err(|source| ServerError::Bind {
+            bind: config.bind,
+            source,
+        })?;
+        let store = store.unwrap_or_else(|| {
+            Arc::new(InMemoryTaskStore::new(
+                config.task_capacity,
+                config.task_ttl(),
+            ))
+        });
         let base_url = config
             .public_url
             .clone()
             .unwrap_or_else(|| format!("http://{local_addr}"));
-        let front_door = FrontDoor::new(&config, config.public_url.as_deref().and_then(url_host));
+        let metrics = Arc::new(Metrics::default());
+        let front_door = Arc::new(FrontDoor::new(
+            &config,
+            config.public_url.as_deref().and_then(url_host),
+            public_paths(&config),
+            metrics.clone(),
+        ));
+        let limits = BodyLimits::of(&config);
         let config = Arc::new(config);
-        let handler = RequestHandler::new(executor, store, config.clone());
-        let card = build_card(handler.description(), &config, &base_url);
-        let invalid =
-            |e: SigningError| std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string());
+        let mut handler = RequestHandler::new(executor, store, config.clone());
+        let mut entries = Vec::with_capacity(extensions.len());
+        let mut extension_routes = Router::new();
+        for extension in extensions {
+            entries.push(extension.card_entry());
+            if let Some(source) = extension.clone().turn_data() {
+                handler = handler.with_turn_data(source);
+            }
+            extension_routes = extension_routes.merge(extension.routes(limits));
+        }
+        let card = build_card(handler.description(), &config, &base_url, &entries);
         let keys = config
             .signing_keys
             .iter()
             .map(signing::load_signing_key)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(invalid)?;
+            .collect::<Result<Vec<_>, _>>()?;
         let announced = config
             .announced_keys
             .iter()
             .map(|k| signing::load_public_key(&k.key, &k.kid))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(invalid)?;
+            .collect::<Result<Vec<_>, _>>()?;
         let extended = match &config.extended_card {
-            Some(path) => {
-                let ext = signing::extended_card(&card, path).map_err(invalid)?;
-                Some(signing::sign(ext, &keys).map_err(invalid)?)
-            }
+            Some(path) => Some(signing::sign(signing::extended_card(&card, path)?, &keys)?),
             None => None,
         };
         let handler = handler.with_extended_card(extended);
-        let card = signing::sign(card, &keys).map_err(invalid)?;
+        let card = signing::sign(card, &keys)?;
         let jwks = if keys.is_empty() && announced.is_empty() {
             None
         } else {
-            let set = signing::jwks(&keys, &announced).map_err(invalid)?;
+            let set = signing::jwks(&keys, &announced)?;
             Some(bytes::Bytes::from(
                 serde_json::to_vec(&set).unwrap_or_default(),
             ))
         };
-        let declared_extensions = card
-            .capabilities
-            .extensions
-            .iter()
-            .map(|e| e.uri.clone())
-            .collect();
-        let required_extensions = card
-            .capabilities
-            .extensions
-            .iter()
-            .filter(|e| e.required)
-            .map(|e| e.uri.clone())
-            .collect();
+        let extension_uris = |required_only: bool| {
+            card.capabilities
+                .extensions
+                .iter()
+                .filter(|e| !required_only || e.required)
+                .map(|e| e.uri.clone())
+                .collect()
+        };
+        let (declared_extensions, required_extensions) =
+            (extension_uris(false), extension_uris(true));
         let card = ServedCard::new(card, config.card_max_age_secs);
         let (closing, _) = tokio::sync::watch::channel(false);
         let state = Arc::new(AppState {
@@ -181,14 +197,55 @@ impl A2aServer {
             required_extensions,
             closing,
             front_door,
-            metrics: Metrics::default(),
+            metrics,
             jwks,
         });
-        Ok(Self {
+        Ok(A2aServer {
             listener,
             state,
+            extension_routes,
             local_addr,
         })
+    }
+}
+
+/// The host part of a URL (`http://h:p/x` → `h`), for the Host check.
+fn url_host(url: &str) -> Option<String> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    (!host.is_empty()).then(|| host.to_owned())
+}
+
+/// What the front door serves without the token: the card (at the root and under each
+/// interface) and the keys that sign it. A client needs them before it can call.
+fn public_paths(config: &ServerConfig) -> Vec<String> {
+    vec![
+        WELL_KNOWN_CARD_PATH.to_owned(),
+        format!("{}{WELL_KNOWN_CARD_PATH}", config.jsonrpc_path),
+        format!("{}{WELL_KNOWN_CARD_PATH}", config.rest_path),
+        JWKS_PATH.to_owned(),
+    ]
+}
+
+impl A2aServer {
+    /// Starts building a server for `executor`.
+    pub fn builder(executor: Arc<dyn AgentExecutor>) -> A2aServerBuilder {
+        A2aServerBuilder {
+            executor,
+            config: ServerConfig::default(),
+            store: None,
+            extensions: Vec::new(),
+        }
+    }
+
+    /// Binds `config.bind` and prepares to serve `executor` with an in-memory store and no
+    /// extensions: `A2aServer::builder(executor).config(config).bind()`.
+    pub async fn bind(
+        executor: Arc<dyn AgentExecutor>,
+        config: ServerConfig,
+    ) -> Result<Self, ServerError> {
+        Self::builder(executor).config(config).bind().await
     }
 
     /// The address actually bound (useful with port 0).
@@ -218,9 +275,12 @@ impl A2aServer {
     pub async fn run(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> std::io::Result<()> {
+    ) -> Result<(), ServerError> {
         let Self {
-            listener, state, ..
+            listener,
+            state,
+            extension_routes,
+            ..
         } = self;
         let store = state.handler.store().clone();
         let sweeper = tokio::spawn(async move {
@@ -239,7 +299,7 @@ impl A2aServer {
         // Connections live in a set so that those still open after the drain are closed with
         // it, not left running after `run` returns.
         let mut connections = tokio::task::JoinSet::new();
-        let app = router(state.clone());
+        let app = router(state.clone(), extension_routes);
         tokio::pin!(shutdown);
         loop {
             tokio::select! {
@@ -286,12 +346,12 @@ impl A2aServer {
     }
 }
 
-/// The routes: probes (outside the front door), then behind it the card (at the root and under
-/// each interface), JSON-RPC, and REST.
-pub fn router(state: Arc<AppState>) -> Router {
+/// The routes: probes (outside the front door), then behind it the card (at the root and
+/// under each interface), JSON-RPC, REST, metrics, the key set, and the extensions' routes.
+pub fn router(state: Arc<AppState>, extension_routes: Router) -> Router {
     let rpc = state.config.jsonrpc_path.clone();
     let rest = state.config.rest_path.clone();
-    let guarded = Router::new()
+    let bindings = Router::new()
         .route(WELL_KNOWN_CARD_PATH, get(card))
         .route(&format!("{rpc}{WELL_KNOWN_CARD_PATH}"), get(card))
         .route(&format!("{rest}{WELL_KNOWN_CARD_PATH}"), get(card))
@@ -300,18 +360,20 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route(&format!("{rpc}/"), post(jsonrpc::handle))
         .route(&format!("{rest}/{{*path}}"), any(rest::handle))
         .route("/metrics", get(metrics_text))
-        .route(crate::cdp_config::CDP_CONFIG_PATH, any(cdp_config_route))
         .route(JWKS_PATH, get(jwks))
+        .with_state(state.clone());
+    let guarded = bindings
+        .merge(extension_routes)
         .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
+            state.front_door.clone(),
             front_door::guard,
         ));
     Router::new()
         .route("/healthz", get(probes::healthz))
         .route("/readyz", get(probes::readyz))
+        .with_state(state)
         .merge(guarded)
         .layer(axum::middleware::from_fn(front_door::tag))
-        .with_state(state)
 }
 
 async fn card(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Response {
@@ -327,42 +389,27 @@ async fn card(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Response 
 /// `GET /.well-known/jwks.json`: the keys that sign the card (404 when the card is unsigned).
 async fn jwks(State(app): State<Arc<AppState>>) -> Response {
     let mut response = match &app.jwks {
-        Some(body) => crate::http::response::json(axum::http::StatusCode::OK, body.clone()),
-        None => crate::http::response::json(axum::http::StatusCode::NOT_FOUND, &br#"{"error":{"code":404,"status":"NOT_FOUND","message":"this server does not sign its card"}}"#[..]),
+        Some(body) => json(StatusCode::OK, body.clone()),
+        None => json(
+            StatusCode::NOT_FOUND,
+            &br#"{"error":{"code":404,"status":"NOT_FOUND","message":"this server does not sign its card"}}"#[..],
+        ),
     };
     response.headers_mut().insert(
-        axum::http::header::CACHE_CONTROL,
-        axum::http::HeaderValue::from_static("public, max-age=300"),
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=300"),
     );
     response
 }
 
-/// `/ext/cdp-config`, when the extension is on (else 404).
-async fn cdp_config_route(State(app): State<Arc<AppState>>, request: Request) -> Response {
-    if app.config.cdp_config {
-        crate::cdp_config::handle(State(app), request).await
-    } else {
-        let e = ferry_proto::A2aError::new(
-            ferry_proto::ErrorKind::MethodNotFound,
-            "the cdp-config/v1 extension is not enabled on this server",
-        );
-        crate::http::response::plain_error(axum::http::StatusCode::NOT_FOUND, &e, None)
-    }
-}
-
 /// `GET /metrics`: Prometheus text (behind the front door: a token is needed when one is set).
 async fn metrics_text(State(app): State<Arc<AppState>>) -> Response {
-    let streams = &app.front_door.streams;
-    let open = app
-        .config
-        .max_streams
-        .max(1)
-        .saturating_sub(streams.available_permits());
+    let open = app.front_door.open_streams(app.config.max_streams);
     let body = app.metrics.render(open, app.handler.store().as_ref());
     let mut response = Response::new(axum::body::Body::from(body));
     response.headers_mut().insert(
-        axum::http::header::CONTENT_TYPE,
-        axum::http::HeaderValue::from_static("text/plain; version=0.0.4"),
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4"),
     );
     response
 }

@@ -3,20 +3,41 @@
 //! (headers included, detached from later changes), and `cdp.no_endpoint` / `cdp.ambiguous` as
 //! infrastructure failures, blocking and streamed.
 
-use crate::support::TestServer;
-use ferry_agent::{AgentDescription, AgentExecutor, AgentFuture, EventSink, RequestContext};
+use ferry_agent::{
+    AgentDescription, AgentError, AgentExecutor, AgentFuture, EventSink, RequestContext,
+};
+use ferry_browser::CdpEndpoints;
+use ferry_cdp_config::CdpConfig;
 use ferry_proto::{Artifact, Part};
-use ferry_server::ServerConfig;
+use ferry_server::{ServerConfig, ServerExtension};
+use ferry_testkit::TestServer;
 use reqwest::Method;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use tokio::sync::Semaphore;
 
 /// Reports the endpoint it resolves (the message text names it; empty = the only one). A
-/// message starting with `wait` first waits for a permit, so a test can change the registry
-/// while the turn runs.
+/// message starting with `wait` first says it started (a permit on `started`), then waits for
+/// a permit on `gate`, so a test can change the registry while the turn runs.
 struct EndpointReporter {
     gate: Arc<Semaphore>,
+    started: Arc<Semaphore>,
+}
+
+/// The endpoint a turn uses, as the forms agent resolves it: by name, or the only one.
+fn cdp_endpoint(
+    ctx: &RequestContext,
+    name: Option<&str>,
+) -> Result<ferry_browser::CdpEndpoint, AgentError> {
+    let none = CdpEndpoints::default();
+    let endpoints = ctx.extension::<CdpEndpoints>().unwrap_or(&none);
+    endpoints
+        .pick(name)
+        .cloned()
+        .map_err(|e| AgentError::Infra {
+            code: e.code(),
+            message: e.to_string(),
+        })
 }
 
 impl AgentExecutor for EndpointReporter {
@@ -27,14 +48,15 @@ impl AgentExecutor for EndpointReporter {
     fn execute(&self, ctx: RequestContext, events: EventSink) -> AgentFuture<'_> {
         Box::pin(async move {
             let text = ctx.message.text();
-            if let Some(rest) = text.strip_prefix("wait") {
+            if text.starts_with("wait") {
+                self.started.add_permits(1);
                 let _ = self.gate.acquire().await;
-                let _ = rest;
             }
             let name = text.trim_start_matches("wait").trim();
-            let endpoint = ctx.cdp_endpoint((!name.is_empty()).then_some(name))?;
+            let endpoint = cdp_endpoint(&ctx, (!name.is_empty()).then_some(name))?;
             let seen = json!({"name": endpoint.name, "http_url": endpoint.http_url, "ws_url": endpoint.ws_url,
-                "headers": endpoint.headers, "count": ctx.cdp_endpoints.len()});
+                "headers": endpoint.headers,
+                "count": ctx.extension::<CdpEndpoints>().map_or(0, CdpEndpoints::len)});
             events.artifact(
                 Artifact::new("seen", "seen", vec![Part::data(seen)]),
                 false,
@@ -46,13 +68,28 @@ impl AgentExecutor for EndpointReporter {
     }
 }
 
-async fn server(gate: Arc<Semaphore>) -> TestServer {
-    let config = ServerConfig {
-        bind: "127.0.0.1:0".parse().expect("addr"),
-        cdp_config: true,
-        ..ServerConfig::default()
+fn reporter(gate: Arc<Semaphore>) -> (EndpointReporter, Arc<Semaphore>) {
+    let started = Arc::new(Semaphore::new(0));
+    let agent = EndpointReporter {
+        gate,
+        started: started.clone(),
     };
-    TestServer::with_config(EndpointReporter { gate }, config).await
+    (agent, started)
+}
+
+fn extension() -> Vec<Arc<dyn ServerExtension>> {
+    vec![Arc::new(CdpConfig::new(false))]
+}
+
+async fn server(gate: Arc<Semaphore>) -> TestServer {
+    server_started(gate).await.0
+}
+
+/// The server, and the semaphore a waiting turn puts a permit on when it has started.
+async fn server_started(gate: Arc<Semaphore>) -> (TestServer, Arc<Semaphore>) {
+    let (agent, started) = reporter(gate);
+    let srv = TestServer::serve(agent, ServerConfig::default(), extension()).await;
+    (srv, started)
 }
 
 const JSON: [(&str, &str); 1] = [("content-type", "application/json")];
@@ -167,7 +204,7 @@ async fn bad_registrations_are_400_naming_the_field() {
 #[tokio::test]
 async fn turns_see_a_detached_snapshot_with_headers() {
     let gate = Arc::new(Semaphore::new(0));
-    let srv = server(gate.clone()).await;
+    let (srv, started) = server_started(gate.clone()).await;
     register(&srv, endpoint("chromium")).await;
     let seen = turn(&srv, "").await;
     let data = &seen["artifacts"][0]["parts"][0]["data"];
@@ -183,7 +220,8 @@ async fn turns_see_a_detached_snapshot_with_headers() {
         let srv = srv.clone();
         async move { turn(&srv, "wait chromium").await }
     });
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // The turn has started (and taken its snapshot) before the endpoint is removed.
+    let _ = started.acquire().await.expect("the turn starts");
     let remove = json!({"name": "chromium"}).to_string();
     srv.request_json(Method::DELETE, "/ext/cdp-config", &JSON, &remove)
         .await;
@@ -249,18 +287,11 @@ async fn missing_and_ambiguous_endpoints_fail_as_infrastructure() {
 #[tokio::test]
 async fn the_extension_needs_the_token_and_is_off_by_default() {
     let config = ServerConfig {
-        bind: "127.0.0.1:0".parse().expect("addr"),
-        cdp_config: true,
         token: Some("s3cret".into()),
         ..ServerConfig::default()
     };
-    let srv = TestServer::with_config(
-        EndpointReporter {
-            gate: Arc::new(Semaphore::new(1)),
-        },
-        config,
-    )
-    .await;
+    let (agent, _) = reporter(Arc::new(Semaphore::new(1)));
+    let srv = TestServer::serve(agent, config, extension()).await;
     assert_eq!(
         srv.request(Method::GET, "/ext/cdp-config", &[], "")
             .await
@@ -276,14 +307,7 @@ async fn the_extension_needs_the_token_and_is_off_by_default() {
         )
         .await;
     assert_eq!(ok.status(), 200);
-    let off = TestServer::with_config(
-        ferry_agents::EchoAgent,
-        ServerConfig {
-            bind: "127.0.0.1:0".parse().expect("addr"),
-            ..ServerConfig::default()
-        },
-    )
-    .await;
+    let off = TestServer::serve(ferry_agents::EchoAgent, ServerConfig::default(), vec![]).await;
     assert_eq!(
         off.request(Method::GET, "/ext/cdp-config", &[], "")
             .await

@@ -7,16 +7,34 @@
 //! - `GET` lists `{"cdp_endpoints": {name: {has_headers, metadata}}}` — never URLs or header
 //!   values, which often carry a credential;
 //! - `DELETE {name}` removes one; a name that is not there answers `absent`, not an error.
+//!
+//! It plugs into the server through the extension seam ([`ferry_server::ServerExtension`]): the
+//! card entry, the route behind the front door, and the [`CdpEndpoints`] snapshot each turn
+//! reads with `ctx.extension::<CdpEndpoints>()`. Neither the server nor the agent API knows
+//! it by name.
+//!
+//! ```no_run
+//! use ferry_cdp_config::CdpConfig;
+//! use ferry_server::A2aServer;
+//! use std::sync::Arc;
+//!
+//! # async fn run(agent: Arc<dyn ferry_agent::AgentExecutor>) -> Result<(), ferry_server::ServerError> {
+//! let server = A2aServer::builder(agent)
+//!     .extension(Arc::new(CdpConfig::new(false)))
+//!     .bind()
+//!     .await?;
+//! # Ok(()) }
+//! ```
 
-use crate::http::app::AppState;
-use crate::http::decode::{self, BodyLimits};
-use crate::http::request_id::RequestId;
-use crate::http::response::{json, plain_error, read_body};
 use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue, Method, StatusCode};
 use axum::response::Response;
-use ferry_agent::{CdpEndpoint, CdpEndpoints};
-use ferry_proto::{A2aError, Struct};
+use ferry_agent::TurnData;
+use ferry_browser::{CdpEndpoint, CdpEndpoints};
+use ferry_proto::{A2aError, AgentExtension, ErrorKind, Struct};
+use ferry_server::decode::{self, BodyLimits};
+use ferry_server::extension::{RequestId, error_response, json_response as json, read_body};
+use ferry_server::{ServerExtension, TurnDataSource};
 use parking_lot::RwLock;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -46,21 +64,21 @@ impl CdpRegistry {
     /// Adds or replaces an endpoint; true when it replaced one.
     fn put(&self, endpoint: CdpEndpoint) -> bool {
         let mut guard = self.endpoints.write();
-        let mut map = BTreeMap::clone(&guard);
+        let mut map = BTreeMap::clone(&guard.0);
         let replaced = map.insert(endpoint.name.clone(), endpoint).is_some();
-        *guard = Arc::new(map);
+        *guard = CdpEndpoints(Arc::new(map));
         replaced
     }
 
     /// Removes an endpoint; true when it was there.
     fn remove(&self, name: &str) -> bool {
         let mut guard = self.endpoints.write();
-        if !guard.contains_key(name) {
+        if !guard.0.contains_key(name) {
             return false;
         }
-        let mut map = BTreeMap::clone(&guard);
+        let mut map = BTreeMap::clone(&guard.0);
         map.remove(name);
-        *guard = Arc::new(map);
+        *guard = CdpEndpoints(Arc::new(map));
         true
     }
 }
@@ -170,12 +188,78 @@ pub fn parse_removal(bytes: &[u8], limits: BodyLimits) -> Result<String, A2aErro
     Ok(r.name)
 }
 
+/// The extension: its registry, and whether the card marks it required.
+#[derive(Debug, Default)]
+pub struct CdpConfig {
+    registry: Arc<CdpRegistry>,
+    required: bool,
+}
+
+impl CdpConfig {
+    /// The extension with an empty registry; `required` marks it required in the card
+    /// (requests must then activate it).
+    pub fn new(required: bool) -> Self {
+        Self {
+            registry: Arc::default(),
+            required,
+        }
+    }
+
+    /// The registry (what a turn would see now, for tests and the CLI).
+    pub fn registry(&self) -> &CdpRegistry {
+        &self.registry
+    }
+}
+
+impl ServerExtension for CdpConfig {
+    fn card_entry(&self) -> AgentExtension {
+        AgentExtension {
+            uri: CDP_CONFIG_URI.into(),
+            description:
+                "Register the browser (CDP) endpoints this agent must use at /ext/cdp-config."
+                    .into(),
+            required: self.required,
+            params: None,
+        }
+    }
+
+    fn routes(self: Arc<Self>, limits: BodyLimits) -> axum::Router {
+        let route = Route {
+            registry: self.registry.clone(),
+            limits: BodyLimits {
+                max_bytes: MAX_BODY,
+                ..limits
+            },
+        };
+        axum::Router::new()
+            .route(CDP_CONFIG_PATH, axum::routing::any(handle))
+            .with_state(Arc::new(route))
+    }
+
+    fn turn_data(self: Arc<Self>) -> Option<Arc<dyn TurnDataSource>> {
+        Some(self.registry.clone())
+    }
+}
+
+impl TurnDataSource for CdpRegistry {
+    fn fill(&self, data: &mut TurnData) {
+        data.insert(self.snapshot());
+    }
+}
+
+/// What the route needs.
+#[derive(Debug)]
+struct Route {
+    registry: Arc<CdpRegistry>,
+    limits: BodyLimits,
+}
+
 /// Handles `/ext/cdp-config`.
-pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Response {
+async fn handle(State(route): State<Arc<Route>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     let rid = parts.extensions.get::<RequestId>().cloned();
     let rid = rid.as_ref();
-    let registry = app.handler.cdp_registry();
+    let registry = &route.registry;
     let answer = |status: &str, name: &str| {
         json(
             StatusCode::OK,
@@ -186,6 +270,7 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
         Method::GET => {
             let listed: serde_json::Map<String, Value> = registry
                 .snapshot()
+                .0
                 .values()
                 .map(|e| {
                     (
@@ -200,15 +285,12 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
             )
         }
         Method::POST | Method::DELETE => {
-            let limits = BodyLimits {
-                max_bytes: MAX_BODY,
-                ..app.config.body_limits()
-            };
+            let limits = route.limits;
             let bytes = match read_body(body, MAX_BODY).await {
                 Ok(b) => b,
-                Err(e) => return plain_error(StatusCode::PAYLOAD_TOO_LARGE, &e, rid),
+                Err(e) => return error_response(&e, rid),
             };
-            let refused = |e: A2aError| plain_error(StatusCode::BAD_REQUEST, &e, rid);
+            let refused = |e: A2aError| error_response(&e, rid);
             if parts.method == Method::POST {
                 let endpoint = match parse_registration(&bytes, limits) {
                     Ok(endpoint) => endpoint,
@@ -234,12 +316,8 @@ pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Respo
                 answer(status, &name)
             }
         }
-        _ => plain_error(
-            StatusCode::METHOD_NOT_ALLOWED,
-            &A2aError::new(
-                ferry_proto::ErrorKind::MethodNotFound,
-                "use GET, POST or DELETE",
-            ),
+        _ => error_response(
+            &A2aError::new(ErrorKind::MethodNotAllowed, "use GET, POST or DELETE"),
             rid,
         ),
     }

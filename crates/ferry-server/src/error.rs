@@ -1,0 +1,36 @@
+//! `ServerError`: why a server could not be built or could not serve. Messages say what is
+//! wrong; which flag or setting fixes it is the caller's to add (the binary does).
+
+use crate::http::signing::SigningError;
+use std::net::SocketAddr;
+
+/// Why a server could not be built, bound or run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerError {
+    /// A non-loopback address without a token: anyone who reaches it could run work here.
+    #[error(
+        "refusing to listen on {bind} without a token: anyone who can reach it could run work on this machine"
+    )]
+    TokenRequired {
+        /// The address asked for.
+        bind: SocketAddr,
+    },
+    /// An extended card is configured, but without a token nobody is authenticated to get it.
+    #[error("the extended agent card is served to authenticated callers only, and no token is set")]
+    ExtendedCardNeedsToken,
+    /// The listening socket could not be bound.
+    #[error("cannot listen on {bind}: {source}")]
+    Bind {
+        /// The address asked for.
+        bind: SocketAddr,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A signing key, an announced key or the extended card could not be loaded or used.
+    #[error(transparent)]
+    Signing(#[from] SigningError),
+    /// Serving failed (the listener broke).
+    #[error("serving failed: {0}")]
+    Serve(std::io::Error),
+}
