@@ -14,11 +14,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// The environment variable that names the Chromium binary when no explicit path is given.
-pub const CHROME_ENV: &str = "FERRY_CHROME";
+pub(crate) const CHROME_ENV: &str = "FERRY_CHROME";
 
 /// The install locations checked when neither an explicit path nor [`CHROME_ENV`] is set,
 /// in order. The real Debian binary comes before any wrapper script.
-pub const STANDARD_PATHS: &[&str] = &[
+pub(crate) const STANDARD_PATHS: &[&str] = &[
     "/usr/lib/chromium/chromium",
     "/usr/lib/chromium-browser/chromium-browser",
     "/opt/google/chrome/chrome",

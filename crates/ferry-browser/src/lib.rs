@@ -28,13 +28,13 @@
 //! Unix only: process groups and the `kill` binary are how the browser is contained.
 
 mod allowlist;
-pub mod browser;
+mod browser;
 pub mod cdp;
-pub mod discover;
+mod discover;
 mod endpoint;
 mod error;
-pub mod frame;
-pub mod launch;
+mod frame;
+mod launch;
 pub mod peer;
 pub mod proxy;
 mod targets;

@@ -8,7 +8,7 @@ use serde_json::Value;
 /// Where a field lives: the frame (index into [`Inspection::frames`]) and its position in
 /// that frame's snapshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FieldAt {
+pub(crate) struct FieldAt {
     /// Frame index.
     pub frame: usize,
     /// Index into that frame's `fields`.
@@ -17,7 +17,7 @@ pub struct FieldAt {
 
 /// Every frame of the page (main first) with what `inspect.js` saw in it.
 #[derive(Debug, Clone)]
-pub struct Inspection {
+pub(crate) struct Inspection {
     frames: Vec<Frame>,
     snapshots: Vec<PageSnapshot>,
 }
@@ -25,7 +25,7 @@ pub struct Inspection {
 impl Inspection {
     /// Inspects every frame of `page`. Frames other than the main one that fail (gone
     /// meanwhile) or hold no fields are left out.
-    pub async fn take(page: &Page) -> Result<Inspection, BrowserError> {
+    pub(crate) async fn take(page: &Page) -> Result<Inspection, BrowserError> {
         let mut frames = Vec::new();
         let mut snapshots = Vec::new();
         let expression = format!("{INSPECT_JS}\n;__ferryForms.inspect()");
@@ -46,17 +46,17 @@ impl Inspection {
     }
 
     /// The main frame's snapshot.
-    pub fn main(&self) -> Option<&PageSnapshot> {
+    pub(crate) fn main(&self) -> Option<&PageSnapshot> {
         self.snapshots.first()
     }
 
     /// The frames, main first.
-    pub fn frames(&self) -> &[Frame] {
+    pub(crate) fn frames(&self) -> &[Frame] {
         &self.frames
     }
 
     /// Every form, globally numbered in this order: `(frame, form)`.
-    pub fn forms(&self) -> Vec<(usize, &FormInfo)> {
+    pub(crate) fn forms(&self) -> Vec<(usize, &FormInfo)> {
         self.snapshots
             .iter()
             .enumerate()
@@ -65,14 +65,14 @@ impl Inspection {
     }
 
     /// The global number of form `local` of frame `frame`.
-    pub fn global_form(&self, frame: usize, local: Option<usize>) -> Option<usize> {
+    pub(crate) fn global_form(&self, frame: usize, local: Option<usize>) -> Option<usize> {
         let local = local?;
         let before: usize = self.snapshots[..frame].iter().map(|s| s.forms.len()).sum();
         (local < self.snapshots.get(frame)?.forms.len()).then_some(before + local)
     }
 
     /// `(frame, local index)` of global form `global`.
-    pub fn local_form(&self, global: usize) -> Option<(usize, usize)> {
+    pub(crate) fn local_form(&self, global: usize) -> Option<(usize, usize)> {
         let mut rest = global;
         for (frame, snapshot) in self.snapshots.iter().enumerate() {
             if rest < snapshot.forms.len() {
@@ -84,7 +84,7 @@ impl Inspection {
     }
 
     /// Every field with its place and global form number.
-    pub fn fields(&self) -> Vec<(FieldAt, Option<usize>, &FieldInfo)> {
+    pub(crate) fn fields(&self) -> Vec<(FieldAt, Option<usize>, &FieldInfo)> {
         self.snapshots
             .iter()
             .enumerate()
@@ -101,17 +101,17 @@ impl Inspection {
     }
 
     /// The field at `at`.
-    pub fn field(&self, at: FieldAt) -> Option<&FieldInfo> {
+    pub(crate) fn field(&self, at: FieldAt) -> Option<&FieldInfo> {
         self.snapshots.get(at.frame)?.fields.get(at.index)
     }
 
     /// The field at `at`, to adjust.
-    pub fn field_mut(&mut self, at: FieldAt) -> Option<&mut FieldInfo> {
+    pub(crate) fn field_mut(&mut self, at: FieldAt) -> Option<&mut FieldInfo> {
         self.snapshots.get_mut(at.frame)?.fields.get_mut(at.index)
     }
 
     /// Page-level error texts of every frame.
-    pub fn form_errors(&self) -> Vec<String> {
+    pub(crate) fn form_errors(&self) -> Vec<String> {
         self.snapshots
             .iter()
             .flat_map(|s| s.form_errors.iter().cloned())
@@ -119,12 +119,15 @@ impl Inspection {
     }
 
     /// The frame URL to show for a form in frame `frame` (`None` for the main frame).
-    pub fn frame_label(&self, frame: usize) -> Option<String> {
+    pub(crate) fn frame_label(&self, frame: usize) -> Option<String> {
         (frame > 0).then(|| self.snapshots.get(frame).map(|s| s.url.clone()))?
     }
 
     /// Global number of the form matching `selector` in any frame.
-    pub async fn form_by_selector(&self, selector: &str) -> Result<Option<usize>, BrowserError> {
+    pub(crate) async fn form_by_selector(
+        &self,
+        selector: &str,
+    ) -> Result<Option<usize>, BrowserError> {
         let selector = serde_json::to_string(selector).unwrap_or_default();
         for (frame_index, frame) in self.frames.iter().enumerate() {
             let found = frame
@@ -145,7 +148,7 @@ impl Inspection {
     }
 
     /// Runs `fill` for `assignments` (ref, value) in frame `frame`.
-    pub async fn fill(
+    pub(crate) async fn fill(
         &self,
         frame: usize,
         assignments: &[(u32, Value)],
@@ -162,7 +165,7 @@ impl Inspection {
 
     /// Types `text` into field `reference` of frame `frame` with `Input.insertText`, then
     /// lets the page see change and blur; for inputs whose framework ignored the setter.
-    pub async fn type_into(
+    pub(crate) async fn type_into(
         &self,
         frame: usize,
         reference: u32,
@@ -183,7 +186,7 @@ impl Inspection {
     }
 
     /// Evaluates `expression` in frame `frame`'s world (where `__ferryForms` lives).
-    pub async fn evaluate(
+    pub(crate) async fn evaluate(
         &self,
         frame: usize,
         expression: &str,
@@ -193,12 +196,12 @@ impl Inspection {
     }
 
     /// Types `text` into whatever has the focus in frame `frame` (`Input.insertText`).
-    pub async fn insert_text(&self, frame: usize, text: &str) -> Result<(), BrowserError> {
+    pub(crate) async fn insert_text(&self, frame: usize, text: &str) -> Result<(), BrowserError> {
         self.frame(frame)?.insert_text(text).await
     }
 
     /// Puts `files` into the file input `reference` of frame `frame`.
-    pub async fn set_files(
+    pub(crate) async fn set_files(
         &self,
         frame: usize,
         reference: u32,
@@ -217,7 +220,7 @@ impl Inspection {
 
     /// Starts the submit of global form `global` (its real submit button, else
     /// `requestSubmit()`), with a user gesture.
-    pub async fn submit(&self, global: usize) -> Result<SubmitOutcome, BrowserError> {
+    pub(crate) async fn submit(&self, global: usize) -> Result<SubmitOutcome, BrowserError> {
         let Some((frame, local)) = self.local_form(global) else {
             return Ok(SubmitOutcome {
                 ok: false,

@@ -4,25 +4,30 @@
 //! inspects the form, fills what it was given, reports what is `missing`, `unmatched`,
 //! `ambiguous` or invalid, and submits only on `{"confirm": true}`.
 //!
-//! - [`request`] reads the caller's message; [`report`] is what comes back.
-//! - [`FormsAgent`] is the `AgentExecutor`; [`pool`] keeps one [`Session`] (browser or
-//!   browser context, enforcing proxy, one page) per contextId.
-//! - `inspect.js` runs in an isolated world of each frame; [`matcher`] maps the caller's
-//!   keys to the fields it found.
+//! - [`request`] reads the caller's message; the report (`result` text and `data` JSON) is
+//!   what comes back.
+//! - [`FormsAgent`] is the `AgentExecutor`; its [`SessionPool`] keeps one [`Session`]
+//!   (browser or browser context, enforcing proxy, one page) per contextId.
+//! - `inspect.js` runs in an isolated world of each frame; the matcher maps the caller's keys
+//!   to the fields it found.
+//!
+//! The public surface is the agent, its configuration, the request model and the page
+//! snapshot; everything else is the crate's own.
 
 mod agent;
 pub mod config;
-pub mod inspection;
-pub mod matcher;
-pub mod pool;
-pub mod report;
+mod inspection;
+mod matcher;
+mod pool;
+mod report;
 pub mod request;
-pub mod session;
+mod session;
 pub mod snapshot;
-pub mod turn;
+mod turn;
 
 pub use agent::FormsAgent;
 pub use config::{BrowserSource, FormsConfig, Isolation};
+pub use pool::{AtCapacity, SessionPool};
 pub use session::Session;
 
 /// The page-side script: evaluated in an isolated world, it defines `globalThis.__ferryForms`

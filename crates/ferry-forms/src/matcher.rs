@@ -51,7 +51,7 @@ const THRESHOLD: f64 = 0.75;
 
 /// A field the keys may be matched to.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Candidate<'a> {
+pub(crate) struct Candidate<'a> {
     /// The caller's handle for the field (for example its position across all frames'
     /// snapshots); reported back as [`Assignment::field`].
     pub id: usize,
@@ -62,7 +62,7 @@ pub struct Candidate<'a> {
 /// The outcome of [`match_keys`]: every key is in exactly one of the three lists.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Matching {
+pub(crate) struct Matching {
     /// The keys that got a field, in key order.
     pub assigned: Vec<Assignment>,
     /// The keys that got no field, in key order: none scored above the threshold, or every
@@ -75,7 +75,7 @@ pub struct Matching {
 /// One key matched to one field.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Assignment {
+pub(crate) struct Assignment {
     /// The key, as given.
     pub key: String,
     /// The [`Candidate::id`] of the field.
@@ -89,7 +89,7 @@ pub struct Assignment {
 /// A key that matches several visible fields equally well, so none was chosen.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Ambiguity {
+pub(crate) struct Ambiguity {
     /// The key, as given.
     pub key: String,
     /// The labels of the tied fields, in candidate order.
@@ -103,7 +103,7 @@ pub struct Ambiguity {
 /// apostrophes are removed (`Mother's` → "mothers"); any other character that is not a
 /// letter or digit (punctuation, `_`, `-`, whitespace) separates words; words are joined by
 /// single spaces. Letters of any script are kept as they are (`Prénom` → "prénom").
-pub fn normalize(s: &str) -> String {
+pub(crate) fn normalize(s: &str) -> String {
     let s = strip_decorations(s);
     let mut out = String::with_capacity(s.len());
     let mut prev: Option<char> = None;
@@ -141,7 +141,7 @@ pub fn normalize(s: &str) -> String {
 ///
 /// Disabled candidates are ignored. The result is deterministic: it depends only on the
 /// keys, the fields and their order.
-pub fn match_keys<'a>(keys: &[&str], candidates: &[Candidate<'a>]) -> Matching {
+pub(crate) fn match_keys<'a>(keys: &[&str], candidates: &[Candidate<'a>]) -> Matching {
     let prepared_keys: Vec<Prepared> = keys.iter().map(|k| Prepared::new(k)).collect();
     let names: Vec<Vec<(LabelSource, Prepared)>> =
         candidates.iter().map(|c| names_of(c.field)).collect();

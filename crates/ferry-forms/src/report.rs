@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 /// The `data` artifact.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct FormReport {
+pub(crate) struct FormReport {
     /// The page's URL now.
     pub url: String,
     /// The page's title now.
@@ -52,7 +52,7 @@ pub struct FormReport {
 /// One form.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct FormSummary {
+pub(crate) struct FormSummary {
     /// Its index, as `"form": N` selects it.
     pub index: usize,
     /// The frame's URL when the form is inside an iframe.
@@ -76,7 +76,7 @@ pub struct FormSummary {
 
 impl FormSummary {
     /// The summary of `form`, numbered `index`, in frame `frame` (`None`: main frame).
-    pub fn new(index: usize, form: &FormInfo, frame: Option<String>) -> Self {
+    pub(crate) fn new(index: usize, form: &FormInfo, frame: Option<String>) -> Self {
         Self {
             index,
             frame,
@@ -93,7 +93,7 @@ impl FormSummary {
 /// One field, as the caller needs to know it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct FieldSummary {
+pub(crate) struct FieldSummary {
     /// The label a person sees (use it as the key in `values`).
     pub label: String,
     /// `name` attribute.
@@ -125,7 +125,7 @@ pub struct FieldSummary {
 impl FieldSummary {
     /// The summary of `field`, whose form is `form` (global numbering). `show_validity`:
     /// report the browser's message on an untouched field (after a fill or submit).
-    pub fn new(field: &FieldInfo, form: Option<usize>, show_validity: bool) -> Self {
+    pub(crate) fn new(field: &FieldInfo, form: Option<usize>, show_validity: bool) -> Self {
         let error = field.error.clone().or_else(|| {
             (show_validity && !field.valid)
                 .then(|| field.validation_message.clone())
@@ -147,7 +147,7 @@ impl FieldSummary {
 }
 
 /// The name to show for a field: its label, else its name, else its id, else its type.
-pub fn display_label(field: &FieldInfo) -> String {
+pub(crate) fn display_label(field: &FieldInfo) -> String {
     [Some(&field.label), field.name.as_ref(), field.id.as_ref()]
         .into_iter()
         .flatten()
@@ -158,7 +158,7 @@ pub fn display_label(field: &FieldInfo) -> String {
 
 /// A key that was filled.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Filled {
+pub(crate) struct Filled {
     /// The caller's key.
     pub key: String,
     /// The field's label.
@@ -167,7 +167,7 @@ pub struct Filled {
 
 /// A key that fits several fields.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Ambiguous {
+pub(crate) struct Ambiguous {
     /// The caller's key.
     pub key: String,
     /// The labels of the fields it fits.
@@ -177,7 +177,7 @@ pub struct Ambiguous {
 /// The page after a submit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Outcome {
+pub(crate) struct Outcome {
     /// Where the page is now.
     pub url: String,
     /// Its title.
@@ -193,7 +193,7 @@ pub struct Outcome {
 
 /// A refused request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct BlockedRequest {
+pub(crate) struct BlockedRequest {
     /// URL (plain http) or `host:port` (https, WebSocket).
     pub url: String,
     /// Why.
@@ -202,12 +202,12 @@ pub struct BlockedRequest {
 
 impl FormReport {
     /// True when the caller must act before a submit can happen.
-    pub fn needs_input(&self) -> bool {
+    pub(crate) fn needs_input(&self) -> bool {
         !self.missing.is_empty() || !self.ambiguous.is_empty() || !self.field_errors.is_empty()
     }
 
     /// `key: message` for each field error.
-    pub fn field_error_lines(&self) -> Vec<String> {
+    pub(crate) fn field_error_lines(&self) -> Vec<String> {
         self.field_errors
             .iter()
             .map(|(k, v)| format!("{k}: {v}"))
@@ -215,7 +215,7 @@ impl FormReport {
     }
 
     /// The compact text form (the `result` artifact).
-    pub fn to_text(&self) -> String {
+    pub(crate) fn to_text(&self) -> String {
         let mut out = String::new();
         let title = if self.title.is_empty() {
             "(untitled)"

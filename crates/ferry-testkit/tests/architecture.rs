@@ -18,10 +18,18 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "ferry-forms",
         &["ferry-proto", "ferry-agent", "ferry-browser", "ferry-net"],
     ),
-    ("ferry-server", &["ferry-proto", "ferry-agent", "ferry-trust"]),
+    (
+        "ferry-server",
+        &["ferry-proto", "ferry-agent", "ferry-trust"],
+    ),
     (
         "ferry-cdp-config",
-        &["ferry-proto", "ferry-agent", "ferry-browser", "ferry-server"],
+        &[
+            "ferry-proto",
+            "ferry-agent",
+            "ferry-browser",
+            "ferry-server",
+        ],
     ),
     ("ferry-client", &["ferry-proto", "ferry-trust", "ferry-net"]),
     ("ferry-testkit", &["ferry-agent", "ferry-server"]),
@@ -45,10 +53,11 @@ fn normal_dependencies(manifest: &str) -> BTreeSet<String> {
             in_deps = line == "[dependencies]";
             continue;
         }
-        if in_deps && let Some(name) = line.split(['=', '.', ' ']).next() {
-            if name.starts_with("ferry") {
-                deps.insert(name.to_owned());
-            }
+        if in_deps
+            && let Some(name) = line.split(['=', '.', ' ']).next()
+            && name.starts_with("ferry")
+        {
+            deps.insert(name.to_owned());
         }
     }
     deps
@@ -60,7 +69,11 @@ fn crates_depend_only_downwards() {
     let mut checked = 0;
     for entry in std::fs::read_dir(&crates).expect("crates/") {
         let dir = entry.expect("entry").path();
-        let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
+        let name = dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_owned();
         let Ok(manifest) = std::fs::read_to_string(dir.join("Cargo.toml")) else {
             continue;
         };
@@ -91,7 +104,10 @@ fn module_of(src: &Path, file: &Path) -> String {
         .iter()
         .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_owned())
         .collect();
-    if parts.last().is_some_and(|p| p == "mod" || p == "lib" || p == "main") {
+    if parts
+        .last()
+        .is_some_and(|p| p == "mod" || p == "lib" || p == "main")
+    {
         parts.pop();
     }
     parts.join("::")
@@ -195,5 +211,9 @@ fn ferry_server_has_no_module_cycle() {
     for node in edges.keys() {
         visit(node, &edges, &mut state, &mut Vec::new());
     }
-    assert!(edges.len() > 15, "only {} modules import others", edges.len());
+    assert!(
+        edges.len() > 15,
+        "only {} modules import others",
+        edges.len()
+    );
 }

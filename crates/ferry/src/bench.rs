@@ -18,7 +18,7 @@ use tokio::net::TcpStream;
 
 /// What to measure.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum BenchMode {
+pub(crate) enum BenchMode {
     /// Blocking JSON-RPC SendMessage.
     Send,
     /// JSON-RPC SendStreamingMessage, read to the end of the stream.
@@ -37,7 +37,7 @@ pub enum BenchMode {
 
 /// Flags of `ferry bench`.
 #[derive(Debug, Args)]
-pub struct BenchArgs {
+pub(crate) struct BenchArgs {
     /// JSON-RPC endpoint of the server under test (e.g. http://127.0.0.1:8765/jsonrpc).
     #[arg(long, default_value = "http://127.0.0.1:8765/jsonrpc")]
     url: String,
@@ -56,7 +56,7 @@ pub struct BenchArgs {
 }
 
 /// Runs the benchmark on a current-thread runtime (one core for the load generator).
-pub fn run(args: BenchArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
     let seconds = Duration::from_secs(args.duration.max(1));
     match args.mode {
         BenchMode::Forms => return crate::bench_forms::run(args.duration, args.json),

@@ -68,7 +68,7 @@ fn repeat(duration: Duration, mut f: impl FnMut() -> anyhow::Result<()>) -> anyh
 }
 
 /// Measures verification (with `alg`) or canonicalization (`alg` = `None`).
-pub fn run(alg: Option<Algorithm>, duration: Duration, json: bool) -> anyhow::Result<()> {
+pub(crate) fn run(alg: Option<Algorithm>, duration: Duration, json: bool) -> anyhow::Result<()> {
     let card = typical_card();
     let (bytes, keys, name) = match alg {
         Some(alg) => {

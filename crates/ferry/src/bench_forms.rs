@@ -59,7 +59,7 @@ struct ModeResult {
 }
 
 /// Runs the forms benchmark.
-pub fn run(rounds: u64, json_out: bool) -> anyhow::Result<()> {
+pub(crate) fn run(rounds: u64, json_out: bool) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

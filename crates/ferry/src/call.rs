@@ -19,7 +19,7 @@ use std::time::Duration;
 
 /// Flags every calling command shares.
 #[derive(Debug, Args)]
-pub struct ClientFlags {
+pub(crate) struct ClientFlags {
     /// Bearer token for the agent (prefer FERRY_TOKEN: command lines are visible to others).
     #[arg(long, env = "FERRY_TOKEN", hide_env_values = true, global = true)]
     token: Option<String>,
@@ -60,7 +60,7 @@ pub struct ClientFlags {
 
 /// Bindings by their CLI names.
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum BindingName {
+pub(crate) enum BindingName {
     /// JSON-RPC 2.0.
     Jsonrpc,
     /// HTTP+JSON.
@@ -69,7 +69,7 @@ pub enum BindingName {
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
-pub enum OutputFormat {
+pub(crate) enum OutputFormat {
     /// Human-readable text.
     Text,
     /// Stable JSON.
@@ -78,7 +78,7 @@ pub enum OutputFormat {
 
 /// `ferry send`.
 #[derive(Debug, Args)]
-pub struct SendArgs {
+pub(crate) struct SendArgs {
     /// The agent's base URL (or its card URL).
     url: String,
     /// Text of the message (at least one of TEXT, --data and --file is required).
@@ -115,7 +115,7 @@ pub struct SendArgs {
 
 /// `ferry task`.
 #[derive(Debug, Args)]
-pub struct TaskArgs {
+pub(crate) struct TaskArgs {
     #[command(subcommand)]
     action: TaskAction,
     #[command(flatten)]
@@ -169,7 +169,7 @@ enum TaskAction {
 
 /// `ferry push-config`.
 #[derive(Debug, Args)]
-pub struct PushArgs {
+pub(crate) struct PushArgs {
     #[command(subcommand)]
     action: PushAction,
     #[command(flatten)]
@@ -325,7 +325,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 /// Runs `ferry send`.
-pub fn send(args: SendArgs) -> anyhow::Result<()> {
+pub(crate) fn send(args: SendArgs) -> anyhow::Result<()> {
     runtime()?.block_on(async move {
         let (client, _card) = connect(&args.flags, &args.url).await?;
         let mut parts = Vec::new();
@@ -509,7 +509,7 @@ fn media_type(path: &std::path::Path) -> &'static str {
 }
 
 /// Runs `ferry task …`.
-pub fn task(args: TaskArgs) -> anyhow::Result<()> {
+pub(crate) fn task(args: TaskArgs) -> anyhow::Result<()> {
     let output = args.flags.output;
     runtime()?.block_on(async move {
         match args.action {
@@ -588,7 +588,7 @@ fn show_task(t: &Task, output: OutputFormat) -> anyhow::Result<()> {
 }
 
 /// Runs `ferry push-config …`.
-pub fn push(args: PushArgs) -> anyhow::Result<()> {
+pub(crate) fn push(args: PushArgs) -> anyhow::Result<()> {
     let output = args.flags.output;
     runtime()?.block_on(async move {
         let print = |v: &dyn erased::Show| -> anyhow::Result<()> {
@@ -649,7 +649,7 @@ mod erased {
     use ferry_proto::TaskPushNotificationConfig;
 
     /// Something the push commands print.
-    pub trait Show {
+    pub(super) trait Show {
         /// As JSON, credentials redacted.
         fn json(&self) -> anyhow::Result<String>;
         /// As a line of text.

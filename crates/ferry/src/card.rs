@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 /// `ferry card`: fetch and verify a remote card (`ferry card URL …`), or work on a card file.
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
-pub struct CardArgs {
+pub(crate) struct CardArgs {
     #[command(subcommand)]
     action: Option<CardAction>,
     #[command(flatten)]
@@ -126,7 +126,7 @@ impl From<AlgName> for Algorithm {
 
 /// Verification profiles.
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum ProfileName {
+pub(crate) enum ProfileName {
     /// RFC 8785 of the card as received (the default).
     Strict,
     /// Also accept the official SDKs' canonical form (empty members dropped).
@@ -136,7 +136,7 @@ pub enum ProfileName {
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum Output {
+pub(crate) enum Output {
     /// Human-readable.
     Text,
     /// One JSON object.
@@ -145,7 +145,7 @@ pub enum Output {
 
 /// `ferry keygen`.
 #[derive(Debug, Args)]
-pub struct KeygenArgs {
+pub(crate) struct KeygenArgs {
     /// Algorithm of the new key.
     #[arg(long, value_enum)]
     alg: AlgName,
@@ -182,7 +182,7 @@ fn read_card(path: &Path) -> anyhow::Result<serde_json::Value> {
 }
 
 /// Runs `ferry card …`.
-pub fn run(args: CardArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: CardArgs) -> anyhow::Result<()> {
     let Some(action) = args.action else {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -403,7 +403,7 @@ fn load_public_key(path: &Path) -> anyhow::Result<PublicKey> {
 }
 
 /// Runs `ferry keygen`.
-pub fn keygen(args: KeygenArgs) -> anyhow::Result<()> {
+pub(crate) fn keygen(args: KeygenArgs) -> anyhow::Result<()> {
     let kid = match args.kid {
         Some(k) => k,
         None => args

@@ -23,7 +23,7 @@ pub enum IsolationArg {
 
 /// Flags of the forms agent (ignored by the other agents).
 #[derive(Debug, Args)]
-pub struct FormsArgs {
+pub(crate) struct FormsArgs {
     /// Pages may reach only this domain and its subdomains (repeatable). Without it, any
     /// public address; loopback, private, link-local and metadata addresses are refused.
     #[arg(long = "allow-domain", value_name = "DOMAIN")]
@@ -75,7 +75,7 @@ pub struct FormsArgs {
 /// The `[forms]` table of the config file (and what `--print-config` shows).
 #[derive(Debug, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct FormsFile {
+pub(crate) struct FormsFile {
     /// `--allow-domain`, as a list.
     allow_domains: Vec<String>,
     /// `--allow-private-networks`.
@@ -109,7 +109,7 @@ pub struct FormsFile {
 
 impl FormsFile {
     /// Reads the `[forms]` table set aside from the config file.
-    pub fn from_table(table: Option<&toml::Value>, path: &str) -> anyhow::Result<FormsFile> {
+    pub(crate) fn from_table(table: Option<&toml::Value>, path: &str) -> anyhow::Result<FormsFile> {
         match table {
             None => Ok(FormsFile::default()),
             Some(value) => value
@@ -120,7 +120,7 @@ impl FormsFile {
     }
 
     /// The effective settings of `config`, for `--print-config`.
-    pub fn of(config: &FormsConfig) -> FormsFile {
+    pub(crate) fn of(config: &FormsConfig) -> FormsFile {
         FormsFile {
             allow_domains: config.allow_domains.clone(),
             allow_private_networks: config.allow_private_networks,
@@ -150,7 +150,7 @@ impl FormsFile {
 
 impl FormsArgs {
     /// The agent's configuration: defaults, then `file`, then the flags.
-    pub fn config(&self, file: FormsFile) -> anyhow::Result<FormsConfig> {
+    pub(crate) fn config(&self, file: FormsFile) -> anyhow::Result<FormsConfig> {
         // The file.
         let resolve = file
             .resolve

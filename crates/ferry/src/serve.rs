@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 /// The built-in agents.
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum AgentName {
+pub(crate) enum AgentName {
     /// The forms agent: fills web forms in headless Chromium (the default).
     Forms,
     /// Completes each task with an artifact echoing the message's text and data parts.
@@ -21,7 +21,7 @@ pub enum AgentName {
 
 /// Log line format.
 #[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum LogFormat {
+pub(crate) enum LogFormat {
     /// Human-readable lines.
     Text,
     /// One JSON object per line.
@@ -31,7 +31,7 @@ pub enum LogFormat {
 /// Flags of `ferry serve`. Server settings come from, in rising precedence: defaults, the
 /// `--config` file, `FERRY_*` environment variables, flags.
 #[derive(Debug, Args)]
-pub struct ServeArgs {
+pub(crate) struct ServeArgs {
     /// Which agent to serve.
     #[arg(long, value_enum, default_value = "forms")]
     agent: AgentName,
@@ -225,7 +225,7 @@ struct CdpSettings {
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
-pub fn run(args: ServeArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     let configs = args.configs()?;
     if args.print_config {
         let (config, forms, cdp) = (&configs.server, &configs.forms, configs.cdp);

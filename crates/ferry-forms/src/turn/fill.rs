@@ -243,7 +243,7 @@ async fn fill_files(
 }
 
 /// `dir/name`, if `name` is a plain file name of a regular file inside `dir`.
-pub fn upload_path(dir: &Path, name: &str) -> Result<PathBuf, String> {
+pub(super) fn upload_path(dir: &Path, name: &str) -> Result<PathBuf, String> {
     let plain =
         !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0']);
     if !plain {

@@ -17,8 +17,6 @@ mod reporting;
 mod scope;
 mod submit;
 
-pub use fill::upload_path;
-
 use crate::config::FormsConfig;
 use crate::inspection::Inspection;
 use crate::pool::PendingSubmit;
@@ -33,7 +31,7 @@ use submit::submit;
 
 /// How a turn ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Done (inspected, filled without submit, or submitted).
     Completed,
     /// The caller must answer (values, corrections, or the confirmation).
@@ -44,7 +42,7 @@ pub enum Verdict {
 
 /// The result of a turn: the verdict, the status text, and the report.
 #[derive(Debug, Clone)]
-pub struct TurnResult {
+pub(crate) struct TurnResult {
     /// Final state.
     pub verdict: Verdict,
     /// The status message for the caller.
@@ -56,7 +54,7 @@ pub struct TurnResult {
 }
 
 /// What a turn needs besides the session.
-pub struct TurnInput<'a> {
+pub(crate) struct TurnInput<'a> {
     /// Settings.
     pub config: &'a FormsConfig,
     /// The request.
@@ -71,7 +69,10 @@ pub struct TurnInput<'a> {
 
 /// Runs one turn. A browser failure (crash, lost connection) is returned as the error; the
 /// caller replaces the session.
-pub async fn run(session: &mut Session, input: TurnInput<'_>) -> Result<TurnResult, BrowserError> {
+pub(crate) async fn run(
+    session: &mut Session,
+    input: TurnInput<'_>,
+) -> Result<TurnResult, BrowserError> {
     let TurnInput {
         config,
         request,

@@ -10,7 +10,7 @@ use std::future::Future;
 use std::path::PathBuf;
 
 /// The agent config for `site`: shop.test and other.test allowed and mapped to loopback.
-pub fn shop_config(site: &TestSite) -> FormsConfig {
+pub(crate) fn shop_config(site: &TestSite) -> FormsConfig {
     let _ = site;
     FormsConfig {
         allow_domains: vec!["shop.test".into(), "other.test".into()],

@@ -16,7 +16,7 @@ use tokio::net::UdpSocket;
 const NAMES: [&str; 3] = ["allowed.test", "allowed2.test", "evil.test"];
 
 /// The agent configuration of a matrix run against `site`.
-pub fn matrix_config(site: &TestSite, isolation: Isolation) -> FormsConfig {
+pub(crate) fn matrix_config(site: &TestSite, isolation: Isolation) -> FormsConfig {
     FormsConfig {
         allow_domains: vec!["allowed.test".into(), "allowed2.test".into()],
         // The test server is on loopback; the allowlist still decides which names.
@@ -40,7 +40,7 @@ pub fn matrix_config(site: &TestSite, isolation: Isolation) -> FormsConfig {
 }
 
 /// Runs the matrix page in a fresh conversation and checks the server's log.
-pub async fn assert_no_leaks(server: &FormsServer, site: &TestSite, context: &str) {
+pub(crate) async fn assert_no_leaks(server: &FormsServer, site: &TestSite, context: &str) {
     let stun = UdpSocket::bind("127.0.0.1:0").await.expect("udp");
     let stun_port = stun.local_addr().expect("addr").port();
     let url = site.url("allowed.test", &format!("/leaks.html?stun={stun_port}"));

@@ -19,7 +19,7 @@ use tokio::sync::OnceCell;
 const SHARDS: usize = 16;
 
 /// Where the first answer to a request lands, shared by its duplicates.
-pub type AnswerCell = Arc<OnceCell<JsonDoc>>;
+pub(crate) type AnswerCell = Arc<OnceCell<JsonDoc>>;
 
 #[derive(Debug)]
 struct Entry {
@@ -36,7 +36,7 @@ struct Shard {
 
 /// Remembered answers by (caller, messageId).
 #[derive(Debug)]
-pub struct Dedup {
+pub(crate) struct Dedup {
     shards: Box<[Mutex<Shard>]>,
     hasher: RandomState,
     ttl: Duration,
@@ -45,7 +45,7 @@ pub struct Dedup {
 
 impl Dedup {
     /// Remembers up to `capacity` answers for `ttl` each.
-    pub fn new(ttl: Duration, capacity: usize) -> Self {
+    pub(crate) fn new(ttl: Duration, capacity: usize) -> Self {
         Self {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
             hasher: RandomState::new(),
@@ -55,14 +55,14 @@ impl Dedup {
     }
 
     /// A hash of a request's content (its canonical serialization).
-    pub fn content_hash(&self, content: &[u8]) -> u64 {
+    pub(crate) fn content_hash(&self, content: &[u8]) -> u64 {
         self.hasher.hash_one(content)
     }
 
     /// The answer cell for this request: the first request's cell when this one repeats it
     /// (same caller, messageId and content, within the TTL), a new cell for a first request, or
     /// `None` when the messageId was used with other content (process it normally).
-    pub fn slot(&self, caller: &str, message_id: &str, content: u64) -> Option<AnswerCell> {
+    pub(crate) fn slot(&self, caller: &str, message_id: &str, content: u64) -> Option<AnswerCell> {
         let key = (caller.to_owned(), message_id.to_owned());
         let shard = &self.shards[(self.hasher.hash_one(&key) as usize) % SHARDS];
         let mut shard = shard.lock();
@@ -97,7 +97,7 @@ impl Dedup {
     }
 
     /// Runs `first` once per remembered request and shares its successful answer.
-    pub async fn answer<F>(cell: &AnswerCell, first: F) -> Result<JsonDoc, A2aError>
+    pub(crate) async fn answer<F>(cell: &AnswerCell, first: F) -> Result<JsonDoc, A2aError>
     where
         F: std::future::Future<Output = Result<JsonDoc, A2aError>>,
     {

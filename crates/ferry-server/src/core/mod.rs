@@ -2,12 +2,12 @@
 //! the store, agent turns and the streams subscribers read. The bindings in [`crate::http`]
 //! translate to and from this layer; nothing here imports them.
 
-pub mod call;
-pub mod dedup;
-pub mod doc;
-pub mod handler;
-pub mod record;
-pub mod store;
-pub mod stream;
-pub mod turn;
-pub mod turn_data;
+pub(crate) mod call;
+pub(crate) mod dedup;
+pub(crate) mod doc;
+pub(crate) mod handler;
+pub(crate) mod record;
+pub(crate) mod store;
+pub(crate) mod stream;
+pub(crate) mod turn;
+pub(crate) mod turn_data;

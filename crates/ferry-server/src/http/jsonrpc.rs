@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 /// Handles a POST to the JSON-RPC endpoint. Takes the request whole so that nothing of it is
 /// copied before it is needed.
-pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Response {
+pub(crate) async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Response {
     let null = Value::Null;
     let (parts, body) = request.into_parts();
     let rid = parts.extensions.get::<RequestId>().cloned();

@@ -2,17 +2,17 @@
 //! operation table and the request handler), SSE framing, strict body decoding, the front
 //! door, the agent card, probes, metrics, and the server that puts them together.
 
-pub mod card;
+pub(crate) mod card;
 pub mod decode;
 pub mod front_door;
-pub mod jsonrpc;
+pub(crate) mod jsonrpc;
 pub mod metrics;
-pub mod params;
-pub mod probes;
-pub mod request_id;
-pub mod response;
-pub mod rest;
-pub mod server;
-pub mod signing;
-pub mod sse;
-pub mod state;
+pub(crate) mod params;
+pub(crate) mod probes;
+pub(crate) mod request_id;
+pub(crate) mod response;
+pub(crate) mod rest;
+pub(crate) mod server;
+pub(crate) mod signing;
+pub(crate) mod sse;
+pub(crate) mod state;

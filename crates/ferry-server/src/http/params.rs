@@ -11,7 +11,7 @@ pub const EXTENSIONS_HEADER: &str = "a2a-extensions";
 
 /// Checks the requested protocol version: `1.x` is accepted; a missing header is 1.0 unless
 /// `strict_version` is set; anything else is VersionNotSupportedError.
-pub fn check_version(
+pub(crate) fn check_version(
     headers: &HeaderMap,
     query: Option<&str>,
     config: &ServerConfig,
@@ -57,7 +57,7 @@ fn version_error(requested: &str) -> A2aError {
 }
 
 /// The extension URIs a request asks for: every `A2A-Extensions` line, split on commas, trimmed.
-pub fn requested_extensions(headers: &HeaderMap) -> Vec<String> {
+pub(crate) fn requested_extensions(headers: &HeaderMap) -> Vec<String> {
     headers
         .get_all(EXTENSIONS_HEADER)
         .iter()
@@ -71,7 +71,7 @@ pub fn requested_extensions(headers: &HeaderMap) -> Vec<String> {
 
 /// Activates the requested extensions the agent declared (unknown ones are ignored) and checks
 /// that every required extension was requested.
-pub fn activate_extensions(
+pub(crate) fn activate_extensions(
     headers: &HeaderMap,
     declared: &[String],
     required: &[String],
@@ -93,7 +93,7 @@ pub fn activate_extensions(
 }
 
 /// The SSE `Last-Event-ID` a reconnecting client sends (ferry's event ids are sequence numbers).
-pub fn last_event_id(headers: &HeaderMap) -> Option<u64> {
+pub(crate) fn last_event_id(headers: &HeaderMap) -> Option<u64> {
     headers
         .get("last-event-id")?
         .to_str()

@@ -8,13 +8,13 @@ use axum::response::Response;
 use std::sync::Arc;
 
 /// `GET /healthz`: 200 `{"status":"ok"}` while the process serves.
-pub async fn healthz() -> Response {
+pub(crate) async fn healthz() -> Response {
     json(StatusCode::OK, &br#"{"status":"ok"}"#[..])
 }
 
 /// `GET /readyz`: 200 `{"status":"ready"}` when not shutting down and the agent is ready,
 /// else 503 `{"status":"not_ready"}`.
-pub async fn readyz(State(app): State<Arc<AppState>>) -> Response {
+pub(crate) async fn readyz(State(app): State<Arc<AppState>>) -> Response {
     if !*app.closing.borrow() && app.handler.executor().ready() {
         json(StatusCode::OK, &br#"{"status":"ready"}"#[..])
     } else {

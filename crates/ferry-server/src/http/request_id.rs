@@ -5,9 +5,9 @@ use std::fmt;
 use std::sync::Arc;
 
 /// The request id header.
-pub const HEADER: HeaderName = HeaderName::from_static("x-request-id");
+pub(crate) const HEADER: HeaderName = HeaderName::from_static("x-request-id");
 /// Longest client-supplied id that is echoed.
-pub const MAX_LEN: usize = 64;
+pub(crate) const MAX_LEN: usize = 64;
 
 /// The id of one request, carried in its extensions, its response and its logs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +45,7 @@ impl fmt::Display for RequestId {
 }
 
 /// 1 to 64 characters of `A-Za-z0-9-_.`.
-pub fn is_valid(s: &str) -> bool {
+pub(crate) fn is_valid(s: &str) -> bool {
     (1..=MAX_LEN).contains(&s.len())
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
@@ -72,4 +72,4 @@ mod tests {
 
 /// The peer address of the connection a request came on (set by the server's accept loop).
 #[derive(Debug, Clone, Copy)]
-pub struct ClientAddr(pub std::net::SocketAddr);
+pub(crate) struct ClientAddr(pub std::net::SocketAddr);

@@ -20,7 +20,7 @@ pub fn json(status: StatusCode, body: impl Into<Body>) -> Response {
 }
 
 /// Echoes the activated extension URIs in `A2A-Extensions` (spec §11, SHOULD).
-pub fn with_extensions(mut r: Response, activated: &[String]) -> Response {
+pub(crate) fn with_extensions(mut r: Response, activated: &[String]) -> Response {
     if !activated.is_empty()
         && let Ok(v) = HeaderValue::from_str(&activated.join(", "))
     {
@@ -31,7 +31,7 @@ pub fn with_extensions(mut r: Response, activated: &[String]) -> Response {
 
 /// True when a request content type is one we read as JSON (`application/json`,
 /// `application/a2a+json`, any `+json`), or absent.
-pub fn is_json_content_type(value: Option<&HeaderValue>) -> bool {
+pub(crate) fn is_json_content_type(value: Option<&HeaderValue>) -> bool {
     let Some(v) = value.and_then(|v| v.to_str().ok()) else {
         return true;
     };
@@ -69,7 +69,7 @@ fn with_retry_after(mut r: Response, e: &A2aError) -> Response {
 
 /// Why a request was refused, put on the response for the metrics.
 #[derive(Debug, Clone, Copy)]
-pub struct RefusalReason(pub &'static str);
+pub(crate) struct RefusalReason(pub &'static str);
 
 fn status(code: u16) -> StatusCode {
     StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
@@ -77,7 +77,11 @@ fn status(code: u16) -> StatusCode {
 
 /// A JSON-RPC error response, with the HTTP status the error's kind gives the JSON-RPC
 /// binding (200, except the server's and the transport's own conditions).
-pub fn jsonrpc_error(id: &serde_json::Value, e: &A2aError, rid: Option<&RequestId>) -> Response {
+pub(crate) fn jsonrpc_error(
+    id: &serde_json::Value,
+    e: &A2aError,
+    rid: Option<&RequestId>,
+) -> Response {
     let e = with_request_id(e, rid);
     with_retry_after(
         json(
@@ -91,7 +95,7 @@ pub fn jsonrpc_error(id: &serde_json::Value, e: &A2aError, rid: Option<&RequestI
 /// An AIP-193 error response with the status of `table`, the request id in `ErrorInfo` and as
 /// a top-level `requestId`. Also what the front door and extensions answer with (their kinds'
 /// statuses are the same in every table).
-pub fn rest_error(e: &A2aError, table: ErrorTable, rid: Option<&RequestId>) -> Response {
+pub(crate) fn rest_error(e: &A2aError, table: ErrorTable, rid: Option<&RequestId>) -> Response {
     let e = with_request_id(e, rid);
     let mut body = e.to_rest_body(table);
     if let (Some(rid), Some(obj)) = (rid, body.as_object_mut()) {

@@ -61,7 +61,7 @@ fn percent_decode(s: &str) -> Option<String> {
 }
 
 /// Handles every request under the REST base path.
-pub async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Response {
+pub(crate) async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Response {
     let table = app.config.error_table;
     let (parts, body) = request.into_parts();
     let rid = parts.extensions.get::<RequestId>().cloned();

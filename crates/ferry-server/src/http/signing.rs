@@ -34,7 +34,7 @@ pub enum SigningError {
 }
 
 /// Loads one signing key.
-pub fn load_signing_key(config: &SigningKeyConfig) -> Result<SigningKey, SigningError> {
+pub(crate) fn load_signing_key(config: &SigningKeyConfig) -> Result<SigningKey, SigningError> {
     let path = config.key.display().to_string();
     let pem = std::fs::read(&config.key).map_err(|source| SigningError::Read {
         path: path.clone(),
@@ -67,14 +67,14 @@ pub fn load_signing_key(config: &SigningKeyConfig) -> Result<SigningKey, Signing
 }
 
 /// Signs `card` with every key, in order.
-pub fn sign(card: AgentCard, keys: &[SigningKey]) -> Result<AgentCard, SigningError> {
+pub(crate) fn sign(card: AgentCard, keys: &[SigningKey]) -> Result<AgentCard, SigningError> {
     keys.iter().try_fold(card, |card, key| {
         ferry_trust::jws::sign_card(&card, key, None).map_err(|e| SigningError::Sign(e.to_string()))
     })
 }
 
 /// The JWKS of the signing keys' public halves plus `announced` keys (published, not used).
-pub fn jwks(
+pub(crate) fn jwks(
     keys: &[SigningKey],
     announced: &[PublicKey],
 ) -> Result<serde_json::Value, SigningError> {
@@ -88,7 +88,10 @@ pub fn jwks(
 }
 
 /// Loads a public key to announce (PEM `PUBLIC KEY` or a JWK), with its `kid`.
-pub fn load_public_key(path: &std::path::Path, kid: &str) -> Result<PublicKey, SigningError> {
+pub(crate) fn load_public_key(
+    path: &std::path::Path,
+    kid: &str,
+) -> Result<PublicKey, SigningError> {
     let shown = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|source| SigningError::Read {
         path: shown.clone(),
@@ -107,7 +110,10 @@ pub fn load_public_key(path: &std::path::Path, kid: &str) -> Result<PublicKey, S
 
 /// The extended card: the public `card` with the members of the JSON object in `path` put over
 /// it (top-level members replace the public card's).
-pub fn extended_card(card: &AgentCard, path: &std::path::Path) -> Result<AgentCard, SigningError> {
+pub(crate) fn extended_card(
+    card: &AgentCard,
+    path: &std::path::Path,
+) -> Result<AgentCard, SigningError> {
     let shown = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|source| SigningError::Read {
         path: shown.clone(),

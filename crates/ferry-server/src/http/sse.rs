@@ -24,7 +24,7 @@ const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 /// Turns a task stream into an SSE response that ends when the stream ends.
 ///
 /// The stream also ends, cleanly, when `closing` turns true (server shutdown).
-pub fn sse_response<F: SseFraming>(
+pub(crate) fn sse_response<F: SseFraming>(
     stream: TaskStream,
     framing: F,
     keepalive: Duration,

@@ -20,30 +20,30 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 /// Prefix of the stdout line `ferry serve` prints once it is listening.
-pub const CARD_LINE_PREFIX: &str = "agent card: ";
+pub(crate) const CARD_LINE_PREFIX: &str = "agent card: ";
 /// Suffix of that line: the well-known agent card path.
-pub const CARD_PATH: &str = "/.well-known/agent-card.json";
+pub(crate) const CARD_PATH: &str = "/.well-known/agent-card.json";
 /// Where `ferry serve` publishes its signing keys.
-pub const JWKS_PATH: &str = "/.well-known/jwks.json";
+pub(crate) const JWKS_PATH: &str = "/.well-known/jwks.json";
 /// How long the server may take to print its card line.
-pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 /// Limit for one short `ferry` command (`card …`, `keygen`).
-pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 /// Limit for one HTTP request to a local server.
-pub const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The workspace root (`crates/ferry/../../`).
-pub fn workspace_root() -> PathBuf {
+pub(crate) fn workspace_root() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../"))
 }
 
 /// True when running in CI (`CI=true`), where a missing prerequisite is a failure.
-pub fn in_ci() -> bool {
+pub(crate) fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true"))
 }
 
 /// The `ferry` binary built by cargo, without any `FERRY_*` variable of the developer's shell.
-pub fn ferry() -> Command {
+pub(crate) fn ferry() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ferry"));
     for (k, _) in std::env::vars_os() {
         if k.to_string_lossy().starts_with("FERRY_") {
@@ -55,7 +55,7 @@ pub fn ferry() -> Command {
 
 /// A fresh, empty scratch directory under cargo's target tmpdir, unique to this process and
 /// call.
-pub fn scratch_dir(name: &str) -> PathBuf {
+pub(crate) fn scratch_dir(name: &str) -> PathBuf {
     static COUNTER: AtomicUsize = AtomicUsize::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
@@ -106,7 +106,7 @@ fn python(imports: &str) -> Result<PathBuf, String> {
 
 /// Returns an interpreter that can `import <imports>`, or `None` after printing a `SKIPPED:`
 /// notice (panics instead in CI).
-pub fn python_or_skip(test: &str, imports: &str) -> Option<PathBuf> {
+pub(crate) fn python_or_skip(test: &str, imports: &str) -> Option<PathBuf> {
     match python(imports) {
         Ok(p) => Some(p),
         Err(why) if in_ci() => panic!(
@@ -130,7 +130,7 @@ pub fn python_or_skip(test: &str, imports: &str) -> Option<PathBuf> {
 }
 
 /// Shared, growing copy of a child's output, for failure messages.
-pub type Log = Arc<Mutex<String>>;
+pub(crate) type Log = Arc<Mutex<String>>;
 
 /// Appends a line to a log, tolerating a poisoned lock (a panicking reader thread).
 fn push_line(log: &Log, line: &str) {
@@ -140,12 +140,12 @@ fn push_line(log: &Log, line: &str) {
 }
 
 /// Snapshot of a log.
-pub fn read_log(log: &Log) -> String {
+pub(crate) fn read_log(log: &Log) -> String {
     log.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
 /// A running `ferry serve`; killed (and reaped) on drop.
-pub struct Server {
+pub(crate) struct Server {
     /// The server process.
     child: Child,
     /// `http://127.0.0.1:PORT`, derived from the card line.
@@ -172,7 +172,7 @@ fn base_url_from_card_line(line: &str) -> Option<String> {
 impl Server {
     /// Runs `ferry serve <args>` (which should include `--bind 127.0.0.1:0`) and waits for its
     /// card line.
-    pub fn start<I, S>(args: I) -> Server
+    pub(crate) fn start<I, S>(args: I) -> Server
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -184,7 +184,7 @@ impl Server {
 
     /// Runs `ferry serve --agent echo` on a free port, signing its card with the `ferry keygen`
     /// key at `prefix` under `kid`.
-    pub fn start_signed(prefix: &Path, kid: &str) -> Server {
+    pub(crate) fn start_signed(prefix: &Path, kid: &str) -> Server {
         let key = with_ext(prefix, ".pem");
         Server::start([
             "--agent",
@@ -201,7 +201,7 @@ impl Server {
     /// Runs any server command that prints `agent card: http://127.0.0.1:PORT/.well-known/agent-card.json`
     /// on stdout once it listens (`ferry serve`, `interop/python/sdk_server.py`), and waits for
     /// that line.
-    pub fn spawn(mut cmd: Command) -> Server {
+    pub(crate) fn spawn(mut cmd: Command) -> Server {
         let shown = format!("{cmd:?}");
         let mut child = cmd
             .stdin(Stdio::null())
@@ -249,12 +249,12 @@ impl Server {
     }
 
     /// Everything the server printed so far.
-    pub fn output(&self) -> String {
+    pub(crate) fn output(&self) -> String {
         read_log(&self.log)
     }
 
     /// `GET base_url + path`; panics unless the answer is 200. Returns the body.
-    pub fn get_ok(&self, path: &str) -> Vec<u8> {
+    pub(crate) fn get_ok(&self, path: &str) -> Vec<u8> {
         let (status, body) = http_get(&format!("{}{path}", self.base_url));
         assert_eq!(
             status,
@@ -306,7 +306,7 @@ fn drain_stderr(stderr: ChildStderr, log: Log) {
 
 /// Runs `cmd` to completion with `stdin` as its standard input (empty when `None`), killing it
 /// after `timeout`; returns its output and whether it timed out.
-pub fn output_with_timeout(
+pub(crate) fn output_with_timeout(
     cmd: &mut Command,
     stdin: Option<&[u8]>,
     timeout: Duration,
@@ -358,7 +358,11 @@ pub fn output_with_timeout(
 }
 
 /// Runs `cmd` like [`output_with_timeout`] but panics if it did not finish in time.
-pub fn run_with_timeout(cmd: &mut Command, stdin: Option<&[u8]>, timeout: Duration) -> Output {
+pub(crate) fn run_with_timeout(
+    cmd: &mut Command,
+    stdin: Option<&[u8]>,
+    timeout: Duration,
+) -> Output {
     let shown = format!("{cmd:?}");
     let (out, timed_out) = output_with_timeout(cmd, stdin, timeout);
     assert!(
@@ -383,7 +387,7 @@ fn read_to_end_on_thread(mut pipe: impl Read + Send + 'static) -> thread::JoinHa
 /// A plain HTTP/1.0 `GET` of an `http://host:port/path` URL with the standard library (the
 /// response body is delimited by the connection closing, so no chunked decoding is needed).
 /// Returns the status code and the body; panics on network errors and after [`HTTP_TIMEOUT`].
-pub fn http_get(url: &str) -> (u16, Vec<u8>) {
+pub(crate) fn http_get(url: &str) -> (u16, Vec<u8>) {
     let rest = url
         .strip_prefix("http://")
         .unwrap_or_else(|| panic!("not an http:// URL: {url}"));
@@ -432,24 +436,24 @@ pub fn http_get(url: &str) -> (u16, Vec<u8>) {
 }
 
 /// A path as `&str` for command arguments (scratch paths are UTF-8).
-pub fn s(p: &Path) -> &str {
+pub(crate) fn s(p: &Path) -> &str {
     p.to_str().expect("scratch paths are UTF-8")
 }
 
 /// Bytes as text, for messages and assertions.
-pub fn text(b: &[u8]) -> String {
+pub(crate) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
 /// `prefix` with `ext` appended (`key` + `.pub.pem`), as `ferry keygen --out` names its files.
-pub fn with_ext(prefix: &Path, ext: &str) -> PathBuf {
+pub(crate) fn with_ext(prefix: &Path, ext: &str) -> PathBuf {
     let mut p = prefix.as_os_str().to_owned();
     p.push(ext);
     PathBuf::from(p)
 }
 
 /// Writes a scratch file and returns its path.
-pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+pub(crate) fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).expect("write a scratch file");
     path
@@ -457,7 +461,7 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 /// Writes a `ferry serve` config file with `signing` keys (`ferry keygen` prefixes and kids)
 /// and `announced` public keys, and returns its path.
-pub fn signing_config(
+pub(crate) fn signing_config(
     dir: &Path,
     signing: &[(&Path, &str)],
     announced: &[(&Path, &str)],

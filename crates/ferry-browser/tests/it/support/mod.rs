@@ -6,20 +6,20 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 /// Whether Chromium is here; a loud skip outside CI, a failure under `CI=true`.
-pub use ferry_browser::chromium_or_skip;
+pub(crate) use ferry_browser::chromium_or_skip;
 
 /// An upper bound for every test, so a hung browser fails the test instead of the suite.
-pub const TEST_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const TEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The page timeout used by the tests.
-pub const NAV_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const NAV_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A tiny HTTP/1.1 server on 127.0.0.1 with fixed pages:
 /// - `/form`: title "Signup" and a form whose `#email` field holds `ada@example.com`
 /// - `/framed`: sets `window.secret` and embeds `/form` from `localhost` (a cross-site frame)
 /// - `/hang`: accepts and never answers
 /// - anything else: a blank page titled "ferry test"
-pub async fn serve_pages() -> SocketAddr {
+pub(crate) async fn serve_pages() -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     tokio::spawn(async move {
@@ -31,7 +31,7 @@ pub async fn serve_pages() -> SocketAddr {
 }
 
 /// Reads up to the end of a request's head; `None` when the client goes away first.
-pub async fn read_head(stream: &mut TcpStream) -> Option<String> {
+pub(crate) async fn read_head(stream: &mut TcpStream) -> Option<String> {
     let mut seen = Vec::new();
     let mut buf = [0u8; 4096];
     while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -78,11 +78,11 @@ async fn answer(mut stream: TcpStream) {
     let _ = stream.shutdown().await;
 }
 
-pub use ferry_browser::live_group_members;
+pub(crate) use ferry_browser::live_group_members;
 
 /// TCP ports in LISTEN state held by any process of group `pgid` (IPv4 and IPv6), from
 /// /proc: the socket inodes behind each member's fds, looked up in /proc/net/tcp{,6}.
-pub fn listening_ports(pgid: u32) -> Vec<u16> {
+pub(crate) fn listening_ports(pgid: u32) -> Vec<u16> {
     let mut inodes = std::collections::HashSet::new();
     for pid in live_group_members(pgid) {
         let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
@@ -120,13 +120,13 @@ pub fn listening_ports(pgid: u32) -> Vec<u16> {
 }
 
 /// A scratch directory for fake browser binaries, removed on drop.
-pub struct Scratch {
+pub(crate) struct Scratch {
     pub dir: std::path::PathBuf,
 }
 
 impl Scratch {
     /// A fresh directory named after `name`.
-    pub fn new(name: &str) -> Self {
+    pub(crate) fn new(name: &str) -> Self {
         let dir =
             std::env::temp_dir().join(format!("ferry-browser-it-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -135,7 +135,7 @@ impl Scratch {
     }
 
     /// Writes an executable shell script and returns its path.
-    pub fn script(&self, name: &str, body: &str) -> std::path::PathBuf {
+    pub(crate) fn script(&self, name: &str, body: &str) -> std::path::PathBuf {
         use std::os::unix::fs::PermissionsExt;
         let path = self.dir.join(name);
         std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write script");

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::oneshot;
 
 /// A running server with the forms agent.
-pub struct FormsServer {
+pub(crate) struct FormsServer {
     base: String,
     http: reqwest::Client,
     agent: FormsAgent,
@@ -18,18 +18,18 @@ pub struct FormsServer {
 
 impl FormsServer {
     /// Serves a forms agent with `config` on 127.0.0.1:0.
-    pub async fn start(config: FormsConfig) -> FormsServer {
+    pub(crate) async fn start(config: FormsConfig) -> FormsServer {
         Self::start_with(config, ServerConfig::default()).await
     }
 
     /// Serves a forms agent with `config`, and the server with `server` (its bind address
     /// replaced by 127.0.0.1:0).
-    pub async fn start_with(config: FormsConfig, server: ServerConfig) -> FormsServer {
+    pub(crate) async fn start_with(config: FormsConfig, server: ServerConfig) -> FormsServer {
         Self::start_with_extensions(config, server, Vec::new()).await
     }
 
     /// [`FormsServer::start_with`], with server extensions (cdp-config for bring-your-own-browser).
-    pub async fn start_with_extensions(
+    pub(crate) async fn start_with_extensions(
         config: FormsConfig,
         server: ServerConfig,
         extensions: Vec<Arc<dyn ServerExtension>>,
@@ -58,17 +58,17 @@ impl FormsServer {
     }
 
     /// The agent (its pool, for checks).
-    pub fn agent(&self) -> &FormsAgent {
+    pub(crate) fn agent(&self) -> &FormsAgent {
         &self.agent
     }
 
     /// `http://127.0.0.1:PORT` + `path`.
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 
     /// A JSON-RPC call; returns the whole response object.
-    pub async fn rpc(&self, method: &str, params: Value) -> Value {
+    pub(crate) async fn rpc(&self, method: &str, params: Value) -> Value {
         let response = self.post_rpc(method, params).await;
         response.json().await.expect("a JSON-RPC response")
     }
@@ -102,7 +102,7 @@ impl FormsServer {
 
     /// SendMessage with one data part in `context` (continuing `task` when given); returns
     /// the `result` (`{"task": …}` or `{"message": …}`), panicking on a JSON-RPC error.
-    pub async fn send(&self, context: &str, task: Option<&str>, data: Value) -> Value {
+    pub(crate) async fn send(&self, context: &str, task: Option<&str>, data: Value) -> Value {
         let response = self.send_raw(context, task, data).await;
         match response.get("result") {
             Some(result) => result.clone(),
@@ -111,13 +111,13 @@ impl FormsServer {
     }
 
     /// SendMessage with one data part; the whole JSON-RPC response.
-    pub async fn send_raw(&self, context: &str, task: Option<&str>, data: Value) -> Value {
+    pub(crate) async fn send_raw(&self, context: &str, task: Option<&str>, data: Value) -> Value {
         let message = self.message(context, task, data_part(data));
         self.rpc("SendMessage", json!({"message": message})).await
     }
 
     /// POSTs `body` to the cdp-config/v1 endpoint; returns the status.
-    pub async fn register_cdp(&self, body: Value) -> u16 {
+    pub(crate) async fn register_cdp(&self, body: Value) -> u16 {
         self.http
             .post(self.url("/ext/cdp-config"))
             .json(&body)
@@ -130,7 +130,7 @@ impl FormsServer {
 
     /// SendMessage over plain HTTP for checks of the status line: `(status, Retry-After,
     /// body)`.
-    pub async fn http_post_jsonrpc_send(
+    pub(crate) async fn http_post_jsonrpc_send(
         &self,
         context: &str,
         data: Value,
@@ -149,7 +149,7 @@ impl FormsServer {
     }
 
     /// SendMessage with one text part; the `result`.
-    pub async fn send_text(&self, context: &str, text: &str) -> Value {
+    pub(crate) async fn send_text(&self, context: &str, text: &str) -> Value {
         let message = self.message(context, None, json!({"text": text}));
         let response = self.rpc("SendMessage", json!({"message": message})).await;
         response["result"].clone()
@@ -162,12 +162,12 @@ fn data_part(data: Value) -> Value {
 }
 
 /// The task's state name (`TASK_STATE_COMPLETED`, …).
-pub fn state(result: &Value) -> &str {
+pub(crate) fn state(result: &Value) -> &str {
     result["task"]["status"]["state"].as_str().unwrap_or("")
 }
 
 /// The status message's text.
-pub fn status_text(result: &Value) -> String {
+pub(crate) fn status_text(result: &Value) -> String {
     result["task"]["status"]["message"]["parts"]
         .as_array()
         .into_iter()
@@ -178,7 +178,7 @@ pub fn status_text(result: &Value) -> String {
 }
 
 /// The `data` artifact's JSON.
-pub fn report(result: &Value) -> Value {
+pub(crate) fn report(result: &Value) -> Value {
     result["task"]["artifacts"]
         .as_array()
         .into_iter()
@@ -189,6 +189,6 @@ pub fn report(result: &Value) -> Value {
 }
 
 /// The task id.
-pub fn task_id(result: &Value) -> String {
+pub(crate) fn task_id(result: &Value) -> String {
     result["task"]["id"].as_str().unwrap_or_default().to_owned()
 }

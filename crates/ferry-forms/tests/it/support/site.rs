@@ -37,7 +37,7 @@ const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// One request the site received.
 #[derive(Debug, Clone)]
-pub struct Logged {
+pub(crate) struct Logged {
     /// The `Host` header without the port, lowercased (for an absolute-form request without
     /// `Host`, the URL's host).
     pub host: String,
@@ -53,13 +53,13 @@ pub struct Logged {
 
 impl Logged {
     /// The path without its query string.
-    pub fn route(&self) -> &str {
+    pub(crate) fn route(&self) -> &str {
         self.path.split('?').next().unwrap_or_default()
     }
 }
 
 /// The running test site; the server stops when it is dropped.
-pub struct TestSite {
+pub(crate) struct TestSite {
     port: u16,
     log: Arc<Mutex<Vec<Logged>>>,
     server: JoinHandle<()>,
@@ -67,7 +67,7 @@ pub struct TestSite {
 
 impl TestSite {
     /// Starts the server on `127.0.0.1:0`.
-    pub async fn start() -> TestSite {
+    pub(crate) async fn start() -> TestSite {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind the test site");
@@ -79,22 +79,22 @@ impl TestSite {
     }
 
     /// The port it listens on.
-    pub fn port(&self) -> u16 {
+    pub(crate) fn port(&self) -> u16 {
         self.port
     }
 
     /// `http://{host}:{port}{path}`: any host name works when the browser resolves it here.
-    pub fn url(&self, host: &str, path: &str) -> String {
+    pub(crate) fn url(&self, host: &str, path: &str) -> String {
         format!("http://{host}:{}{path}", self.port)
     }
 
     /// Every request so far, in arrival order.
-    pub fn requests(&self) -> Vec<Logged> {
+    pub(crate) fn requests(&self) -> Vec<Logged> {
         lock(&self.log).clone()
     }
 
     /// The requests whose host is `host` (compared case-insensitively).
-    pub fn requests_for(&self, host: &str) -> Vec<Logged> {
+    pub(crate) fn requests_for(&self, host: &str) -> Vec<Logged> {
         let host = host.to_ascii_lowercase();
         lock(&self.log)
             .iter()
@@ -105,7 +105,7 @@ impl TestSite {
 
     /// The parsed bodies of every `POST /submit`, in arrival order: urlencoded fields, or for
     /// multipart bodies `name=value` of fields and `name=filename` of files.
-    pub fn submissions(&self) -> Vec<Vec<(String, String)>> {
+    pub(crate) fn submissions(&self) -> Vec<Vec<(String, String)>> {
         lock(&self.log)
             .iter()
             .filter(|r| r.method == "POST" && r.route() == "/submit")

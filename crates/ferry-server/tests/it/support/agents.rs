@@ -22,14 +22,14 @@ use std::time::Duration;
 use tokio::sync::{Mutex, mpsc};
 
 /// The extension URI the agent declares (and so activates when a client asks for it).
-pub const DECLARED_EXTENSION: &str = "urn:ferry:test:declared";
+pub(crate) const DECLARED_EXTENSION: &str = "urn:ferry:test:declared";
 /// What the `panic` script panics with; it must not reach any client.
-pub const PANIC_DETAIL: &str = "secret internal detail";
+pub(crate) const PANIC_DETAIL: &str = "secret internal detail";
 const ACCEPTED_MEDIA_TYPES: &[&str] = &["", "text/plain", "application/json"];
 
 /// What a waiting task does next.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// Emit an artifact `step-<n>` holding this text.
     Artifact(String),
     /// Emit this many chunks of artifact `flood` at once, without yielding in between.
@@ -40,7 +40,7 @@ pub enum Step {
 
 /// The test's end of the agent: sends steps to waiting tasks, hears when they finish.
 #[derive(Debug, Clone)]
-pub struct Remote(Arc<Shared>);
+pub(crate) struct Remote(Arc<Shared>);
 
 #[derive(Debug)]
 struct Shared {
@@ -68,7 +68,7 @@ impl Remote {
     }
 
     /// Queues a step; waiting tasks take steps in the order they began waiting.
-    pub fn step(&self, step: Step) {
+    pub(crate) fn step(&self, step: Step) {
         self.0
             .steps_tx
             .send(step)
@@ -76,13 +76,13 @@ impl Remote {
     }
 
     /// Waits until a `wait` task is WORKING and waiting for steps; returns its id.
-    pub async fn started(&self) -> String {
+    pub(crate) async fn started(&self) -> String {
         next_id(&self.0.started, "a task started waiting").await
     }
 
     /// Waits until a `wait` task completed; returns its id. Once this returns, the task is
     /// COMPLETED in the store (events apply synchronously).
-    pub async fn finished(&self) -> String {
+    pub(crate) async fn finished(&self) -> String {
         next_id(&self.0.finished, "a waiting task completed").await
     }
 
@@ -102,14 +102,14 @@ async fn next_id(ids: &Mutex<mpsc::UnboundedReceiver<String>>, what: &str) -> St
 
 /// The test agent (see the module docs for its scripts).
 #[derive(Debug)]
-pub struct ScriptedAgent {
+pub(crate) struct ScriptedAgent {
     streaming: bool,
     remote: Remote,
 }
 
 impl ScriptedAgent {
     /// A streaming agent and its remote.
-    pub fn new() -> (Self, Remote) {
+    pub(crate) fn new() -> (Self, Remote) {
         let remote = Remote::new();
         (
             Self {
@@ -121,7 +121,7 @@ impl ScriptedAgent {
     }
 
     /// The same agent with `capabilities.streaming` false.
-    pub fn without_streaming() -> Self {
+    pub(crate) fn without_streaming() -> Self {
         Self {
             streaming: false,
             remote: Remote::new(),

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 /// The two HTTP bindings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Binding {
+pub(crate) enum Binding {
     /// JSON-RPC 2.0 at `/jsonrpc`.
     JsonRpc,
     /// HTTP+JSON at `/rest`.
@@ -21,7 +21,7 @@ pub enum Binding {
 
 /// Service parameters of a call (spec §2.1).
 #[derive(Debug, Clone, Copy)]
-pub struct ServiceParams<'a> {
+pub(crate) struct ServiceParams<'a> {
     /// The `A2A-Version` header; `None` sends none.
     pub version: Option<&'a str>,
     /// The `?A2A-Version=` query parameter.
@@ -38,7 +38,7 @@ pub struct ServiceParams<'a> {
 
 /// The `Authorization` header of a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Auth<'a> {
+pub(crate) enum Auth<'a> {
     /// `Bearer <token>` when the server has a token, else none.
     ServerToken,
     /// No `Authorization` header.
@@ -62,7 +62,7 @@ impl Default for ServiceParams<'_> {
 
 /// What a call brought back.
 #[derive(Debug)]
-pub struct Answer {
+pub(crate) struct Answer {
     /// The response headers.
     pub headers: HeaderMap,
     /// The result (`result` of JSON-RPC, the body of REST) or the error.
@@ -71,21 +71,26 @@ pub struct Answer {
 
 impl TestServer {
     /// Calls `method` with the default service parameters.
-    pub async fn call(&self, b: Binding, method: &str, params: Value) -> Result<Value, WireError> {
+    pub(crate) async fn call(
+        &self,
+        b: Binding,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, WireError> {
         self.call_with(b, method, params, ServiceParams::default())
             .await
             .result
     }
 
     /// Calls `method` and expects success.
-    pub async fn ok(&self, b: Binding, method: &str, params: Value) -> Value {
+    pub(crate) async fn ok(&self, b: Binding, method: &str, params: Value) -> Value {
         self.call(b, method, params)
             .await
             .unwrap_or_else(|e| panic!("{method} over {b:?} failed: {}", e.body))
     }
 
     /// Calls `method` and expects an error.
-    pub async fn fails(&self, b: Binding, method: &str, params: Value) -> WireError {
+    pub(crate) async fn fails(&self, b: Binding, method: &str, params: Value) -> WireError {
         match self.call(b, method, params).await {
             Ok(v) => panic!("{method} over {b:?} unexpectedly succeeded: {v}"),
             Err(e) => e,
@@ -93,7 +98,7 @@ impl TestServer {
     }
 
     /// Calls `method` with explicit service parameters.
-    pub async fn call_with(
+    pub(crate) async fn call_with(
         &self,
         b: Binding,
         method: &str,
@@ -110,7 +115,7 @@ impl TestServer {
     }
 
     /// Sends the first message of a new task and returns the task it made.
-    pub async fn send_task(&self, b: Binding, params: Value) -> Value {
+    pub(crate) async fn send_task(&self, b: Binding, params: Value) -> Value {
         let result = self.ok(b, "SendMessage", params).await;
         assert_eq!(
             super::keys(&result),
@@ -122,7 +127,7 @@ impl TestServer {
 
     /// Starts a `wait` task with `returnImmediately` and returns its id; the agent then
     /// works until the test sends [`super::Step::Complete`].
-    pub async fn start_waiting(&self, b: Binding, extra: Value) -> String {
+    pub(crate) async fn start_waiting(&self, b: Binding, extra: Value) -> String {
         let mut params = super::server::send_params("wait");
         params["configuration"] = json!({"returnImmediately": true});
         merge(&mut params, extra);
@@ -131,7 +136,7 @@ impl TestServer {
     }
 
     /// Opens a stream (`SendStreamingMessage` or `SubscribeToTask`).
-    pub async fn stream(
+    pub(crate) async fn stream(
         &self,
         b: Binding,
         method: &str,
@@ -143,14 +148,14 @@ impl TestServer {
     }
 
     /// Opens a stream and expects it to open.
-    pub async fn open(&self, b: Binding, method: &str, params: Value) -> A2aStream {
+    pub(crate) async fn open(&self, b: Binding, method: &str, params: Value) -> A2aStream {
         self.stream(b, method, params)
             .await
             .unwrap_or_else(|e| panic!("{method} over {b:?} refused: {}", e.body))
     }
 
     /// Opens a stream and expects it to be refused with an ordinary error answer.
-    pub async fn stream_fails(&self, b: Binding, method: &str, params: Value) -> WireError {
+    pub(crate) async fn stream_fails(&self, b: Binding, method: &str, params: Value) -> WireError {
         match self.stream(b, method, params).await {
             Ok(_) => panic!("{method} over {b:?} unexpectedly opened a stream"),
             Err(e) => {
@@ -162,7 +167,7 @@ impl TestServer {
 
     /// Opens a stream with explicit service parameters; errors before the first event come back
     /// as ordinary error responses.
-    pub async fn stream_with(
+    pub(crate) async fn stream_with(
         &self,
         b: Binding,
         method: &str,
@@ -194,7 +199,7 @@ impl TestServer {
 
     /// Sends a call and returns whatever came back, unchecked, with the JSON-RPC id (null for
     /// REST): for refusals that happen before any binding reads the call.
-    pub async fn send(
+    pub(crate) async fn send(
         &self,
         b: Binding,
         method: &str,
@@ -210,7 +215,7 @@ impl TestServer {
     }
 
     /// Builds the HTTP request of a call; returns it with the JSON-RPC id (null for REST).
-    pub fn prepare(
+    pub(crate) fn prepare(
         &self,
         b: Binding,
         method: &str,
@@ -272,7 +277,7 @@ impl TestServer {
 /// JSON-RPC envelope, or an AIP-193 `{"error": …}` body (which the front door also uses on the
 /// JSON-RPC endpoint for 401 and 403).
 #[derive(Debug)]
-pub struct Refusal {
+pub(crate) struct Refusal {
     /// The HTTP status.
     pub status: u16,
     /// The response headers.
@@ -285,18 +290,18 @@ pub struct Refusal {
 
 impl Refusal {
     /// A response header as text.
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
 
     /// The `X-Request-Id` header (every response has one).
-    pub fn request_id(&self) -> &str {
+    pub(crate) fn request_id(&self) -> &str {
         self.header("x-request-id")
             .unwrap_or_else(|| panic!("no X-Request-Id on {} {}", self.status, self.body))
     }
 
     /// The `Retry-After` header in seconds, checked against `retryAfterSeconds` in the error.
-    pub fn retry_after(&self) -> u64 {
+    pub(crate) fn retry_after(&self) -> u64 {
         let header = self
             .header("retry-after")
             .unwrap_or_else(|| panic!("no Retry-After on {} {}", self.status, self.body));
@@ -316,7 +321,7 @@ impl Refusal {
 
 impl TestServer {
     /// Sends a call that must be refused with an HTTP error status and a JSON body.
-    pub async fn refused(
+    pub(crate) async fn refused(
         &self,
         b: Binding,
         method: &str,
@@ -518,7 +523,7 @@ fn with_query(path: String, query: Option<String>) -> String {
 }
 
 /// Percent-encodes everything but RFC 3986 unreserved characters.
-pub fn encode(s: &str) -> String {
+pub(super) fn encode(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
@@ -530,7 +535,7 @@ pub fn encode(s: &str) -> String {
 }
 
 /// Merges the members of `extra` (an object or null) into `target`, recursively for objects.
-pub fn merge(target: &mut Value, extra: Value) {
+pub(super) fn merge(target: &mut Value, extra: Value) {
     match (target, extra) {
         (Value::Object(t), Value::Object(e)) => {
             for (k, v) in e {
@@ -546,7 +551,7 @@ pub fn merge(target: &mut Value, extra: Value) {
 /// values increase, that JSON-RPC envelopes carry the request id, that each payload has exactly
 /// one member in the wire format, and that nothing follows a terminal state or a message.
 #[derive(Debug)]
-pub struct A2aStream {
+pub(crate) struct A2aStream {
     binding: Binding,
     rpc_id: Value,
     reader: SseReader,
@@ -556,7 +561,7 @@ pub struct A2aStream {
 
 impl A2aStream {
     /// The next `StreamResponse`, an error event, or `None` when the server closed the stream.
-    pub async fn next(&mut self) -> Option<Result<Value, WireError>> {
+    pub(crate) async fn next(&mut self) -> Option<Result<Value, WireError>> {
         let event = self.reader.next_event().await?;
         if let Some(last) = &self.closed_by {
             panic!("an event followed {last}: {event:?}");
@@ -614,7 +619,7 @@ impl A2aStream {
     }
 
     /// The next event, which must be a `StreamResponse`.
-    pub async fn next_ok(&mut self) -> Value {
+    pub(crate) async fn next_ok(&mut self) -> Value {
         match self.next().await {
             Some(Ok(v)) => v,
             Some(Err(e)) => panic!("the stream sent an error: {}", e.body),
@@ -623,12 +628,12 @@ impl A2aStream {
     }
 
     /// The SSE `id:` of the latest event that had one.
-    pub fn last_seq(&self) -> Option<u64> {
+    pub(crate) fn last_seq(&self) -> Option<u64> {
         self.last_seq
     }
 
     /// Reads the next frame, which must be a comment (such as `: keep-alive`); returns its text.
-    pub async fn next_comment(&mut self) -> String {
+    pub(crate) async fn next_comment(&mut self) -> String {
         match self.reader.next_frame().await {
             Some(Frame::Comment(text)) => text,
             other => panic!("expected a comment, got {other:?}"),
@@ -636,7 +641,7 @@ impl A2aStream {
     }
 
     /// Every remaining event until the server closes the stream (no error events allowed).
-    pub async fn remaining(&mut self) -> Vec<Value> {
+    pub(crate) async fn remaining(&mut self) -> Vec<Value> {
         let mut out = Vec::new();
         while let Some(item) = self.next().await {
             out.push(item.unwrap_or_else(|e| panic!("the stream sent an error: {}", e.body)));
@@ -646,7 +651,7 @@ impl A2aStream {
 }
 
 /// The task state a `StreamResponse` reports (`task.status` or `statusUpdate.status`).
-pub fn state_of(response: &Value) -> Option<&str> {
+pub(crate) fn state_of(response: &Value) -> Option<&str> {
     response
         .get("task")
         .or_else(|| response.get("statusUpdate"))
@@ -654,7 +659,7 @@ pub fn state_of(response: &Value) -> Option<&str> {
 }
 
 /// True for the four terminal states.
-pub fn is_terminal(state: Option<&str>) -> bool {
+pub(super) fn is_terminal(state: Option<&str>) -> bool {
     matches!(
         state,
         Some(

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 /// One row of the error table: what each binding must show for an error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Expected {
+pub(crate) struct Expected {
     /// `ErrorInfo.reason`.
     pub reason: &'static str,
     /// JSON-RPC `error.code`.
@@ -27,62 +27,63 @@ const fn row(reason: &'static str, rpc_code: i64, http: u16, status: &'static st
 }
 
 /// The server cannot take a new task now: its task store holds only active tasks (503).
-pub const TASK_STORE_FULL: Expected = row("TASK_STORE_FULL", -32603, 503, "UNAVAILABLE");
+pub(crate) const TASK_STORE_FULL: Expected = row("TASK_STORE_FULL", -32603, 503, "UNAVAILABLE");
 
 /// The front door's per-client rate limit (429).
-pub const RATE_LIMITED: Expected = row("RATE_LIMITED", -32603, 429, "RESOURCE_EXHAUSTED");
+pub(crate) const RATE_LIMITED: Expected = row("RATE_LIMITED", -32603, 429, "RESOURCE_EXHAUSTED");
 /// The front door's limit of requests in flight (503).
-pub const TOO_MANY_REQUESTS_IN_FLIGHT: Expected =
+pub(crate) const TOO_MANY_REQUESTS_IN_FLIGHT: Expected =
     row("TOO_MANY_REQUESTS_IN_FLIGHT", -32603, 503, "UNAVAILABLE");
 /// The limit of open streams (503).
-pub const TOO_MANY_STREAMS: Expected = row("TOO_MANY_STREAMS", -32603, 503, "UNAVAILABLE");
+pub(crate) const TOO_MANY_STREAMS: Expected = row("TOO_MANY_STREAMS", -32603, 503, "UNAVAILABLE");
 /// A unary request that took longer than the request timeout (503).
-pub const REQUEST_TIMEOUT: Expected = row("REQUEST_TIMEOUT", -32603, 503, "UNAVAILABLE");
+pub(crate) const REQUEST_TIMEOUT: Expected = row("REQUEST_TIMEOUT", -32603, 503, "UNAVAILABLE");
 /// A new task while the server drains (503).
-pub const SHUTTING_DOWN: Expected = row("SHUTTING_DOWN", -32603, 503, "UNAVAILABLE");
+pub(crate) const SHUTTING_DOWN: Expected = row("SHUTTING_DOWN", -32603, 503, "UNAVAILABLE");
 
 /// TaskNotFoundError.
-pub const TASK_NOT_FOUND: Expected = row("TASK_NOT_FOUND", -32001, 404, "NOT_FOUND");
+pub(crate) const TASK_NOT_FOUND: Expected = row("TASK_NOT_FOUND", -32001, 404, "NOT_FOUND");
 /// TaskNotCancelableError.
-pub const TASK_NOT_CANCELABLE: Expected =
+pub(crate) const TASK_NOT_CANCELABLE: Expected =
     row("TASK_NOT_CANCELABLE", -32002, 400, "FAILED_PRECONDITION");
 /// PushNotificationNotSupportedError.
-pub const PUSH_NOTIFICATION_NOT_SUPPORTED: Expected = row(
+pub(crate) const PUSH_NOTIFICATION_NOT_SUPPORTED: Expected = row(
     "PUSH_NOTIFICATION_NOT_SUPPORTED",
     -32003,
     400,
     "FAILED_PRECONDITION",
 );
 /// UnsupportedOperationError.
-pub const UNSUPPORTED_OPERATION: Expected =
+pub(crate) const UNSUPPORTED_OPERATION: Expected =
     row("UNSUPPORTED_OPERATION", -32004, 400, "FAILED_PRECONDITION");
 /// ContentTypeNotSupportedError.
-pub const CONTENT_TYPE_NOT_SUPPORTED: Expected = row(
+pub(crate) const CONTENT_TYPE_NOT_SUPPORTED: Expected = row(
     "CONTENT_TYPE_NOT_SUPPORTED",
     -32005,
     400,
     "INVALID_ARGUMENT",
 );
 /// InvalidAgentResponseError.
-pub const INVALID_AGENT_RESPONSE: Expected = row("INVALID_AGENT_RESPONSE", -32006, 500, "INTERNAL");
+pub(crate) const INVALID_AGENT_RESPONSE: Expected =
+    row("INVALID_AGENT_RESPONSE", -32006, 500, "INTERNAL");
 /// ExtensionSupportRequiredError.
-pub const EXTENSION_SUPPORT_REQUIRED: Expected = row(
+pub(crate) const EXTENSION_SUPPORT_REQUIRED: Expected = row(
     "EXTENSION_SUPPORT_REQUIRED",
     -32008,
     400,
     "FAILED_PRECONDITION",
 );
 /// VersionNotSupportedError.
-pub const VERSION_NOT_SUPPORTED: Expected =
+pub(crate) const VERSION_NOT_SUPPORTED: Expected =
     row("VERSION_NOT_SUPPORTED", -32009, 400, "FAILED_PRECONDITION");
 /// JSON-RPC InvalidParams (REST: 400 INVALID_ARGUMENT).
-pub const INVALID_PARAMS: Expected = row("INVALID_PARAMS", -32602, 400, "INVALID_ARGUMENT");
+pub(crate) const INVALID_PARAMS: Expected = row("INVALID_PARAMS", -32602, 400, "INVALID_ARGUMENT");
 /// JSON-RPC InternalError (REST: 500 INTERNAL).
-pub const INTERNAL: Expected = row("INTERNAL_ERROR", -32603, 500, "INTERNAL");
+pub(crate) const INTERNAL: Expected = row("INTERNAL_ERROR", -32603, 500, "INTERNAL");
 
 /// An error response (or an error event of a stream) as received.
 #[derive(Debug, Clone)]
-pub struct WireError {
+pub(crate) struct WireError {
     /// The binding it came over.
     pub binding: Binding,
     /// The HTTP status of the response that carried it (200 for a stream's error event).
@@ -95,21 +96,21 @@ pub struct WireError {
 
 impl WireError {
     /// `code`: the JSON-RPC code, or the REST body's HTTP code.
-    pub fn code(&self) -> i64 {
+    pub(crate) fn code(&self) -> i64 {
         self.body["code"]
             .as_i64()
             .unwrap_or_else(|| panic!("error without a numeric code: {}", self.body))
     }
 
     /// The human-readable message.
-    pub fn message(&self) -> &str {
+    pub(crate) fn message(&self) -> &str {
         self.body["message"]
             .as_str()
             .unwrap_or_else(|| panic!("error without a message: {}", self.body))
     }
 
     /// The details array (`data` in JSON-RPC, `details` in REST).
-    pub fn details(&self) -> &[Value] {
+    pub(crate) fn details(&self) -> &[Value] {
         let key = match self.binding {
             Binding::JsonRpc => "data",
             Binding::Rest => "details",
@@ -120,7 +121,7 @@ impl WireError {
     }
 
     /// The `google.rpc.ErrorInfo` of domain `a2a-protocol.org` (spec §7.3).
-    pub fn error_info(&self) -> &Map<String, Value> {
+    pub(crate) fn error_info(&self) -> &Map<String, Value> {
         self.details()
             .iter()
             .filter_map(Value::as_object)
@@ -133,14 +134,14 @@ impl WireError {
     }
 
     /// `ErrorInfo.reason`.
-    pub fn reason(&self) -> &str {
+    pub(crate) fn reason(&self) -> &str {
         self.error_info()["reason"]
             .as_str()
             .unwrap_or_else(|| panic!("ErrorInfo without a reason: {}", self.body))
     }
 
     /// An `ErrorInfo.metadata` value (always a string on the wire).
-    pub fn meta(&self, key: &str) -> Option<&str> {
+    pub(crate) fn meta(&self, key: &str) -> Option<&str> {
         self.error_info()
             .get("metadata")
             .and_then(|m| m.get(key))
@@ -154,7 +155,7 @@ impl WireError {
     /// Asserts that this is `expected` as the binding must show it: the reason, the JSON-RPC
     /// code with HTTP 200, or the REST status, body code and status name; every detail typed.
     #[track_caller]
-    pub fn assert_is(&self, expected: Expected) {
+    pub(crate) fn assert_is(&self, expected: Expected) {
         assert_eq!(self.reason(), expected.reason, "reason of {}", self.body);
         assert!(
             !self.message().is_empty(),

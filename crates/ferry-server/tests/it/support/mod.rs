@@ -10,35 +10,35 @@ mod server;
 mod sse;
 mod wire;
 
-pub use agents::{DECLARED_EXTENSION, PANIC_DETAIL, Remote, ScriptedAgent, Step};
-pub use calls::{A2aStream, Auth, Binding, Refusal, ServiceParams, state_of};
-pub use errors::{
+pub(crate) use agents::{DECLARED_EXTENSION, PANIC_DETAIL, Remote, ScriptedAgent, Step};
+pub(crate) use calls::{A2aStream, Auth, Binding, Refusal, ServiceParams, state_of};
+pub(crate) use errors::{
     CONTENT_TYPE_NOT_SUPPORTED, EXTENSION_SUPPORT_REQUIRED, INTERNAL, INVALID_AGENT_RESPONSE,
     INVALID_PARAMS, PUSH_NOTIFICATION_NOT_SUPPORTED, RATE_LIMITED, REQUEST_TIMEOUT, SHUTTING_DOWN,
     TASK_NOT_CANCELABLE, TASK_NOT_FOUND, TASK_STORE_FULL, TOO_MANY_REQUESTS_IN_FLIGHT,
     TOO_MANY_STREAMS, UNSUPPORTED_OPERATION, VERSION_NOT_SUPPORTED, WireError,
 };
-pub use raw::{RawConn, RawResponse};
-pub use server::{TestServer, message, send_params};
-pub use sse::SseReader;
-pub use wire::{assert_wire_format, is_rfc3339_utc};
+pub(crate) use raw::{RawConn, RawResponse};
+pub(crate) use server::{TestServer, message, send_params};
+pub(crate) use sse::SseReader;
+pub(crate) use wire::{assert_wire_format, is_rfc3339_utc};
 
 use serde_json::Value;
 use std::future::Future;
 use std::time::Duration;
 
 /// The deadline of every test: generous for a loaded machine, short enough that a hang fails.
-pub const TEST_DEADLINE: Duration = Duration::from_secs(30);
+pub(crate) const TEST_DEADLINE: Duration = Duration::from_secs(30);
 
 /// Runs a test body under [`TEST_DEADLINE`].
-pub async fn bounded(body: impl Future<Output = ()>) {
+pub(crate) async fn bounded(body: impl Future<Output = ()>) {
     tokio::time::timeout(TEST_DEADLINE, body)
         .await
         .expect("the test did not finish within its deadline");
 }
 
 /// The member names of a JSON object, in order (panics on anything else).
-pub fn keys(value: &Value) -> Vec<&str> {
+pub(crate) fn keys(value: &Value) -> Vec<&str> {
     value
         .as_object()
         .unwrap_or_else(|| panic!("not an object: {value}"))
@@ -48,7 +48,7 @@ pub fn keys(value: &Value) -> Vec<&str> {
 }
 
 /// `field` of every element of the JSON array `array`, in order.
-pub fn pluck<'a>(array: &'a Value, field: &str) -> Vec<&'a Value> {
+pub(crate) fn pluck<'a>(array: &'a Value, field: &str) -> Vec<&'a Value> {
     array
         .as_array()
         .unwrap_or_else(|| panic!("not an array: {array}"))

@@ -13,13 +13,13 @@ const IO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One client connection.
 #[derive(Debug)]
-pub struct RawConn {
+pub(crate) struct RawConn {
     stream: TcpStream,
 }
 
 /// A response read off a [`RawConn`].
 #[derive(Debug)]
-pub struct RawResponse {
+pub(crate) struct RawResponse {
     /// The status code.
     pub status: u16,
     /// Header names (lowercased) and values, in order.
@@ -30,7 +30,7 @@ pub struct RawResponse {
 
 impl RawConn {
     /// Connects to `addr`.
-    pub async fn connect(addr: SocketAddr) -> Self {
+    pub(crate) async fn connect(addr: SocketAddr) -> Self {
         let stream = tokio::time::timeout(IO_TIMEOUT, TcpStream::connect(addr))
             .await
             .expect("connect within 10 s")
@@ -39,7 +39,7 @@ impl RawConn {
     }
 
     /// Writes `bytes` (a piece of a request).
-    pub async fn write(&mut self, bytes: &[u8]) {
+    pub(crate) async fn write(&mut self, bytes: &[u8]) {
         tokio::time::timeout(IO_TIMEOUT, self.stream.write_all(bytes))
             .await
             .expect("write within 10 s")
@@ -49,7 +49,12 @@ impl RawConn {
     /// Sends `bytes` one at a time, `every` apart, while watching for the server to close the
     /// connection, which it must do within `limit` and before the last byte; returns when it
     /// closed.
-    pub async fn trickle(&mut self, bytes: &[u8], every: Duration, limit: Duration) -> Duration {
+    pub(crate) async fn trickle(
+        &mut self,
+        bytes: &[u8],
+        every: Duration,
+        limit: Duration,
+    ) -> Duration {
         let start = Instant::now();
         let mut buf = [0u8; 1024];
         for byte in bytes {
@@ -73,7 +78,7 @@ impl RawConn {
 
     /// Reads one response; the request must have said `Connection: close`, so the response
     /// ends where the connection does.
-    pub async fn response(&mut self) -> RawResponse {
+    pub(crate) async fn response(&mut self) -> RawResponse {
         let mut raw = Vec::new();
         tokio::time::timeout(IO_TIMEOUT, self.stream.read_to_end(&mut raw))
             .await
@@ -83,7 +88,7 @@ impl RawConn {
     }
 
     /// Reads the head of an interim (1xx) response, up to its blank line, and returns it.
-    pub async fn interim_head(&mut self) -> String {
+    pub(crate) async fn interim_head(&mut self) -> String {
         let mut head = Vec::new();
         let mut byte = [0u8; 1];
         while !head.ends_with(b"\r\n\r\n") {
@@ -102,7 +107,7 @@ impl RawConn {
 
     /// Reads (and discards) until the server closes the connection, which it must do within
     /// `limit`; returns how long that took.
-    pub async fn closed_within(&mut self, limit: Duration) -> Duration {
+    pub(crate) async fn closed_within(&mut self, limit: Duration) -> Duration {
         let start = Instant::now();
         let mut buf = [0u8; 1024];
         loop {
@@ -154,7 +159,7 @@ impl RawResponse {
     }
 
     /// A header's value.
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
@@ -162,7 +167,7 @@ impl RawResponse {
     }
 
     /// The body as JSON (the content type must say so).
-    pub fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         assert!(
             self.header("content-type")
                 .is_some_and(|ct| ct.starts_with("application/json")),

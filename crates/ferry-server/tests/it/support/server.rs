@@ -18,7 +18,7 @@ const SHUTDOWN_LIMIT: Duration = Duration::from_secs(5);
 
 /// A running server and a client for it.
 #[derive(Debug)]
-pub struct TestServer {
+pub(crate) struct TestServer {
     base: String,
     addr: SocketAddr,
     token: Option<String>,
@@ -30,13 +30,13 @@ pub struct TestServer {
 
 impl TestServer {
     /// Serves `agent` with the default configuration.
-    pub async fn start(agent: impl AgentExecutor) -> Self {
+    pub(crate) async fn start(agent: impl AgentExecutor) -> Self {
         Self::with_config(agent, ServerConfig::default()).await
     }
 
     /// Serves `agent` with `config` (its `bind` is replaced by 127.0.0.1:0). When `config` has
     /// a token, the A2A calls of [`super::calls`] present it unless told otherwise.
-    pub async fn with_config(agent: impl AgentExecutor, config: ServerConfig) -> Self {
+    pub(crate) async fn with_config(agent: impl AgentExecutor, config: ServerConfig) -> Self {
         let bind = "127.0.0.1:0".parse().expect("a loopback socket address");
         let token = config.token.clone();
         let server = A2aServer::bind(Arc::new(agent), ServerConfig { bind, ..config })
@@ -64,39 +64,39 @@ impl TestServer {
     }
 
     /// Serves a streaming [`ScriptedAgent`] and returns the handle that drives it.
-    pub async fn scripted() -> (Self, Remote) {
+    pub(crate) async fn scripted() -> (Self, Remote) {
         Self::scripted_with(ServerConfig::default()).await
     }
 
     /// Serves a streaming [`ScriptedAgent`] with `config`.
-    pub async fn scripted_with(config: ServerConfig) -> (Self, Remote) {
+    pub(crate) async fn scripted_with(config: ServerConfig) -> (Self, Remote) {
         let (agent, remote) = ScriptedAgent::new();
         (Self::with_config(agent, config).await, remote)
     }
 
     /// `http://127.0.0.1:port` followed by `path`.
-    pub fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
 
     /// The socket address served (for raw connections).
-    pub fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.addr
     }
 
     /// The bearer token the server requires, if any.
-    pub fn token(&self) -> Option<&str> {
+    pub(crate) fn token(&self) -> Option<&str> {
         self.token.as_deref()
     }
 
     /// The HTTP client (redirects off).
-    pub fn http(&self) -> &reqwest::Client {
+    pub(crate) fn http(&self) -> &reqwest::Client {
         &self.http
     }
 
     /// Sends a hand-made request, for tests of the HTTP surface itself: exactly `headers` (no
     /// `A2A-Version` unless listed) and `body`.
-    pub async fn request(
+    pub(crate) async fn request(
         &self,
         method: reqwest::Method,
         path: &str,
@@ -117,7 +117,7 @@ impl TestServer {
     }
 
     /// Sends a hand-made request whose answer must be JSON; returns the status and the body.
-    pub async fn request_json(
+    pub(crate) async fn request_json(
         &self,
         method: reqwest::Method,
         path: &str,
@@ -138,7 +138,7 @@ impl TestServer {
     }
 
     /// A fresh JSON-RPC id: numbers and strings alternate, so both kinds are always exercised.
-    pub fn next_rpc_id(&self) -> Value {
+    pub(crate) fn next_rpc_id(&self) -> Value {
         let n = self.next_id.fetch_add(1, Ordering::Relaxed);
         if n.is_multiple_of(2) {
             json!(n)
@@ -149,14 +149,14 @@ impl TestServer {
 
     /// Begins shutdown and waits for `run` to return; panics if it takes longer than
     /// [`SHUTDOWN_LIMIT`] or fails.
-    pub async fn shutdown(self) {
+    pub(crate) async fn shutdown(self) {
         self.begin_shutdown();
         self.stopped(SHUTDOWN_LIMIT).await;
     }
 
     /// Resolves the shutdown future given to `run` (the signal handler's part), without
     /// waiting for `run` to return.
-    pub fn begin_shutdown(&self) {
+    pub(crate) fn begin_shutdown(&self) {
         let stop = self
             .stop
             .lock()
@@ -169,7 +169,7 @@ impl TestServer {
 
     /// Waits for `run` to return after [`Self::begin_shutdown`]; panics if that takes longer
     /// than `limit` or `run` fails.
-    pub async fn stopped(mut self, limit: Duration) {
+    pub(crate) async fn stopped(mut self, limit: Duration) {
         let running = self.running.take().expect("the server is running");
         tokio::time::timeout(limit, running)
             .await
@@ -180,11 +180,11 @@ impl TestServer {
 }
 
 /// A user message with a fresh `messageId` and one text part.
-pub fn message(text: &str) -> Value {
+pub(crate) fn message(text: &str) -> Value {
     json!({"messageId": uuid::Uuid::new_v4().to_string(), "role": "ROLE_USER", "parts": [{"text": text}]})
 }
 
 /// `SendMessageRequest` params holding [`message`]`(text)`.
-pub fn send_params(text: &str) -> Value {
+pub(crate) fn send_params(text: &str) -> Value {
     json!({"message": message(text)})
 }

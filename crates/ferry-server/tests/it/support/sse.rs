@@ -10,7 +10,7 @@ const FRAME_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// One event as the server framed it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SseEvent {
+pub(crate) struct SseEvent {
     /// The `id:` field.
     pub id: Option<String>,
     /// The `event:` field.
@@ -21,7 +21,7 @@ pub struct SseEvent {
 
 /// What the reader yields: an event or a comment line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Frame {
+pub(crate) enum Frame {
     /// A comment line, without its leading `:` and surrounding spaces.
     Comment(String),
     /// A dispatched event.
@@ -30,7 +30,7 @@ pub enum Frame {
 
 /// Reads frames from an open `text/event-stream` response.
 #[derive(Debug)]
-pub struct SseReader {
+pub(crate) struct SseReader {
     response: reqwest::Response,
     buf: Vec<u8>,
     /// The event being read, and its `data:` lines so far.
@@ -41,7 +41,7 @@ pub struct SseReader {
 
 impl SseReader {
     /// Starts reading `response` (its headers already said `text/event-stream`).
-    pub fn new(response: reqwest::Response) -> Self {
+    pub(crate) fn new(response: reqwest::Response) -> Self {
         Self {
             response,
             buf: Vec::new(),
@@ -52,7 +52,7 @@ impl SseReader {
     }
 
     /// The next frame, or `None` once the server has ended the stream cleanly.
-    pub async fn next_frame(&mut self) -> Option<Frame> {
+    pub(crate) async fn next_frame(&mut self) -> Option<Frame> {
         loop {
             if let Some(frame) = self.ready.pop_front() {
                 return Some(frame);
@@ -84,7 +84,7 @@ impl SseReader {
     }
 
     /// The next event (comments are skipped), or `None` at the end of the stream.
-    pub async fn next_event(&mut self) -> Option<SseEvent> {
+    pub(crate) async fn next_event(&mut self) -> Option<SseEvent> {
         loop {
             match self.next_frame().await? {
                 Frame::Event(e) => return Some(e),
@@ -94,7 +94,7 @@ impl SseReader {
     }
 
     /// Every remaining event, until the server ends the stream.
-    pub async fn all_events(mut self) -> Vec<SseEvent> {
+    pub(crate) async fn all_events(mut self) -> Vec<SseEvent> {
         let mut out = Vec::new();
         while let Some(e) = self.next_event().await {
             out.push(e);

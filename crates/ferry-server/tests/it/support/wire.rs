@@ -25,7 +25,7 @@ const STATES: &[&str] = &[
 
 /// Panics, naming the path, if `value` breaks a wire-format rule.
 #[track_caller]
-pub fn assert_wire_format(value: &Value) {
+pub(crate) fn assert_wire_format(value: &Value) {
     if let Err(problem) = check(value, "$") {
         panic!("wire format: {problem}\nin {value}");
     }
@@ -116,7 +116,7 @@ fn check_parts(parts: &Value, path: &str) -> Result<(), String> {
 }
 
 /// `YYYY-MM-DDTHH:MM:SS[.fraction]Z`: RFC 3339 in UTC, as A2A timestamps must be.
-pub fn is_rfc3339_utc(s: &str) -> bool {
+pub(crate) fn is_rfc3339_utc(s: &str) -> bool {
     let b = s.as_bytes();
     let digits = |range: std::ops::Range<usize>| {
         b.get(range)

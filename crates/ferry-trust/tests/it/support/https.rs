@@ -12,7 +12,7 @@ use tokio_rustls::rustls::ServerConfig;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 
 /// A test CA and a server certificate it issued.
-pub struct TestPki {
+pub(crate) struct TestPki {
     /// The CA certificate (DER), for the client's trusted roots.
     pub ca_der: Vec<u8>,
     config: Arc<ServerConfig>,
@@ -20,7 +20,7 @@ pub struct TestPki {
 
 impl TestPki {
     /// A fresh CA and leaf certificate.
-    pub fn new() -> TestPki {
+    pub(crate) fn new() -> TestPki {
         use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
         let ca_key = KeyPair::generate().expect("ca key");
         let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("ca params");
@@ -50,7 +50,7 @@ impl TestPki {
 
 /// What the server answers on a path.
 #[derive(Clone)]
-pub enum Reply {
+pub(crate) enum Reply {
     /// 200 with this content type and body, and a `content-length`.
     Body(&'static str, Vec<u8>),
     /// 200 with this content type and body, without `content-length` (the body ends when
@@ -64,13 +64,13 @@ pub enum Reply {
 
 impl Reply {
     /// 200 `application/json`.
-    pub fn json(body: impl Into<Vec<u8>>) -> Reply {
+    pub(crate) fn json(body: impl Into<Vec<u8>>) -> Reply {
         Reply::Body("application/json", body.into())
     }
 }
 
 /// A running server.
-pub struct TestServer {
+pub(crate) struct TestServer {
     /// Where it listens (127.0.0.1).
     pub addr: SocketAddr,
     /// The CA that issued its certificate (DER).
@@ -81,7 +81,7 @@ pub struct TestServer {
 
 impl TestServer {
     /// Starts a server with no routes (every path answers 404 until [`TestServer::route`]).
-    pub async fn start() -> TestServer {
+    pub(crate) async fn start() -> TestServer {
         let pki = TestPki::new();
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("addr");
@@ -146,7 +146,7 @@ impl TestServer {
     }
 
     /// Answers `path` with `reply`.
-    pub fn route(&self, path: &str, reply: Reply) -> &TestServer {
+    pub(crate) fn route(&self, path: &str, reply: Reply) -> &TestServer {
         self.routes
             .lock()
             .expect("routes")
@@ -155,12 +155,12 @@ impl TestServer {
     }
 
     /// `https://{host}:{port}{path}`.
-    pub fn url(&self, host: &str, path: &str) -> String {
+    pub(crate) fn url(&self, host: &str, path: &str) -> String {
         format!("https://{host}:{}{path}", self.addr.port())
     }
 
     /// How many requests `path` received.
-    pub fn hits(&self, path: &str) -> usize {
+    pub(crate) fn hits(&self, path: &str) -> usize {
         self.hits
             .lock()
             .expect("hits")

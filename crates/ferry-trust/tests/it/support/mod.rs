@@ -5,12 +5,12 @@
 //! failure, never a skip.
 
 /// A tiny HTTPS/1.1 server on 127.0.0.1 with a test CA, for the fetcher.
-pub mod https;
+pub(crate) mod https;
 
 use std::path::PathBuf;
 
 /// The path of a file under `shared/testvectors/`.
-pub fn vector_path(rel: &str) -> PathBuf {
+pub(crate) fn vector_path(rel: &str) -> PathBuf {
     PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../../shared/testvectors/"
@@ -19,12 +19,12 @@ pub fn vector_path(rel: &str) -> PathBuf {
 }
 
 /// The bytes of a vector file; panics with the path when it is missing.
-pub fn read(rel: &str) -> Vec<u8> {
+pub(crate) fn read(rel: &str) -> Vec<u8> {
     let path = vector_path(rel);
     std::fs::read(&path).unwrap_or_else(|e| panic!("reading test vector {}: {e}", path.display()))
 }
 
 /// A vector file parsed as JSON (with serde_json: the vectors are trusted input).
-pub fn read_json(rel: &str) -> serde_json::Value {
+pub(crate) fn read_json(rel: &str) -> serde_json::Value {
     serde_json::from_slice(&read(rel)).unwrap_or_else(|e| panic!("parsing {rel}: {e}"))
 }
