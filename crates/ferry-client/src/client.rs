@@ -1,13 +1,18 @@
-//! `A2aClient`: every operation over either binding, with retries and timeouts.
+//! `A2aClient`: every operation of the operation table over either binding, with retries,
+//! timeouts and bounded bodies; [`A2aClient::connect`] is the safe way in.
 
 use crate::error::ClientError;
 use crate::retry::RetryPolicy;
 use crate::stream::EventStream;
+use ferry_net::{SafeClientBuilder, Url, is_loopback_host};
 use ferry_proto::{
-    A2aError, AgentCard, BINDING_HTTP_JSON, BINDING_JSONRPC,
-    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse,
-    SendMessageRequest, SendMessageResponse, Task, TaskPushNotificationConfig,
+    A2aError, AgentCard, BINDING_HTTP_JSON, BINDING_JSONRPC, CancelTaskRequest,
+    GetExtendedAgentCardRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
+    ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Operation,
+    OperationType, PathParams, RestCarrier, SendMessageRequest, SendMessageResponse,
+    SubscribeToTaskRequest, Task, TaskPushNotificationConfig, TaskPushNotificationConfigRef, ops,
 };
+use ferry_trust::fetch::{CardFetcher, Expect};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -76,7 +81,9 @@ impl Endpoint {
     }
 }
 
-/// Options for a client.
+/// Options for a client. The defaults are the safe ones: public https agents only (plus the
+/// user's own loopback machine when the URL given to [`A2aClient::connect`] names it), a card
+/// of at most 256 KiB, answers of at most [`ClientOptions::DEFAULT_MAX_RESPONSE_BYTES`].
 #[derive(Debug, Clone)]
 pub struct ClientOptions {
     /// Preferred binding (default: the card's first usable interface).
@@ -89,6 +96,17 @@ pub struct ClientOptions {
     pub timeout: Duration,
     /// Retries.
     pub retry: RetryPolicy,
+    /// What the card must satisfy besides strict parsing: a pinned digest, a trusted key, a
+    /// JWKS (default: nothing more).
+    pub expect: Expect,
+    /// The largest card read (default 256 KiB).
+    pub max_card_bytes: usize,
+    /// The largest answer body read, for every call that is not a stream (default 8 MiB).
+    pub max_response_bytes: usize,
+    /// **Danger:** also reach private and loopback networks, and plain http anywhere (an
+    /// intranet agent). With this, a card can point the client at any host of the local
+    /// network; the cloud metadata addresses stay refused. Default false.
+    pub danger_allow_private: bool,
 }
 
 impl Default for ClientOptions {
@@ -99,11 +117,18 @@ impl Default for ClientOptions {
             extensions: Vec::new(),
             timeout: Duration::from_secs(60),
             retry: RetryPolicy::default(),
+            expect: Expect::default(),
+            max_card_bytes: ferry_trust::strict::Limits::CARD_MAX_BYTES,
+            max_response_bytes: Self::DEFAULT_MAX_RESPONSE_BYTES,
+            danger_allow_private: false,
         }
     }
 }
 
 impl ClientOptions {
+    /// The default limit of an answer body: 8 MiB.
+    pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 8 << 20;
+
     /// Adds `Authorization: Bearer <token>`.
     pub fn bearer(mut self, token: &str) -> Result<Self, ClientError> {
         let mut v = HeaderValue::from_str(&format!("Bearer {token}"))
@@ -122,6 +147,7 @@ pub struct A2aClient {
     headers: HeaderMap,
     timeout: Duration,
     retry: RetryPolicy,
+    max_response_bytes: usize,
 }
 
 /// The well-known card path.
@@ -129,9 +155,25 @@ const CARD_PATH: &str = "/.well-known/agent-card.json";
 
 impl A2aClient {
     /// Resolves the card at `base_url` (or the card URL itself) and connects to its chosen
-    /// interface.
+    /// interface, safely:
+    ///
+    /// 1. the card is fetched over ferry-net's SSRF-safe client: every address checked, no
+    ///    redirects, https only, public addresses only; a `base_url` that names the user's
+    ///    own machine (`http://127.0.0.1:8765`, `http://localhost`) may use loopback and plain
+    ///    http, and nothing else local;
+    /// 2. it is parsed strictly and checked by ferry-trust (256 KiB, `options.expect`);
+    /// 3. the interface URL the card names is held to the same address policy as the card's
+    ///    own URL, so a card cannot send the client to an address its URL could not reach.
+    ///
+    /// ```no_run
+    /// use ferry_client::{A2aClient, ClientOptions};
+    ///
+    /// # async fn run() -> Result<(), ferry_client::ClientError> {
+    /// let (client, card) = A2aClient::connect("http://127.0.0.1:8765", ClientOptions::default()).await?;
+    /// println!("{} via {:?}", card.name, client.binding());
+    /// # Ok(()) }
+    /// ```
     pub async fn connect(
-        http: reqwest::Client,
         base_url: &str,
         options: ClientOptions,
     ) -> Result<(Self, AgentCard), ClientError> {
@@ -140,29 +182,45 @@ impl A2aClient {
         } else {
             format!("{}{CARD_PATH}", base_url.trim_end_matches('/'))
         };
-        let response = http
-            .get(&card_url)
-            .headers(options.headers.clone())
+        let parsed = Url::parse(&card_url).map_err(|e| ClientError::InvalidUrl {
+            url: card_url.clone(),
+            reason: e.to_string(),
+        })?;
+        let net = SafeClientBuilder::default()
+            .allow_private(options.danger_allow_private)
+            .allow_http(options.danger_allow_private)
+            .allow_loopback(is_loopback_host(&parsed))
+            .timeout(options.timeout);
+        let safe = net.clone().build().map_err(ClientError::from_net)?;
+        let fetcher = CardFetcher::builder()
+            .net(net)
             .timeout(options.timeout)
-            .send()
+            .max_card_bytes(options.max_card_bytes)
+            .build()
+            .map_err(|e| ClientError::from_fetch(e, &card_url))?;
+        let verified = fetcher
+            .fetch(&card_url, &options.expect)
             .await
-            .map_err(ClientError::from_reqwest)?;
-        let status = response.status().as_u16();
-        let bytes = response.bytes().await.map_err(ClientError::from_reqwest)?;
-        if status != 200 {
-            return Err(ClientError::Http {
-                status,
-                body: snippet(&bytes),
-            });
-        }
-        let card: AgentCard = serde_json::from_slice(&bytes)
+            .map_err(|e| ClientError::from_fetch(e, &card_url))?;
+        let card: AgentCard = serde_json::from_value(verified.card().clone())
             .map_err(|e| ClientError::Decode(format!("agent card: {e}")))?;
         let endpoint = Endpoint::select(&card, options.prefer)?;
-        Ok((Self::new(http, endpoint, options), card))
+        let interface = Url::parse(&endpoint.url).map_err(|e| ClientError::InvalidUrl {
+            url: endpoint.url.clone(),
+            reason: e.to_string(),
+        })?;
+        safe.check_url(&interface)
+            .map_err(|e| ClientError::blocked(&endpoint.url, &e))?;
+        Ok((
+            Self::with_http(safe.http().clone(), endpoint, options),
+            card,
+        ))
     }
 
-    /// A client for a known endpoint.
-    pub fn new(http: reqwest::Client, endpoint: Endpoint, options: ClientOptions) -> Self {
+    /// A client for a known endpoint over `http`, with no address checks of its own: the
+    /// caller vouches for the endpoint (tests, an endpoint from configuration). Prefer
+    /// [`A2aClient::connect`].
+    pub fn with_http(http: reqwest::Client, endpoint: Endpoint, options: ClientOptions) -> Self {
         let mut headers = options.headers;
         headers.insert(
             HeaderName::from_static("a2a-version"),
@@ -179,7 +237,14 @@ impl A2aClient {
             headers,
             timeout: options.timeout,
             retry: options.retry,
+            max_response_bytes: options.max_response_bytes,
         }
+    }
+
+    /// The same client, calling as `tenant` instead of the interface's.
+    pub fn with_tenant(mut self, tenant: &str) -> Self {
+        tenant.clone_into(&mut self.endpoint.tenant);
+        self
     }
 
     /// The interface this client calls.
@@ -187,20 +252,17 @@ impl A2aClient {
         &self.endpoint
     }
 
+    /// The binding this client speaks.
+    pub fn binding(&self) -> Binding {
+        self.endpoint.binding
+    }
+
     /// `SendMessage`. Retried only when the request never reached the server.
     pub async fn send_message(
         &self,
-        mut req: SendMessageRequest,
+        req: SendMessageRequest,
     ) -> Result<SendMessageResponse, ClientError> {
-        req.tenant.clone_from(&self.endpoint.tenant);
-        self.call(
-            "SendMessage",
-            reqwest::Method::POST,
-            "/message:send",
-            &req,
-            false,
-        )
-        .await
+        self.call::<ops::SendMessage>(req, false).await
     }
 
     /// `GetTask`.
@@ -209,15 +271,12 @@ impl A2aClient {
         id: &str,
         history_length: Option<i32>,
     ) -> Result<Task, ClientError> {
-        let mut params = json!({"id": id});
-        let mut path = format!("/tasks/{}", encode(id));
-        if let Some(h) = history_length {
-            params["historyLength"] = h.into();
-            path.push_str(&format!("?historyLength={h}"));
-        }
-        self.with_tenant(&mut params);
-        self.call("GetTask", reqwest::Method::GET, &path, &params, true)
-            .await
+        let req = GetTaskRequest {
+            tenant: String::new(),
+            id: id.to_owned(),
+            history_length,
+        };
+        self.call::<ops::GetTask>(req, true).await
     }
 
     /// `ListTasks` (one page).
@@ -225,26 +284,7 @@ impl A2aClient {
         &self,
         req: &ListTasksRequest,
     ) -> Result<ListTasksResponse, ClientError> {
-        let mut params =
-            serde_json::to_value(req).map_err(|e| ClientError::Decode(e.to_string()))?;
-        self.with_tenant(&mut params);
-        let mut query = Vec::new();
-        if let Some(obj) = params.as_object() {
-            for (k, v) in obj {
-                if k == "tenant" {
-                    continue;
-                }
-                let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
-                query.push(format!("{}={}", encode(k), encode(&v)));
-            }
-        }
-        let path = if query.is_empty() {
-            "/tasks".to_owned()
-        } else {
-            format!("/tasks?{}", query.join("&"))
-        };
-        self.call("ListTasks", reqwest::Method::GET, &path, &params, true)
-            .await
+        self.call::<ops::ListTasks>(req.clone(), true).await
     }
 
     /// Every task matching `req`, following `nextPageToken`.
@@ -263,28 +303,21 @@ impl A2aClient {
 
     /// `CancelTask`.
     pub async fn cancel_task(&self, id: &str) -> Result<Task, ClientError> {
-        let mut params = json!({"id": id});
-        self.with_tenant(&mut params);
-        let path = format!("/tasks/{}:cancel", encode(id));
-        self.call("CancelTask", reqwest::Method::POST, &path, &params, true)
-            .await
+        let req = CancelTaskRequest {
+            tenant: String::new(),
+            id: id.to_owned(),
+            metadata: None,
+        };
+        self.call::<ops::CancelTask>(req, true).await
     }
 
     /// `CreateTaskPushNotificationConfig`.
     pub async fn create_push_config(
         &self,
-        mut config: TaskPushNotificationConfig,
+        config: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        config.tenant.clone_from(&self.endpoint.tenant);
-        let path = format!("/tasks/{}/pushNotificationConfigs", encode(&config.task_id));
-        self.call(
-            "CreateTaskPushNotificationConfig",
-            reqwest::Method::POST,
-            &path,
-            &config,
-            true,
-        )
-        .await
+        self.call::<ops::CreateTaskPushNotificationConfig>(config, true)
+            .await
     }
 
     /// `GetTaskPushNotificationConfig`.
@@ -293,21 +326,8 @@ impl A2aClient {
         task_id: &str,
         id: &str,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        let mut params = json!({"taskId": task_id, "id": id});
-        self.with_tenant(&mut params);
-        let path = format!(
-            "/tasks/{}/pushNotificationConfigs/{}",
-            encode(task_id),
-            encode(id)
-        );
-        self.call(
-            "GetTaskPushNotificationConfig",
-            reqwest::Method::GET,
-            &path,
-            &params,
-            true,
-        )
-        .await
+        self.call::<ops::GetTaskPushNotificationConfig>(config_ref(task_id, id), true)
+            .await
     }
 
     /// `ListTaskPushNotificationConfigs` (one page).
@@ -315,35 +335,23 @@ impl A2aClient {
         &self,
         task_id: &str,
     ) -> Result<ListTaskPushNotificationConfigsResponse, ClientError> {
-        let mut params = json!({"taskId": task_id});
-        self.with_tenant(&mut params);
-        let path = format!("/tasks/{}/pushNotificationConfigs", encode(task_id));
-        self.call(
-            "ListTaskPushNotificationConfigs",
-            reqwest::Method::GET,
-            &path,
-            &params,
-            true,
-        )
-        .await
+        let req = ListTaskPushNotificationConfigsRequest {
+            tenant: String::new(),
+            task_id: task_id.to_owned(),
+            page_size: 0,
+            page_token: String::new(),
+        };
+        self.call::<ops::ListTaskPushNotificationConfigs>(req, true)
+            .await
     }
 
     /// `DeleteTaskPushNotificationConfig`; a second delete of the same id also succeeds.
     pub async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), ClientError> {
-        let mut params = json!({"taskId": task_id, "id": id});
-        self.with_tenant(&mut params);
-        let path = format!(
-            "/tasks/{}/pushNotificationConfigs/{}",
-            encode(task_id),
-            encode(id)
-        );
-        // `{}`, `null` or no result at all all mean success.
+        // `{}`, `null` or no result at all mean success.
         let _: Value = self
-            .call(
-                "DeleteTaskPushNotificationConfig",
-                reqwest::Method::DELETE,
-                &path,
-                &params,
+            .call_raw(
+                Operation::DeleteTaskPushNotificationConfig,
+                &config_ref(task_id, id),
                 true,
             )
             .await?;
@@ -352,27 +360,20 @@ impl A2aClient {
 
     /// `GetExtendedAgentCard` (needs the credentials the public card asks for).
     pub async fn extended_card(&self) -> Result<AgentCard, ClientError> {
-        let mut params = json!({});
-        self.with_tenant(&mut params);
-        self.call(
-            "GetExtendedAgentCard",
-            reqwest::Method::GET,
-            "/extendedAgentCard",
-            &params,
-            true,
-        )
-        .await
+        let req = GetExtendedAgentCardRequest {
+            tenant: String::new(),
+        };
+        self.call::<ops::GetExtendedAgentCard>(req, true).await
     }
 
     /// `SendStreamingMessage`: the task's events as they happen; a dropped connection is
     /// resumed with `SubscribeToTask` (and `Last-Event-ID`).
     pub async fn send_streaming(
         &self,
-        mut req: SendMessageRequest,
+        req: SendMessageRequest,
     ) -> Result<EventStream, ClientError> {
-        req.tenant.clone_from(&self.endpoint.tenant);
         let response = self
-            .open_stream("SendStreamingMessage", "/message:stream", &req, None)
+            .open_stream(Operation::SendStreamingMessage, &req, None)
             .await?;
         Ok(EventStream::new(self.clone(), response, None))
     }
@@ -393,22 +394,94 @@ impl A2aClient {
         id: &str,
         last_event_id: Option<&str>,
     ) -> Result<reqwest::Response, ClientError> {
-        let mut params = json!({"id": id});
-        self.with_tenant(&mut params);
-        let path = format!("/tasks/{}:subscribe", encode(id));
-        self.open_stream("SubscribeToTask", &path, &params, last_event_id)
+        let req = SubscribeToTaskRequest {
+            tenant: String::new(),
+            id: id.to_owned(),
+        };
+        self.open_stream(Operation::SubscribeToTask, &req, last_event_id)
             .await
     }
 
-    fn with_tenant(&self, params: &mut Value) {
-        if !self.endpoint.tenant.is_empty() {
-            params["tenant"] = self.endpoint.tenant.clone().into();
-        }
+    /// One unary call of operation `O`, its request carrying this interface's tenant.
+    async fn call<O: OperationType>(
+        &self,
+        req: O::Request,
+        idempotent: bool,
+    ) -> Result<O::Response, ClientError> {
+        self.call_raw(O::OPERATION, &req, idempotent).await
     }
 
-    /// The binding this client speaks.
-    pub fn binding(&self) -> Binding {
-        self.endpoint.binding
+    /// The HTTP request of `op` with `req` as its message: a JSON-RPC envelope, or the REST
+    /// route of the operation table with the path parameters taken from the message's `id`
+    /// and `taskId`, the rest in the body or the query string as the route carries it.
+    fn build(
+        &self,
+        op: Operation,
+        req: &impl Serialize,
+    ) -> Result<reqwest::RequestBuilder, ClientError> {
+        let mut params =
+            serde_json::to_value(req).map_err(|e| ClientError::Decode(e.to_string()))?;
+        if let Some(obj) = params.as_object_mut() {
+            obj.remove("tenant");
+            if !self.endpoint.tenant.is_empty() {
+                obj.insert("tenant".into(), self.endpoint.tenant.clone().into());
+            }
+        }
+        let builder = match self.endpoint.binding {
+            Binding::JsonRpc => {
+                let body = json!({"jsonrpc": "2.0", "id": uuid::Uuid::new_v4().to_string(),
+                    "method": op.name(), "params": params});
+                self.http.post(&self.endpoint.url).json(&body)
+            }
+            Binding::HttpJson => {
+                let mut fields = match params {
+                    Value::Object(m) => m,
+                    _ => serde_json::Map::new(),
+                };
+                // The tenant is the path's prefix in REST.
+                fields.remove("tenant");
+                let route = op.rest();
+                let take = |fields: &mut serde_json::Map<String, Value>, name: &str| {
+                    route
+                        .path
+                        .contains(&format!("{{{name}}}"))
+                        .then(|| fields.remove(name))
+                        .flatten()
+                        .and_then(|v| v.as_str().map(str::to_owned))
+                };
+                let path_params = PathParams {
+                    id: take(&mut fields, "id"),
+                    task_id: take(&mut fields, "taskId"),
+                };
+                let path = op.rest_path(&path_params).ok_or_else(|| {
+                    ClientError::Decode(format!("{} needs the ids its path names", op.name()))
+                })?;
+                let mut url = self.rest_url(&path);
+                let verb = match route.verbs[0] {
+                    ferry_proto::HttpVerb::Get => reqwest::Method::GET,
+                    ferry_proto::HttpVerb::Post => reqwest::Method::POST,
+                    ferry_proto::HttpVerb::Delete => reqwest::Method::DELETE,
+                };
+                match route.carrier {
+                    RestCarrier::Body => self.http.request(verb, url).json(&fields),
+                    RestCarrier::Query => {
+                        let query: Vec<String> = fields
+                            .iter()
+                            .map(|(k, v)| {
+                                let v = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+                                format!("{}={}", encode(k), encode(&v))
+                            })
+                            .collect();
+                        if !query.is_empty() {
+                            url.push('?');
+                            url.push_str(&query.join("&"));
+                        }
+                        self.http.request(verb, url)
+                    }
+                }
+            }
+        };
+        Ok(builder.headers(self.headers.clone()))
     }
 
     fn rest_url(&self, path: &str) -> String {
@@ -423,53 +496,17 @@ impl A2aClient {
         }
     }
 
-    fn build(
-        &self,
-        method: &str,
-        verb: reqwest::Method,
-        path: &str,
-        params: &impl Serialize,
-    ) -> Result<reqwest::RequestBuilder, ClientError> {
-        let builder = match self.endpoint.binding {
-            Binding::JsonRpc => {
-                let body = json!({"jsonrpc": "2.0", "id": uuid::Uuid::new_v4().to_string(), "method": method, "params": params});
-                self.http.post(&self.endpoint.url).json(&body)
-            }
-            Binding::HttpJson => {
-                let url = self.rest_url(path);
-                match verb {
-                    reqwest::Method::GET => self.http.get(url),
-                    reqwest::Method::DELETE => self.http.delete(url),
-                    _ => {
-                        let mut body = serde_json::to_value(params)
-                            .map_err(|e| ClientError::Decode(e.to_string()))?;
-                        if let Some(obj) = body.as_object_mut() {
-                            obj.remove("tenant");
-                            if path.contains(":cancel") {
-                                obj.remove("id");
-                            }
-                        }
-                        self.http.post(url).json(&body)
-                    }
-                }
-            }
-        };
-        Ok(builder.headers(self.headers.clone()))
-    }
-
     /// One call with retries: transient failures are retried when `idempotent` (or when the
     /// request never reached the server).
-    async fn call<R: DeserializeOwned>(
+    async fn call_raw<R: DeserializeOwned>(
         &self,
-        method: &str,
-        verb: reqwest::Method,
-        path: &str,
-        params: &impl Serialize,
+        op: Operation,
+        req: &impl Serialize,
         idempotent: bool,
     ) -> Result<R, ClientError> {
         let mut attempt = 0;
         loop {
-            let outcome = self.call_once(method, verb.clone(), path, params).await;
+            let outcome = self.call_once(op, req).await;
             match outcome {
                 Ok(r) => return Ok(r),
                 Err((e, retry_after)) => {
@@ -487,14 +524,10 @@ impl A2aClient {
 
     async fn call_once<R: DeserializeOwned>(
         &self,
-        method: &str,
-        verb: reqwest::Method,
-        path: &str,
-        params: &impl Serialize,
+        op: Operation,
+        req: &impl Serialize,
     ) -> Result<R, (ClientError, Option<Duration>)> {
-        let request = self
-            .build(method, verb, path, params)
-            .map_err(|e| (e, None))?;
+        let request = self.build(op, req).map_err(|e| (e, None))?;
         let response = request
             .timeout(self.timeout)
             .send()
@@ -502,23 +535,19 @@ impl A2aClient {
             .map_err(|e| (ClientError::from_reqwest(e), None))?;
         let status = response.status().as_u16();
         let retry_after = retry_after(response.headers());
-        let bytes = response
-            .bytes()
+        let bytes = read_capped(response, self.max_response_bytes)
             .await
-            .map_err(|e| (ClientError::from_reqwest(e), None))?;
+            .map_err(|e| (e, None))?;
         decode_answer(self.endpoint.binding, status, &bytes).map_err(|e| (e, retry_after))
     }
 
     async fn open_stream(
         &self,
-        method: &str,
-        path: &str,
-        params: &impl Serialize,
+        op: Operation,
+        req: &impl Serialize,
         last_event_id: Option<&str>,
     ) -> Result<reqwest::Response, ClientError> {
-        let mut request = self
-            .build(method, reqwest::Method::POST, path, params)?
-            .header("accept", "text/event-stream");
+        let mut request = self.build(op, req)?.header("accept", "text/event-stream");
         if let Some(id) = last_event_id {
             request = request.header("last-event-id", id);
         }
@@ -532,7 +561,7 @@ impl A2aClient {
             return Ok(response);
         }
         let status = response.status().as_u16();
-        let bytes = response.bytes().await.map_err(ClientError::from_reqwest)?;
+        let bytes = read_capped(response, self.max_response_bytes).await?;
         match decode_answer::<Value>(self.endpoint.binding, status, &bytes) {
             Ok(_) => Err(ClientError::Decode(
                 "the agent answered a stream request without a stream".into(),
@@ -540,6 +569,35 @@ impl A2aClient {
             Err(e) => Err(e),
         }
     }
+}
+
+/// The reference of one push config.
+fn config_ref(task_id: &str, id: &str) -> TaskPushNotificationConfigRef {
+    TaskPushNotificationConfigRef {
+        tenant: String::new(),
+        task_id: task_id.to_owned(),
+        id: id.to_owned(),
+    }
+}
+
+/// Reads a body of at most `limit` bytes: a declared length over it is refused before
+/// reading, a longer body as soon as it is.
+async fn read_capped(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<bytes::Bytes, ClientError> {
+    let too_large = || ClientError::TooLarge { limit };
+    if response.content_length().is_some_and(|n| n > limit as u64) {
+        return Err(too_large());
+    }
+    let mut body = bytes::BytesMut::new();
+    while let Some(chunk) = response.chunk().await.map_err(ClientError::from_reqwest)? {
+        if body.len() + chunk.len() > limit {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
 }
 
 /// Decodes a unary answer of either binding into `R` or the error it carries.

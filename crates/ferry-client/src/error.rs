@@ -4,6 +4,7 @@ use ferry_proto::A2aError;
 
 /// Why a call failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ClientError {
     /// The agent answered with an A2A (or JSON-RPC) error; mapped by `ErrorInfo.reason` or the
     /// JSON-RPC code, whichever status table the server used.
@@ -35,6 +36,34 @@ pub enum ClientError {
     /// No interface of the card uses a binding this client speaks.
     #[error("the agent card offers no interface this client speaks ({0})")]
     NoInterface(String),
+    /// A URL (given, or named by the card) could not be parsed.
+    #[error("invalid URL {url:?}: {reason}")]
+    InvalidUrl {
+        /// The URL.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// The address policy refused a URL before any connection: a private or local address
+    /// (only the user's own loopback machine is allowed by default), plain http to a host
+    /// that is not loopback, or a cloud metadata address.
+    #[error("refused {url}: {reason}")]
+    Blocked {
+        /// The URL.
+        url: String,
+        /// What the policy said.
+        reason: String,
+    },
+    /// The agent card was fetched but refused: not strict JSON, too large, not matching the
+    /// expected digest or key.
+    #[error("the agent card was refused: {0}")]
+    Card(#[source] ferry_trust::fetch::FetchError),
+    /// An answer body was larger than the client reads.
+    #[error("the answer is larger than the limit of {limit} bytes")]
+    TooLarge {
+        /// The limit.
+        limit: usize,
+    },
 }
 
 impl ClientError {
@@ -46,6 +75,48 @@ impl ClientError {
             Self::Http { status, .. } => *status >= 500 || *status == 429,
             Self::Protocol(e) => e.retry_after_secs().is_some(),
             _ => false,
+        }
+    }
+
+    /// A policy refusal of `url`.
+    pub(crate) fn blocked(url: &str, e: &ferry_net::NetError) -> Self {
+        Self::Blocked {
+            url: url.to_owned(),
+            reason: e.to_string(),
+        }
+    }
+
+    pub(crate) fn from_net(e: ferry_net::NetError) -> Self {
+        Self::Unreachable(e.to_string())
+    }
+
+    /// Maps a failure to fetch the card at `url` onto the classes callers branch on.
+    pub(crate) fn from_fetch(e: ferry_trust::fetch::FetchError, url: &str) -> Self {
+        use ferry_trust::fetch::FetchError;
+        let blocked = |reason: String| Self::Blocked {
+            url: url.to_owned(),
+            reason,
+        };
+        match e {
+            FetchError::Timeout { .. } => Self::Timeout,
+            FetchError::BlockedAddress {
+                host,
+                addr,
+                refusal,
+            } => blocked(if host.trim_matches(['[', ']']) == addr.to_string() {
+                format!("{addr} is a {refusal}")
+            } else {
+                format!("{host} is {addr}, a {refusal}")
+            }),
+            FetchError::SchemeNotAllowed { scheme } => blocked(format!(
+                "{scheme} is allowed only to this machine; use https"
+            )),
+            FetchError::Net(_) | FetchError::Tls { .. } => Self::Unreachable(e.to_string()),
+            FetchError::Status {
+                status: status @ (401 | 403),
+                ..
+            } => Self::Auth { status },
+            other => Self::Card(other),
         }
     }
 

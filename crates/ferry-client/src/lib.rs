@@ -16,5 +16,6 @@ mod stream;
 
 pub use client::{A2aClient, Binding, ClientOptions, Endpoint};
 pub use error::ClientError;
+pub use ferry_trust::fetch::Expect;
 pub use retry::RetryPolicy;
 pub use stream::EventStream;

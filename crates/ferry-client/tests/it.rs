@@ -39,9 +39,7 @@ async fn connect(base: &str, binding: Binding) -> A2aClient {
         prefer: Some(binding),
         ..ClientOptions::default()
     };
-    let (client, card) = A2aClient::connect(reqwest::Client::new(), base, options)
-        .await
-        .expect("connect");
+    let (client, card) = A2aClient::connect(base, options).await.expect("connect");
     assert_eq!(client.binding(), binding);
     assert!(!card.name.is_empty());
     client
@@ -221,7 +219,7 @@ fn endpoint_client(url: String) -> A2aClient {
         },
         ..ClientOptions::default()
     };
-    A2aClient::new(reqwest::Client::new(), endpoint, options)
+    A2aClient::with_http(reqwest::Client::new(), endpoint, options)
 }
 
 #[tokio::test]
@@ -342,7 +340,7 @@ async fn a_dropped_stream_resumes_without_loss_or_duplicates() {
         url: format!("{proxy}/rest"),
         tenant: String::new(),
     };
-    let client = A2aClient::new(reqwest::Client::new(), endpoint, ClientOptions::default());
+    let client = A2aClient::with_http(reqwest::Client::new(), endpoint, ClientOptions::default());
     let mut stream = client
         .send_streaming(request("slow-1", "go"))
         .await
@@ -372,4 +370,82 @@ async fn a_dropped_stream_resumes_without_loss_or_duplicates() {
         ],
         "one continuous stream"
     );
+}
+
+/// Serves `body` as JSON to every request, counting the requests.
+async fn fixed_json(body: String) -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let served = Arc::new(AtomicUsize::new(0));
+    let count = served.clone();
+    tokio::spawn(async move {
+        while let Ok((mut conn, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            let mut buf = [0u8; 4096];
+            let _ = conn.read(&mut buf).await;
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = conn.write_all(response.as_bytes()).await;
+        }
+    });
+    (format!("http://{addr}"), served)
+}
+
+/// Issue 13: the interface URL a card names is held to the address policy of the card's own
+/// URL: a card on this machine cannot send the client to a private address (decided from the
+/// parsed URL; nothing dials it), nor to plain http off this machine.
+#[tokio::test]
+async fn a_card_cannot_point_the_client_at_a_private_address() {
+    for interface in [
+        "http://10.0.0.5:8765/jsonrpc",
+        "http://agents.example.com/jsonrpc",
+        "http://169.254.169.254/a2a",
+    ] {
+        let card = serde_json::json!({"name": "n", "description": "d", "version": "1",
+            "supportedInterfaces": [{"url": interface, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+            "capabilities": {}, "defaultInputModes": [], "defaultOutputModes": [], "skills": []});
+        let (base, served) = fixed_json(card.to_string()).await;
+        let e = A2aClient::connect(&base, ClientOptions::default())
+            .await
+            .expect_err("refused");
+        assert!(
+            matches!(&e, ClientError::Blocked { url, .. } if url == interface),
+            "{interface}: {e}"
+        );
+        assert_eq!(
+            served.load(Ordering::SeqCst),
+            1,
+            "only the card was fetched"
+        );
+    }
+}
+
+/// Issue 13: every answer body is capped; a larger one is a clear error naming the limit.
+#[tokio::test]
+async fn answers_larger_than_the_limit_are_refused() {
+    let base = server(Arc::new(EchoAgent)).await;
+    let options = ClientOptions {
+        max_response_bytes: 256,
+        ..ClientOptions::default()
+    };
+    let (client, _) = A2aClient::connect(&base, options).await.expect("connect");
+    let e = client
+        .send_message(request("big-1", &"x".repeat(1000)))
+        .await
+        .expect_err("the echoed task is over 256 bytes");
+    assert!(matches!(e, ClientError::TooLarge { limit: 256 }), "{e}");
+    assert!(e.to_string().contains("256"), "{e}");
+    // A card over its limit is refused too.
+    let options = ClientOptions {
+        max_card_bytes: 64,
+        ..ClientOptions::default()
+    };
+    let e = A2aClient::connect(&base, options)
+        .await
+        .expect_err("card too large");
+    assert!(matches!(e, ClientError::Card(_)), "{e}");
 }

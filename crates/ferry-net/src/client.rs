@@ -50,6 +50,7 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 pub struct SafeClientBuilder {
     policy: IpPolicy,
     allow_http: bool,
+    allow_http_loopback: bool,
     timeout: Duration,
     connect_timeout: Duration,
     roots: Vec<Vec<u8>>,
@@ -63,6 +64,7 @@ impl Default for SafeClientBuilder {
         SafeClientBuilder {
             policy: IpPolicy::public_only(),
             allow_http: false,
+            allow_http_loopback: false,
             timeout: DEFAULT_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             roots: Vec::new(),
@@ -89,6 +91,15 @@ impl SafeClientBuilder {
     /// Allow plain `http` URLs (default: https only). For tests and intranets.
     pub fn allow_http(mut self, allow: bool) -> SafeClientBuilder {
         self.allow_http = allow;
+        self
+    }
+
+    /// Allow plain `http` to loopback hosts only (`127.0.0.1`, `[::1]`, `localhost`), with
+    /// [`IpPolicy::allow_loopback`]: the user's own machine, where TLS protects nothing.
+    /// Every other host stays https only.
+    pub fn allow_loopback(mut self, allow: bool) -> SafeClientBuilder {
+        self.policy = self.policy.allow_loopback(allow);
+        self.allow_http_loopback = allow;
         self
     }
 
@@ -148,7 +159,8 @@ impl SafeClientBuilder {
             .no_proxy()
             .dns_resolver(resolver)
             .redirect(Policy::none())
-            .https_only(!self.allow_http)
+            // Loopback http is decided per URL in `check_url`.
+            .https_only(!self.allow_http && !self.allow_http_loopback)
             .tls_backend_rustls()
             .tls_version_min(reqwest::tls::Version::TLS_1_2)
             .timeout(self.timeout)
@@ -168,6 +180,7 @@ impl SafeClientBuilder {
             inner,
             policy: self.policy,
             allow_http: self.allow_http,
+            allow_http_loopback: self.allow_http_loopback,
         })
     }
 }
@@ -180,6 +193,7 @@ pub struct SafeClient {
     inner: reqwest::Client,
     policy: IpPolicy,
     allow_http: bool,
+    allow_http_loopback: bool,
 }
 
 impl SafeClient {
@@ -204,15 +218,8 @@ impl SafeClient {
     /// the presence of a host, and an IP-literal host against the policy. A DNS name is
     /// checked later, by the resolver, on the addresses actually dialed.
     pub fn check_url(&self, url: &Url) -> Result<(), NetError> {
-        match url.scheme() {
-            "https" => {}
-            "http" if self.allow_http => {}
-            scheme => {
-                return Err(NetError::SchemeNotAllowed {
-                    scheme: scheme.to_owned(),
-                });
-            }
-        }
+        // The address first: for `http://10.0.0.5/` "a private address" is the reason that
+        // matters, not the scheme.
         let ip = match url.host() {
             None => {
                 return Err(NetError::InvalidUrl {
@@ -220,17 +227,32 @@ impl SafeClient {
                     reason: "no host".into(),
                 });
             }
-            Some(Host::Domain(_)) => return Ok(()),
-            Some(Host::Ipv4(v4)) => IpAddr::V4(v4),
-            Some(Host::Ipv6(v6)) => IpAddr::V6(v6),
+            Some(Host::Domain(_)) => None,
+            Some(Host::Ipv4(v4)) => Some(IpAddr::V4(v4)),
+            Some(Host::Ipv6(v6)) => Some(IpAddr::V6(v6)),
         };
-        self.policy
-            .check(ip)
-            .map_err(|refusal| NetError::BlockedAddress {
-                host: url.host_str().unwrap_or_default().to_owned(),
-                addr: ip.to_canonical(),
-                refusal,
-            })
+        if let Some(ip) = ip {
+            self.policy
+                .check(ip)
+                .map_err(|refusal| NetError::BlockedAddress {
+                    host: url.host_str().unwrap_or_default().to_owned(),
+                    addr: ip.to_canonical(),
+                    refusal,
+                })?;
+        }
+        match url.scheme() {
+            "https" => Ok(()),
+            "http" if self.allow_http => Ok(()),
+            "http" if self.allow_http_loopback && is_loopback_host(url) => Ok(()),
+            scheme => Err(NetError::SchemeNotAllowed {
+                scheme: scheme.to_owned(),
+            }),
+        }
+    }
+
+    /// Whether plain `http` is allowed to every host.
+    pub fn allows_http(&self) -> bool {
+        self.allow_http
     }
 
     /// Sends a `GET` for `url` with the given `Accept` header; see [`SafeClient::execute`].
@@ -282,4 +304,58 @@ pub(crate) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
         source = s.source();
     }
     text
+}
+
+/// True when `url` names the local machine: a loopback IP literal, `localhost` or a name under
+/// `.localhost` (RFC 6761, which resolvers must answer with loopback addresses; the resolver
+/// checks what they answer anyway).
+pub fn is_loopback_host(url: &Url) -> bool {
+    match url.host() {
+        Some(Host::Ipv4(v4)) => v4.is_loopback(),
+        Some(Host::Ipv6(v6)) => {
+            v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+        Some(Host::Domain(name)) => {
+            let name = name.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod loopback_tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).expect("url")
+    }
+
+    #[test]
+    fn loopback_http_is_allowed_only_to_loopback() {
+        let client = SafeClient::builder()
+            .allow_loopback(true)
+            .build()
+            .expect("client");
+        for ok in [
+            "http://127.0.0.1:8765/",
+            "http://[::1]:1/",
+            "http://localhost/",
+            "http://a.localhost/",
+            "https://127.0.0.1/",
+        ] {
+            assert!(client.check_url(&url(ok)).is_ok(), "{ok}");
+        }
+        for refused in [
+            "http://example.com/",
+            "http://10.0.0.5:8765/",
+            "https://10.0.0.5/",
+            "http://169.254.169.254/",
+        ] {
+            assert!(client.check_url(&url(refused)).is_err(), "{refused}");
+        }
+        let strict = SafeClient::builder().build().expect("client");
+        assert!(strict.check_url(&url("http://127.0.0.1/")).is_err());
+        assert!(strict.check_url(&url("https://127.0.0.1/")).is_err());
+    }
 }

@@ -25,7 +25,7 @@ pub mod manual;
 pub mod policy;
 pub mod resolve;
 
-pub use client::{SafeClient, SafeClientBuilder};
+pub use client::{SafeClient, SafeClientBuilder, is_loopback_host};
 pub use policy::{IpPolicy, Range, Refusal};
 /// The URL type every ferry-net API takes (re-exported from the `url` crate).
 pub use url::Url;

@@ -269,6 +269,7 @@ fn classify_v6(ip: Ipv6Addr) -> Option<Range> {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IpPolicy {
     allow_private: bool,
+    allow_loopback: bool,
     allow_nat64: bool,
     allowed: Vec<IpAddr>,
 }
@@ -285,6 +286,14 @@ impl IpPolicy {
     /// ([`METADATA`]), which stay refused.
     pub fn allow_private(mut self, allow: bool) -> IpPolicy {
         self.allow_private = allow;
+        self
+    }
+
+    /// Also allow loopback addresses (`127/8`, `::1`), and nothing else of the local ranges:
+    /// for a URL the user typed that names their own machine (`http://127.0.0.1:8765`), which
+    /// is not a request forgery. Implied by [`IpPolicy::allow_private`].
+    pub fn allow_loopback(mut self, allow: bool) -> IpPolicy {
+        self.allow_loopback = allow;
         self
     }
 
@@ -319,6 +328,7 @@ impl IpPolicy {
             None => Ok(()),
             Some(Range::Nat64) if self.allow_nat64 && in_v6_nat64_wkp(ip) => Ok(()),
             Some(range) if self.allow_private && range.is_local_use() => Ok(()),
+            Some(Range::Loopback) if self.allow_loopback => Ok(()),
             Some(range) => Err(Refusal::Range(range)),
         }
     }

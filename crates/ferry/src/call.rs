@@ -7,7 +7,7 @@
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
-use ferry_client::{A2aClient, Binding, ClientOptions, Endpoint, EventStream, RetryPolicy};
+use ferry_client::{A2aClient, Binding, ClientOptions, EventStream, RetryPolicy};
 use ferry_proto::{
     AgentCard, AuthenticationInfo, ListTasksRequest, Message, Part, PartContent,
     SendMessageConfiguration, SendMessageRequest, SendMessageResponse, StreamResponse, Task,
@@ -224,26 +224,23 @@ enum PushAction {
     },
 }
 
-/// Resolves (and verifies, when asked) the card through the SSRF-safe fetcher, picks the
-/// interface, and returns a client for it.
+/// Maps the flags onto the client's options and connects: the client fetches and checks the
+/// card (SSRF-safe, strict, verified when `--expect-digest` or `--key` is given) and the
+/// interface URL. What the library refuses, the binary explains with the flag that lifts it.
 async fn connect(flags: &ClientFlags, url: &str) -> anyhow::Result<(A2aClient, AgentCard)> {
-    use ferry_trust::fetch::{CardFetcher, Expect};
-    let timeout = Duration::from_secs(flags.timeout.max(1));
-    let net = || {
-        ferry_net::SafeClientBuilder::default()
-            .allow_private(flags.insecure_allow_private)
-            .allow_http(flags.insecure_allow_private)
-            .timeout(timeout)
+    let mut options = ClientOptions {
+        timeout: Duration::from_secs(flags.timeout.max(1)),
+        retry: RetryPolicy {
+            retries: flags.retries,
+            ..RetryPolicy::default()
+        },
+        prefer: flags.binding.map(|b| match b {
+            BindingName::Jsonrpc => Binding::JsonRpc,
+            BindingName::Rest => Binding::HttpJson,
+        }),
+        ..ClientOptions::default()
     };
-    let card_url = if url.ends_with(".json") {
-        url.to_owned()
-    } else {
-        format!("{}/.well-known/agent-card.json", url.trim_end_matches('/'))
-    };
-    let mut expect = Expect {
-        digest: flags.expect_digest.clone(),
-        ..Expect::default()
-    };
+    options.expect.digest.clone_from(&flags.expect_digest);
     if let Some(path) = &flags.key {
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
         let key = if bytes.trim_ascii_start().starts_with(b"{") {
@@ -251,37 +248,10 @@ async fn connect(flags: &ClientFlags, url: &str) -> anyhow::Result<(A2aClient, A
         } else {
             ferry_trust::keys::PublicKey::from_pem(&bytes)
         };
-        expect.public_key =
+        options.expect.public_key =
             Some(key.with_context(|| format!("{} is not a public key", path.display()))?);
     }
-    let fetcher = CardFetcher::builder().net(net()).timeout(timeout).build()?;
-    let verified = fetcher
-        .fetch(&card_url, &expect)
-        .await
-        .map_err(classify_fetch)?;
-    let card: AgentCard = serde_json::from_value(verified.card().clone())
-        .context("the agent card is not an A2A v1.0 card")?;
-    let prefer = flags.binding.map(|b| match b {
-        BindingName::Jsonrpc => Binding::JsonRpc,
-        BindingName::Rest => Binding::HttpJson,
-    });
-    let mut endpoint = Endpoint::select(&card, prefer)?;
-    if let Some(t) = &flags.tenant {
-        endpoint.tenant.clone_from(t);
-    }
-    let safe = net().build()?;
-    let parsed = url::Url::parse(&endpoint.url)
-        .with_context(|| format!("interface URL {:?}", endpoint.url))?;
-    safe.check_url(&parsed)
-        .map_err(|e| anyhow::Error::new(ferry_client::ClientError::Unreachable(e.to_string())))?;
-    let mut options = ClientOptions {
-        timeout,
-        retry: RetryPolicy {
-            retries: flags.retries,
-            ..RetryPolicy::default()
-        },
-        ..ClientOptions::default()
-    };
+    options.danger_allow_private = flags.insecure_allow_private;
     if let Some(token) = flags.token.as_deref().filter(|t| !t.is_empty()) {
         options = options.bearer(token)?;
     }
@@ -296,26 +266,22 @@ async fn connect(flags: &ClientFlags, url: &str) -> anyhow::Result<(A2aClient, A
         value.set_sensitive(true);
         options.headers.insert(name, value);
     }
-    Ok((A2aClient::new(safe.http().clone(), endpoint, options), card))
-}
-
-/// Maps fetch failures onto the client's error classes (for the exit code).
-fn classify_fetch(e: ferry_trust::fetch::FetchError) -> anyhow::Error {
-    use ferry_trust::fetch::FetchError;
-    let text = e.to_string();
-    match e {
-        FetchError::Timeout { .. } => {
-            anyhow::Error::new(ferry_client::ClientError::Timeout).context(text)
+    let (mut client, card) = A2aClient::connect(url, options).await.map_err(|e| {
+        let blocked = matches!(e, ferry_client::ClientError::Blocked { .. });
+        let error = anyhow::Error::new(e);
+        if blocked {
+            error.context(
+                "private and local addresses, and plain http to hosts other than this machine, \
+                 need --insecure-allow-private",
+            )
+        } else {
+            error
         }
-        FetchError::Net(_) | FetchError::Tls { .. } | FetchError::BlockedAddress { .. } => {
-            anyhow::Error::new(ferry_client::ClientError::Unreachable(text))
-        }
-        FetchError::Status {
-            status: s @ (401 | 403),
-            ..
-        } => anyhow::Error::new(ferry_client::ClientError::Auth { status: s }),
-        other => anyhow::Error::new(other).context("the agent card was refused"),
+    })?;
+    if let Some(t) = &flags.tenant {
+        client = client.with_tenant(t);
     }
+    Ok((client, card))
 }
 
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {

@@ -84,7 +84,7 @@ fn main() -> ExitCode {
 fn exit_code(e: &anyhow::Error) -> u8 {
     use ferry_client::ClientError;
     match e.chain().find_map(|c| c.downcast_ref::<ClientError>()) {
-        Some(ClientError::Unreachable(_)) => 3,
+        Some(ClientError::Unreachable(_) | ClientError::Blocked { .. }) => 3,
         Some(ClientError::Auth { .. }) => 4,
         Some(ClientError::Timeout) => 5,
         _ => 1,

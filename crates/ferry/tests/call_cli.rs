@@ -18,6 +18,7 @@
 //! | `*_subscribe_follows_…`      | both         | `task subscribe` on an INPUT_REQUIRED task sees another process's `send` complete it and exits 0 |
 //! | `exit_code_usage`            | none         | clap usage errors → 2                                                       |
 //! | `exit_code_unreachable`      | none         | nothing listening → 3                                                       |
+//! | `private_addresses_…`        | none         | `http://10.0.0.5:8765` (private) and `http://192.168.1.9` → 3 before any connection, naming the reason and `--insecure-allow-private` |
 //! | `exit_code_timeout`          | silent TCP   | a listener that never answers, `--timeout 1` → 5, promptly                  |
 //! | `token_*`                    | ferry `--token` | no or wrong token → 4, right token (flag or `FERRY_TOKEN`) → 0; the token never appears in stdout or stderr |
 //! | `completion_bash`            | none         | `ferry completion bash` prints a bash completion script                    |
@@ -169,7 +170,8 @@ impl Cli<'_> {
         args.extend(rest.iter().map(|s| (*s).to_owned()));
         args.extend(
             [
-                "--insecure-allow-private",
+                // No --insecure-allow-private: the servers are on this machine (loopback),
+                // which plain http may reach without a flag.
                 "--binding",
                 self.binding.flag(),
                 "--timeout",
@@ -586,6 +588,41 @@ fn exit_code_unreachable() {
         all.extend(["--insecure-allow-private", "--retries", "0"]);
         run_ferry(&all, &[]).expect_code(3);
     }
+}
+
+/// A private (non-loopback) address is refused from the parsed URL, before any packet leaves:
+/// the policy check of an IP literal runs before the request is built. Nothing here dials a
+/// non-loopback address.
+#[test]
+fn private_addresses_are_refused_before_any_connection() {
+    for url in [
+        "http://10.0.0.5:8765",
+        "https://192.168.1.9/a2a",
+        "http://[fd00::1]:80",
+    ] {
+        let run = run_ferry(&["send", url, "hi", "--retries", "0"], &[]);
+        run.expect_code(3);
+        let said = run.stderr();
+        assert!(
+            said.contains("--insecure-allow-private"),
+            "{url}: names the flag: {said}"
+        );
+        assert!(
+            said.contains("private") || said.contains("unique-local"),
+            "{url}: says why: {said}"
+        );
+    }
+    // Plain http to a public name is refused the same way (https only off this machine).
+    let run = run_ferry(
+        &["send", "http://agents.example.com", "hi", "--retries", "0"],
+        &[],
+    );
+    run.expect_code(3);
+    assert!(
+        run.stderr().contains("--insecure-allow-private"),
+        "{}",
+        run.stderr()
+    );
 }
 
 #[test]
