@@ -28,6 +28,7 @@
 //! # }
 //! ```
 
+pub mod clock;
 mod config;
 mod config_file;
 mod core;

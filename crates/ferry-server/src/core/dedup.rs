@@ -7,14 +7,16 @@
 //! a retry after an error runs again. Different content under a reused `messageId` is processed
 //! normally and not remembered.
 
+use crate::clock::Clock;
 use crate::core::doc::JsonDoc;
 use ferry_proto::A2aError;
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::OnceCell;
+use tokio::time::Instant;
 
 const SHARDS: usize = 16;
 
@@ -41,16 +43,18 @@ pub(crate) struct Dedup {
     hasher: RandomState,
     ttl: Duration,
     per_shard: usize,
+    clock: Arc<dyn Clock>,
 }
 
 impl Dedup {
     /// Remembers up to `capacity` answers for `ttl` each.
-    pub(crate) fn new(ttl: Duration, capacity: usize) -> Self {
+    pub(crate) fn new(ttl: Duration, capacity: usize, clock: Arc<dyn Clock>) -> Self {
         Self {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
             hasher: RandomState::new(),
             ttl,
             per_shard: capacity.div_ceil(SHARDS).max(1),
+            clock,
         }
     }
 
@@ -66,7 +70,7 @@ impl Dedup {
         let key = (caller.to_owned(), message_id.to_owned());
         let shard = &self.shards[(self.hasher.hash_one(&key) as usize) % SHARDS];
         let mut shard = shard.lock();
-        let now = Instant::now();
+        let now = self.clock.now();
         // Drop what expired (oldest first) and what exceeds the bound.
         while let Some(front) = shard.order.front() {
             let expired = shard
@@ -108,10 +112,15 @@ impl Dedup {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::TokioClock;
 
-    #[test]
-    fn same_content_shares_a_cell_other_content_does_not() {
-        let d = Dedup::new(Duration::from_secs(60), 100);
+    fn dedup(ttl: Duration, capacity: usize) -> Dedup {
+        Dedup::new(ttl, capacity, Arc::new(TokioClock))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn same_content_shares_a_cell_other_content_does_not() {
+        let d = dedup(Duration::from_secs(60), 100);
         let a = d.slot("c1", "m1", 7).expect("first");
         let b = d.slot("c1", "m1", 7).expect("repeat");
         assert!(Arc::ptr_eq(&a, &b));
@@ -123,13 +132,17 @@ mod tests {
         assert!(!Arc::ptr_eq(&a, &c));
     }
 
-    #[test]
-    fn ttl_and_capacity_bound_it() {
-        let d = Dedup::new(Duration::from_millis(0), 100);
+    #[tokio::test(start_paused = true)]
+    async fn ttl_and_capacity_bound_it() {
+        let d = dedup(Duration::from_secs(60), 100);
         let a = d.slot("c", "m", 1).expect("first");
-        let b = d.slot("c", "m", 1).expect("after the ttl");
-        assert!(!Arc::ptr_eq(&a, &b), "expired entries are forgotten");
-        let d = Dedup::new(Duration::from_secs(60), SHARDS);
+        tokio::time::advance(Duration::from_secs(59)).await;
+        let b = d.slot("c", "m", 1).expect("within the ttl");
+        assert!(Arc::ptr_eq(&a, &b), "remembered for the whole ttl");
+        tokio::time::advance(Duration::from_secs(1)).await;
+        let c = d.slot("c", "m", 1).expect("after the ttl");
+        assert!(!Arc::ptr_eq(&a, &c), "expired entries are forgotten");
+        let d = dedup(Duration::from_secs(60), SHARDS);
         for i in 0..1000 {
             d.slot("c", &format!("m{i}"), 1);
         }

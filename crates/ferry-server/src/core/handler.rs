@@ -1,6 +1,7 @@
 //! `RequestHandler`: the A2A semantics, once. The JSON-RPC and REST bindings are thin
 //! translators over it.
 
+use crate::clock::Clock;
 use crate::config::ServerConfig;
 use crate::core::call::CallContext;
 use crate::core::dedup::Dedup;
@@ -63,12 +64,14 @@ impl RequestHandler {
         executor: Arc<dyn AgentExecutor>,
         store: Arc<dyn TaskStore>,
         config: Arc<ServerConfig>,
+        clock: Arc<dyn Clock>,
     ) -> Self {
         let description = executor.describe();
         let dedup = (config.dedup_ttl_secs > 0).then(|| {
             Dedup::new(
                 Duration::from_secs(config.dedup_ttl_secs),
                 config.dedup_capacity,
+                clock,
             )
         });
         Self {

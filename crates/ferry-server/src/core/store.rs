@@ -8,13 +8,15 @@
 //! insert evicts the oldest ended task of the shard it goes into (one lock, the common case when
 //! the store is full), else the oldest ended task of any shard.
 
+use crate::clock::{Clock, TokioClock};
 use crate::core::record::TaskRecord;
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, RandomState};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use tokio::time::Instant;
 
 /// Why a task could not be stored.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -67,6 +69,7 @@ pub struct InMemoryTaskStore {
     hasher: RandomState,
     capacity: usize,
     ttl: Duration,
+    clock: Arc<dyn Clock>,
     /// Stored tasks plus slots reserved by inserts in progress; never above `capacity`.
     len: AtomicUsize,
 }
@@ -83,11 +86,17 @@ impl std::fmt::Debug for InMemoryTaskStore {
 impl InMemoryTaskStore {
     /// A store for at most `capacity` tasks whose terminal tasks expire after `ttl`.
     pub fn new(capacity: usize, ttl: Duration) -> Self {
+        Self::with_clock(capacity, ttl, Arc::new(TokioClock))
+    }
+
+    /// [`InMemoryTaskStore::new`] measuring the TTL with `clock`.
+    pub fn with_clock(capacity: usize, ttl: Duration, clock: Arc<dyn Clock>) -> Self {
         Self {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
             hasher: RandomState::new(),
             capacity: capacity.max(1),
             ttl,
+            clock,
             len: AtomicUsize::new(0),
         }
     }
@@ -194,12 +203,12 @@ impl TaskStore for InMemoryTaskStore {
     fn mark_terminal(&self, record: &TaskRecord) {
         let mut shard = self.shard(&record.id).lock();
         if shard.tasks.contains_key(&record.id) {
-            shard.ended.push_back((Instant::now(), record.id.clone()));
+            shard.ended.push_back((self.clock.now(), record.id.clone()));
         }
     }
 
     fn sweep(&self) -> usize {
-        let now = Instant::now();
+        let now = self.clock.now();
         let mut removed = 0;
         for shard in self.shards.iter() {
             let mut shard = shard.lock();
@@ -305,15 +314,18 @@ mod tests {
         }
     }
 
-    #[test]
-    fn ttl_removes_terminal_tasks_only_and_tenants_are_apart() {
-        let store = InMemoryTaskStore::new(100, Duration::from_millis(0));
+    #[tokio::test(start_paused = true)]
+    async fn ttl_removes_terminal_tasks_only_and_tenants_are_apart() {
+        let store = InMemoryTaskStore::new(100, Duration::from_secs(3600));
         let done = record("done");
         let open = record("open");
         store.insert(done.clone()).expect("insert");
         store.insert(open.clone()).expect("insert");
         assert!(store.get("other-tenant", "open").is_none());
         store.mark_terminal(&done);
+        tokio::time::advance(Duration::from_secs(3599)).await;
+        assert_eq!(store.sweep(), 0, "kept for the whole ttl");
+        tokio::time::advance(Duration::from_secs(1)).await;
         assert_eq!(store.sweep(), 1);
         assert!(store.get("", "done").is_none());
         assert!(store.get("", "open").is_some());

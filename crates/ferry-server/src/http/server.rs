@@ -1,6 +1,7 @@
 //! Putting it together: the builder, the router, the accept loop (with the header read
 //! timeout and the client address), and a shutdown that drains.
 
+use crate::clock::{Clock, TokioClock};
 use crate::config::ServerConfig;
 use crate::core::handler::RequestHandler;
 use crate::core::store::{InMemoryTaskStore, TaskStore};
@@ -70,6 +71,7 @@ pub struct A2aServerBuilder {
     config: ServerConfig,
     store: Option<Arc<dyn TaskStore>>,
     extensions: Vec<Arc<dyn ServerExtension>>,
+    clock: Arc<dyn Clock>,
 }
 
 impl std::fmt::Debug for A2aServerBuilder {
@@ -95,6 +97,13 @@ impl A2aServerBuilder {
         self
     }
 
+    /// The clock TTLs, dedup windows and rate limits are measured with (default
+    /// [`TokioClock`], which a paused test runtime controls).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
     /// Adds an extension: its card entry, its routes behind the front door, its per-turn
     /// data.
     pub fn extension(mut self, extension: Arc<dyn ServerExtension>) -> Self {
@@ -110,6 +119,7 @@ impl A2aServerBuilder {
             config,
             store,
             extensions,
+            clock,
         } = self;
         config.validate()?;
         let listener =
@@ -124,9 +134,10 @@ impl A2aServerBuilder {
             source,
         })?;
         let store = store.unwrap_or_else(|| {
-            Arc::new(InMemoryTaskStore::new(
+            Arc::new(InMemoryTaskStore::with_clock(
                 config.task_capacity,
                 config.task_ttl(),
+                clock.clone(),
             ))
         });
         let base_url = config
@@ -139,10 +150,11 @@ impl A2aServerBuilder {
             config.public_url.as_deref().and_then(url_host),
             public_paths(&config),
             metrics.clone(),
+            clock.clone(),
         ));
         let limits = BodyLimits::of(&config);
         let config = Arc::new(config);
-        let mut handler = RequestHandler::new(executor, store, config.clone());
+        let mut handler = RequestHandler::new(executor, store, config.clone(), clock);
         let mut entries = Vec::with_capacity(extensions.len());
         let mut extension_routes = Router::new();
         for extension in extensions {
@@ -236,6 +248,7 @@ impl A2aServer {
             config: ServerConfig::default(),
             store: None,
             extensions: Vec::new(),
+            clock: Arc::new(TokioClock),
         }
     }
 

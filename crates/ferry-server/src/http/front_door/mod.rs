@@ -59,6 +59,7 @@ impl FrontDoor {
         public_host: Option<String>,
         public_paths: Vec<String>,
         metrics: Arc<Metrics>,
+        clock: Arc<dyn crate::clock::Clock>,
     ) -> Self {
         let burst = if config.rate_limit_burst == 0 {
             config.rate_limit_per_sec.saturating_mul(2)
@@ -73,7 +74,7 @@ impl FrontDoor {
                 .map(|t| t.as_bytes().into()),
             hosts: HostPolicy::new(&config.allowed_hosts, public_host),
             rate: (config.rate_limit_per_sec > 0)
-                .then(|| RateLimiter::new(config.rate_limit_per_sec, burst)),
+                .then(|| RateLimiter::new(config.rate_limit_per_sec, burst, clock)),
             in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
             streams: Arc::new(Semaphore::new(config.max_streams.max(1))),
             request_timeout: Duration::from_secs(config.request_timeout_secs.max(1)),

@@ -2,11 +2,13 @@
 //! by all requests). The maps are bounded: when a shard is full, buckets that have refilled
 //! completely (idle clients) are dropped.
 
+use crate::clock::Clock;
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::net::IpAddr;
-use std::time::Instant;
+use std::sync::Arc;
+use tokio::time::Instant;
 
 const SHARDS: usize = 16;
 const MAX_CLIENTS_PER_SHARD: usize = 4096;
@@ -24,22 +26,24 @@ pub struct RateLimiter {
     hasher: RandomState,
     rate: f64,
     burst: f64,
+    clock: Arc<dyn Clock>,
 }
 
 impl RateLimiter {
-    /// `rate` requests per second with bursts of `burst`.
-    pub fn new(rate: u32, burst: u32) -> Self {
+    /// `rate` requests per second with bursts of `burst`, refilled as `clock` says.
+    pub fn new(rate: u32, burst: u32, clock: Arc<dyn Clock>) -> Self {
         Self {
             shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
             hasher: RandomState::new(),
             rate: f64::from(rate.max(1)),
             burst: f64::from(burst.max(1)),
+            clock,
         }
     }
 
     /// Takes one token for `client`, or says how many seconds to wait for one.
     pub fn check(&self, client: IpAddr) -> Result<(), u64> {
-        let now = Instant::now();
+        let now = self.clock.now();
         let shard = &self.shards[(self.hasher.hash_one(client) as usize) % SHARDS];
         let mut map = shard.lock();
         if map.len() >= MAX_CLIENTS_PER_SHARD && !map.contains_key(&client) {
@@ -66,9 +70,9 @@ impl RateLimiter {
 mod tests {
     use super::*;
 
-    #[test]
-    fn bursts_then_refuses_with_a_wait_and_clients_are_apart() {
-        let r = RateLimiter::new(1, 3);
+    #[tokio::test(start_paused = true)]
+    async fn bursts_then_refuses_with_a_wait_and_clients_are_apart() {
+        let r = RateLimiter::new(1, 3, Arc::new(crate::clock::TokioClock));
         let a: IpAddr = "127.0.0.1".parse().expect("ip");
         let b: IpAddr = "127.0.0.2".parse().expect("ip");
         for _ in 0..3 {
@@ -76,5 +80,17 @@ mod tests {
         }
         assert_eq!(r.check(a), Err(1));
         assert!(r.check(b).is_ok(), "another client has its own bucket");
+        // The advertised wait is the wait: a second later there is a token again, not before.
+        tokio::time::advance(std::time::Duration::from_millis(900)).await;
+        assert_eq!(r.check(a), Err(1));
+        tokio::time::advance(std::time::Duration::from_millis(200)).await;
+        assert!(r.check(a).is_ok());
+        assert_eq!(r.check(a), Err(1));
+        // Idle, the bucket refills to the burst and no further.
+        tokio::time::advance(std::time::Duration::from_secs(60)).await;
+        for _ in 0..3 {
+            assert!(r.check(a).is_ok());
+        }
+        assert_eq!(r.check(a), Err(1));
     }
 }

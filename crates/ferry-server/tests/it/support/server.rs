@@ -37,9 +37,21 @@ impl TestServer {
     /// Serves `agent` with `config` (its `bind` is replaced by 127.0.0.1:0). When `config` has
     /// a token, the A2A calls of [`super::calls`] present it unless told otherwise.
     pub(crate) async fn with_config(agent: impl AgentExecutor, config: ServerConfig) -> Self {
+        Self::with_clock(agent, config, Arc::new(ferry_server::clock::TokioClock)).await
+    }
+
+    /// [`TestServer::with_config`] with the clock TTLs and rate limits are measured with.
+    pub(crate) async fn with_clock(
+        agent: impl AgentExecutor,
+        config: ServerConfig,
+        clock: Arc<dyn ferry_server::clock::Clock>,
+    ) -> Self {
         let bind = "127.0.0.1:0".parse().expect("a loopback socket address");
         let token = config.token.clone();
-        let server = A2aServer::bind(Arc::new(agent), ServerConfig { bind, ..config })
+        let server = A2aServer::builder(Arc::new(agent))
+            .config(ServerConfig { bind, ..config })
+            .clock(clock)
+            .bind()
             .await
             .expect("bind 127.0.0.1:0");
         let addr = server.local_addr();
