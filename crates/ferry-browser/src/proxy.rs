@@ -258,6 +258,14 @@ impl ProxyHandle {
         "<-loopback>"
     }
 
+    /// Stops the proxy and waits until its listener is closed (dropping the handle stops it
+    /// too, without waiting).
+    pub async fn stop(mut self) {
+        self.task.abort();
+        let task = std::mem::replace(&mut self.task, tokio::spawn(async {}));
+        let _ = task.await;
+    }
+
     /// Every request refused so far, oldest first.
     pub fn blocked(&self) -> Vec<Blocked> {
         match self.blocked.lock() {

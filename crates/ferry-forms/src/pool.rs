@@ -234,7 +234,13 @@ impl SessionPool {
 
     /// Closes sessions idle for longer than the configured idle time; returns how many.
     pub async fn close_idle(&self) -> usize {
-        let idle = self.config.idle;
+        self.close_idle_for(self.config.idle).await
+    }
+
+    /// Closes sessions idle for at least `idle` (the reaper passes the configured idle time;
+    /// a test passes zero instead of waiting for it); returns how many. Sessions of turns in
+    /// progress are never closed. Returns once their browsers have exited.
+    pub async fn close_idle_for(&self, idle: Duration) -> usize {
         let candidates: Vec<(String, Arc<tokio::sync::Mutex<Slot>>)> = self
             .slots()
             .iter()

@@ -62,6 +62,8 @@ impl Logged {
 pub(crate) struct TestSite {
     port: u16,
     log: Arc<Mutex<Vec<Logged>>>,
+    /// Woken each time a request is logged.
+    arrived: Arc<tokio::sync::Notify>,
     server: JoinHandle<()>,
 }
 
@@ -73,9 +75,30 @@ impl TestSite {
             .expect("bind the test site");
         let port = listener.local_addr().expect("local address").port();
         let log = Arc::new(Mutex::new(Vec::new()));
+        let arrived = Arc::new(tokio::sync::Notify::new());
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/site");
-        let server = tokio::spawn(serve(listener, root, log.clone()));
-        TestSite { port, log, server }
+        let server = tokio::spawn(serve(listener, root, log.clone(), arrived.clone()));
+        TestSite {
+            port,
+            log,
+            arrived,
+            server,
+        }
+    }
+
+    /// Returns once a request for `route` (the path without its query) on `host` has arrived:
+    /// the event a test waits for instead of sleeping.
+    pub(crate) async fn requested(&self, host: &str, route: &str) {
+        loop {
+            let arrived = self.arrived.notified();
+            tokio::pin!(arrived);
+            // Registered before the check, so an arrival between the two is not missed.
+            arrived.as_mut().enable();
+            if self.requests_for(host).iter().any(|r| r.route() == route) {
+                return;
+            }
+            arrived.await;
+        }
     }
 
     /// The port it listens on.
@@ -124,15 +147,20 @@ fn lock(log: &Mutex<Vec<Logged>>) -> MutexGuard<'_, Vec<Logged>> {
     log.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-async fn serve(listener: TcpListener, root: PathBuf, log: Arc<Mutex<Vec<Logged>>>) {
+async fn serve(
+    listener: TcpListener,
+    root: PathBuf,
+    log: Arc<Mutex<Vec<Logged>>>,
+    arrived: Arc<tokio::sync::Notify>,
+) {
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
-        let (root, log) = (root.clone(), log.clone());
+        let (root, log, arrived) = (root.clone(), log.clone(), arrived.clone());
         tokio::spawn(async move {
             // A broken connection only ends that connection.
-            let _ = handle(stream, &root, &log).await;
+            let _ = handle(stream, &root, &log, &arrived).await;
         });
     }
 }
@@ -173,6 +201,7 @@ async fn handle(
     mut stream: TcpStream,
     root: &Path,
     log: &Mutex<Vec<Logged>>,
+    arrived: &tokio::sync::Notify,
 ) -> std::io::Result<()> {
     let Ok(request) = tokio::time::timeout(READ_TIMEOUT, read_request(&mut stream)).await else {
         return Ok(());
@@ -194,6 +223,7 @@ async fn handle(
         body: request.body.clone(),
         content_type: request.header("content-type").map(str::to_owned),
     });
+    arrived.notify_waiters();
     respond(&mut stream, &request, root).await
 }
 
