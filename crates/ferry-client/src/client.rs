@@ -16,7 +16,7 @@ use ferry_trust::fetch::{CardFetcher, Expect};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::time::Duration;
 
 /// The binding a client speaks to an interface.
@@ -429,8 +429,8 @@ impl A2aClient {
         }
         let builder = match self.endpoint.binding {
             Binding::JsonRpc => {
-                let body = json!({"jsonrpc": "2.0", "id": uuid::Uuid::new_v4().to_string(),
-                    "method": op.name(), "params": params});
+                let id = uuid::Uuid::new_v4().to_string();
+                let body = ferry_proto::JsonRpcCall::new(&id, op.name(), &params);
                 self.http.post(&self.endpoint.url).json(&body)
             }
             Binding::HttpJson => {

@@ -58,6 +58,51 @@ pub struct JsonRpcResponse {
     pub error: Option<Value>,
 }
 
+/// A request envelope as a client sends it.
+#[derive(Debug, Clone, Serialize)]
+pub struct JsonRpcCall<'a, P: Serialize> {
+    /// Always `"2.0"`.
+    pub jsonrpc: &'static str,
+    /// The id the answer will carry.
+    pub id: &'a str,
+    /// The operation's name (`Operation::name`).
+    pub method: &'a str,
+    /// The request message.
+    pub params: &'a P,
+}
+
+impl<'a, P: Serialize> JsonRpcCall<'a, P> {
+    /// The envelope of one call.
+    pub fn new(id: &'a str, method: &'a str, params: &'a P) -> Self {
+        Self {
+            jsonrpc: "2.0",
+            id,
+            method,
+            params,
+        }
+    }
+}
+
+/// Writes a success response for `id` around a result that is already serialized (a task
+/// serialized once under its lock, an SSE event shared by every subscriber):
+/// `{"jsonrpc":"2.0","id":…,"result":…}`.
+///
+/// ```
+/// let mut out = Vec::new();
+/// ferry_proto::write_jsonrpc_success(&serde_json::json!(7), br#"{"task":{}}"#, &mut out);
+/// assert_eq!(out, br#"{"jsonrpc":"2.0","id":7,"result":{"task":{}}}"#);
+/// ```
+pub fn write_jsonrpc_success(id: &Value, result: &[u8], out: &mut Vec<u8>) {
+    out.reserve(result.len() + 48);
+    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+    if serde_json::to_writer(&mut *out, id).is_err() {
+        out.extend_from_slice(b"null");
+    }
+    out.extend_from_slice(b",\"result\":");
+    out.extend_from_slice(result);
+    out.push(b'}');
+}
+
 /// Serializes a JSON-RPC error response for `id`.
 pub fn jsonrpc_error_body(id: &Value, error: &A2aError) -> Vec<u8> {
     let body = serde_json::json!({"jsonrpc": "2.0", "id": id, "error": error.to_jsonrpc_error()});

@@ -35,7 +35,8 @@ pub use card::*;
 pub use enums::{Role, TaskState};
 pub use error::{A2aError, ErrorKind, ErrorTable};
 pub use jsonrpc::{
-    JsonRpcId, JsonRpcRequest, JsonRpcResponse, jsonrpc_error_body, rest_error_body,
+    JsonRpcCall, JsonRpcId, JsonRpcRequest, JsonRpcResponse, jsonrpc_error_body, rest_error_body,
+    write_jsonrpc_success,
 };
 pub use message::{ObjectOnly, camel_case};
 pub use operation::{

@@ -221,7 +221,10 @@ async fn fill_files(
     value: &RequestedValue,
 ) -> Result<(), String> {
     let Some(dir) = &config.upload_dir else {
-        return Err("uploads are disabled on this server (start it with --upload-dir DIR)".into());
+        return Err(
+            "uploads are disabled on this server (its operator has not set an upload directory)"
+                .into(),
+        );
     };
     let names: Vec<String> = match value {
         RequestedValue::Text(name) => vec![name.clone()],

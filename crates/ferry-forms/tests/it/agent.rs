@@ -364,7 +364,7 @@ async fn uploads_need_an_upload_dir_and_stay_inside_it() {
                 .await;
             assert_eq!(state(&result), "TASK_STATE_INPUT_REQUIRED", "{result}");
             let errors = report(&result)["fieldErrors"].to_string();
-            assert!(errors.contains("--upload-dir"), "{errors}");
+            assert!(errors.contains("uploads are disabled"), "{errors}");
             server
         },
     )

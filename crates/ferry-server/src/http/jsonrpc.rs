@@ -104,14 +104,8 @@ async fn dispatch(
 
 /// A success envelope around a pre-serialized result.
 fn ok_doc(id: &Value, doc: &JsonDoc) -> Response {
-    let mut body = Vec::with_capacity(doc.0.len() + 48);
-    body.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    if serde_json::to_writer(&mut body, id).is_err() {
-        body.extend_from_slice(b"null");
-    }
-    body.extend_from_slice(b",\"result\":");
-    body.extend_from_slice(&doc.0);
-    body.push(b'}');
+    let mut body = Vec::new();
+    ferry_proto::write_jsonrpc_success(id, &doc.0, &mut body);
     json(StatusCode::OK, body)
 }
 
@@ -122,11 +116,9 @@ struct RpcFraming {
 
 impl SseFraming for RpcFraming {
     fn event(&self, item: &StreamItem, out: &mut BytesMut) {
-        out.put_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-        out.put_slice(&serde_json::to_vec(&self.id).unwrap_or_else(|_| b"null".to_vec()));
-        out.put_slice(b",\"result\":");
-        out.put_slice(&item.json);
-        out.put_u8(b'}');
+        let mut envelope = Vec::new();
+        ferry_proto::write_jsonrpc_success(&self.id, &item.json, &mut envelope);
+        out.put_slice(&envelope);
     }
 
     fn error(&self, error: &A2aError, out: &mut BytesMut) {
