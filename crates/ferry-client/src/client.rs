@@ -150,9 +150,6 @@ pub struct A2aClient {
     max_response_bytes: usize,
 }
 
-/// The well-known card path.
-const CARD_PATH: &str = "/.well-known/agent-card.json";
-
 impl A2aClient {
     /// Resolves the card at `base_url` (or the card URL itself) and connects to its chosen
     /// interface, safely:
@@ -177,11 +174,7 @@ impl A2aClient {
         base_url: &str,
         options: ClientOptions,
     ) -> Result<(Self, AgentCard), ClientError> {
-        let card_url = if base_url.ends_with(".json") {
-            base_url.to_owned()
-        } else {
-            format!("{}{CARD_PATH}", base_url.trim_end_matches('/'))
-        };
+        let card_url = ferry_proto::card_url(base_url);
         let parsed = Url::parse(&card_url).map_err(|e| ClientError::InvalidUrl {
             url: card_url.clone(),
             reason: e.to_string(),

@@ -49,6 +49,24 @@ pub use task::*;
 pub use task_view::TaskView;
 pub use time::Timestamp;
 
+/// Where an agent serves its card, under its base URL (RFC 8615).
+pub const WELL_KNOWN_CARD_PATH: &str = "/.well-known/agent-card.json";
+
+/// The card URL of an agent given by its base URL, or the card URL itself (any URL ending in
+/// `.json`): the one rule every client of ferry follows.
+///
+/// ```
+/// assert_eq!(ferry_proto::card_url("https://a.example/"), "https://a.example/.well-known/agent-card.json");
+/// assert_eq!(ferry_proto::card_url("https://a.example/card.json"), "https://a.example/card.json");
+/// ```
+pub fn card_url(base_url: &str) -> String {
+    if base_url.ends_with(".json") {
+        base_url.to_owned()
+    } else {
+        format!("{}{WELL_KNOWN_CARD_PATH}", base_url.trim_end_matches('/'))
+    }
+}
+
 /// The protocol version this crate implements, as sent in `A2A-Version`.
 pub const PROTOCOL_VERSION: &str = "1.0";
 /// The `domain` of every `google.rpc.ErrorInfo` that A2A defines.

@@ -269,11 +269,7 @@ pub(crate) fn run(args: CardArgs) -> anyhow::Result<()> {
 async fn fetch(args: FetchArgs) -> anyhow::Result<()> {
     use ferry_trust::fetch::{CardFetcher, Expect};
     let url = args.url.context("a URL is required")?;
-    let card_url = if url.ends_with(".json") {
-        url
-    } else {
-        format!("{}/.well-known/agent-card.json", url.trim_end_matches('/'))
-    };
+    let card_url = ferry_proto::card_url(&url);
     let mut expect = Expect {
         digest: args.expect_digest.clone(),
         ..Expect::default()

@@ -13,8 +13,7 @@ use ferry_proto::{
     StringList,
 };
 
-/// The well-known path of the agent card (RFC 8615).
-pub const WELL_KNOWN_CARD_PATH: &str = "/.well-known/agent-card.json";
+pub use ferry_proto::WELL_KNOWN_CARD_PATH;
 
 /// A card ready to serve: the bytes and their validators.
 #[derive(Debug, Clone)]
