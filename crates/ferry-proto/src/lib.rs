@@ -15,8 +15,12 @@
 //!   positionally, which ProtoJSON has no form for (see [`ObjectOnly`]);
 //! - unknown fields are ignored.
 //!
-//! The crate knows nothing about I/O. [`A2aError`] carries the protocol's error model and maps
-//! each error to its JSON-RPC code, HTTP status, gRPC status name and `ErrorInfo.reason`.
+//! The wire knowledge lives here once: the [`Operation`] table (every operation's JSON-RPC
+//! name, REST verbs and path template, request and response types, streaming or not) that the
+//! server's bindings, its metrics and the client all route by; [`A2aError`], which maps each
+//! error to its JSON-RPC code, HTTP status (transport conditions included), gRPC status name
+//! and `ErrorInfo.reason`; the JSON-RPC envelopes; and [`Task::view`], the one way a task is
+//! shaped for an answer. The crate knows nothing about I/O.
 
 mod card;
 mod de;
