@@ -83,24 +83,53 @@ impl<'a, P: Serialize> JsonRpcCall<'a, P> {
     }
 }
 
-/// Writes a success response for `id` around a result that is already serialized (a task
-/// serialized once under its lock, an SSE event shared by every subscriber):
-/// `{"jsonrpc":"2.0","id":…,"result":…}`.
+/// A success response for one id around results that are already serialized (a task
+/// serialized once under its lock, an SSE event shared by every subscriber): the id is
+/// serialized once, each answer is `{"jsonrpc":"2.0","id":…,"result":` + result + `}`.
 ///
 /// ```
+/// let envelope = ferry_proto::JsonRpcSuccess::new(&serde_json::json!(7));
 /// let mut out = Vec::new();
-/// ferry_proto::write_jsonrpc_success(&serde_json::json!(7), br#"{"task":{}}"#, &mut out);
+/// out.extend_from_slice(envelope.prefix());
+/// out.extend_from_slice(br#"{"task":{}}"#);
+/// out.extend_from_slice(envelope.suffix());
 /// assert_eq!(out, br#"{"jsonrpc":"2.0","id":7,"result":{"task":{}}}"#);
 /// ```
-pub fn write_jsonrpc_success(id: &Value, result: &[u8], out: &mut Vec<u8>) {
-    out.reserve(result.len() + 48);
-    out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
-    if serde_json::to_writer(&mut *out, id).is_err() {
-        out.extend_from_slice(b"null");
+#[derive(Debug, Clone)]
+pub struct JsonRpcSuccess {
+    prefix: Vec<u8>,
+}
+
+impl JsonRpcSuccess {
+    /// The envelope of answers to `id`.
+    pub fn new(id: &Value) -> Self {
+        let mut prefix = Vec::with_capacity(40);
+        prefix.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        if serde_json::to_writer(&mut prefix, id).is_err() {
+            prefix.extend_from_slice(b"null");
+        }
+        prefix.extend_from_slice(b",\"result\":");
+        Self { prefix }
     }
-    out.extend_from_slice(b",\"result\":");
-    out.extend_from_slice(result);
-    out.push(b'}');
+
+    /// What comes before the result.
+    pub fn prefix(&self) -> &[u8] {
+        &self.prefix
+    }
+
+    /// What comes after it.
+    pub fn suffix(&self) -> &'static [u8] {
+        b"}"
+    }
+
+    /// The whole answer around `result`.
+    pub fn wrap(&self, result: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.prefix.len() + result.len() + 1);
+        out.extend_from_slice(&self.prefix);
+        out.extend_from_slice(result);
+        out.extend_from_slice(self.suffix());
+        out
+    }
 }
 
 /// Serializes a JSON-RPC error response for `id`.

@@ -39,8 +39,8 @@ pub use card::*;
 pub use enums::{Role, TaskState};
 pub use error::{A2aError, ErrorKind, ErrorTable};
 pub use jsonrpc::{
-    JsonRpcCall, JsonRpcId, JsonRpcRequest, JsonRpcResponse, jsonrpc_error_body, rest_error_body,
-    write_jsonrpc_success,
+    JsonRpcCall, JsonRpcId, JsonRpcRequest, JsonRpcResponse, JsonRpcSuccess, jsonrpc_error_body,
+    rest_error_body,
 };
 pub use message::{ObjectOnly, camel_case};
 pub use operation::{

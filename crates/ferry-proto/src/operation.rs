@@ -290,14 +290,14 @@ impl<'a> Placeholder<'a> {
 }
 
 fn match_template(template: &str, segments: &[&str]) -> Option<PathParams> {
-    let parts: Vec<&str> = template.split('/').skip(1).collect();
-    if parts.len() != segments.len() {
+    // Counted without collecting: routing runs on every REST request.
+    if template.matches('/').count() != segments.len() {
         return None;
     }
     let mut params = PathParams::default();
-    for (part, segment) in parts.iter().zip(segments) {
+    for (part, segment) in template.split('/').skip(1).zip(segments) {
         match Placeholder::parse(part) {
-            None if part == segment => {}
+            None if part == *segment => {}
             None => return None,
             Some(p) => {
                 let value = match p.action {

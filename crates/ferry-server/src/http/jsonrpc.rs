@@ -21,7 +21,7 @@ use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use axum::response::Response;
 use bytes::{BufMut, BytesMut};
-use ferry_proto::{A2aError, A2aRequest, ErrorKind, Operation};
+use ferry_proto::{A2aError, A2aRequest, ErrorKind, JsonRpcSuccess, Operation};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -89,9 +89,7 @@ async fn dispatch(
     let permit = op.is_streaming().then(|| app.stream_permit()).transpose()?;
     let response = match (app.handler.dispatch(&call, request).await?, permit) {
         (Outcome::Document(doc), _) => ok_doc(id, &doc),
-        (Outcome::Stream(stream), Some(permit)) => {
-            app.sse(stream, RpcFraming { id: id.clone() }, permit)
-        }
+        (Outcome::Stream(stream), Some(permit)) => app.sse(stream, RpcFraming::new(id), permit),
         (Outcome::Stream(_), None) => {
             return Err(A2aError::internal(format!(
                 "{} answered with a stream",
@@ -104,21 +102,30 @@ async fn dispatch(
 
 /// A success envelope around a pre-serialized result.
 fn ok_doc(id: &Value, doc: &JsonDoc) -> Response {
-    let mut body = Vec::new();
-    ferry_proto::write_jsonrpc_success(id, &doc.0, &mut body);
-    json(StatusCode::OK, body)
+    json(StatusCode::OK, JsonRpcSuccess::new(id).wrap(&doc.0))
 }
 
-/// Wraps each stream event in a JSON-RPC response envelope carrying the request id.
+/// Wraps each stream event in a JSON-RPC response envelope carrying the request id
+/// (serialized once per stream).
 struct RpcFraming {
     id: Value,
+    envelope: JsonRpcSuccess,
+}
+
+impl RpcFraming {
+    fn new(id: &Value) -> Self {
+        Self {
+            id: id.clone(),
+            envelope: JsonRpcSuccess::new(id),
+        }
+    }
 }
 
 impl SseFraming for RpcFraming {
     fn event(&self, item: &StreamItem, out: &mut BytesMut) {
-        let mut envelope = Vec::new();
-        ferry_proto::write_jsonrpc_success(&self.id, &item.json, &mut envelope);
-        out.put_slice(&envelope);
+        out.put_slice(self.envelope.prefix());
+        out.put_slice(&item.json);
+        out.put_slice(self.envelope.suffix());
     }
 
     fn error(&self, error: &A2aError, out: &mut BytesMut) {
