@@ -56,7 +56,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{Notify, Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
 
 pub use ferry_net::policy::is_metadata;
@@ -215,16 +215,19 @@ impl Proxy {
             .map_err(ProxyError::Bind)?;
         let addr = listener.local_addr().map_err(ProxyError::Bind)?;
         let blocked = Arc::new(Mutex::new(Vec::new()));
+        let refused = Arc::new(Notify::new());
         let (stop, stopped) = watch::channel(());
         let shared = Arc::new(Shared {
             config,
             blocked: blocked.clone(),
+            refused: refused.clone(),
             stopped,
         });
         let task = tokio::spawn(accept_loop(listener, shared));
         Ok(ProxyHandle {
             addr,
             blocked,
+            refused,
             task,
             _stop: stop,
         })
@@ -236,6 +239,8 @@ impl Proxy {
 pub struct ProxyHandle {
     addr: SocketAddr,
     blocked: Arc<Mutex<Vec<Blocked>>>,
+    /// Woken at each refusal.
+    refused: Arc<Notify>,
     task: JoinHandle<()>,
     /// Dropped with the handle: every tunnel and upstream connection watches it.
     _stop: watch::Sender<()>,
@@ -273,6 +278,22 @@ impl ProxyHandle {
             Err(poisoned) => poisoned.into_inner().clone(),
         }
     }
+
+    /// Returns the refusals once `seen` holds for them (checked again at each new refusal):
+    /// how a caller waits for the browser to have tried something instead of sleeping.
+    pub async fn blocked_until(&self, seen: impl Fn(&[Blocked]) -> bool) -> Vec<Blocked> {
+        loop {
+            let next = self.refused.notified();
+            tokio::pin!(next);
+            // Registered before the check, so a refusal between the two is not missed.
+            next.as_mut().enable();
+            let blocked = self.blocked();
+            if seen(&blocked) {
+                return blocked;
+            }
+            next.await;
+        }
+    }
 }
 
 impl Drop for ProxyHandle {
@@ -286,6 +307,7 @@ impl Drop for ProxyHandle {
 struct Shared {
     config: ProxyConfig,
     blocked: Arc<Mutex<Vec<Blocked>>>,
+    refused: Arc<Notify>,
     /// Closed (its sender dropped) when the handle is dropped.
     stopped: watch::Receiver<()>,
 }
@@ -311,6 +333,7 @@ impl Shared {
             Ok(mut log) => log.push(entry),
             Err(poisoned) => poisoned.into_inner().push(entry),
         }
+        self.refused.notify_waiters();
     }
 }
 

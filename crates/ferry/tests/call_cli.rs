@@ -33,7 +33,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
-use support::{Server, ferry, python_or_skip, run_with_timeout, workspace_root};
+use support::{Server, clear_ferry_env, ferry, python_or_skip, run_with_timeout, workspace_root};
 
 /// Hard limit for one CLI run (each run also gets `--timeout` [`CLI_TIMEOUT_SECS`]).
 const RUN_TIMEOUT: Duration = Duration::from_secs(60);
@@ -152,6 +152,30 @@ fn run_ferry<S: AsRef<str>>(args: &[S], env: &[(&str, &str)]) -> Run {
         cmd.env(k, v);
     }
     let shown = format!("ferry {}", args.join(" "));
+    let output = run_with_timeout(&mut cmd, None, RUN_TIMEOUT);
+    Run { shown, output }
+}
+
+/// `ferry ARGS` in an empty network namespace (`unshare -n`: no interface is up, not even
+/// loopback), so a refusal the test expects cannot have been preceded by a packet, nor by a
+/// DNS query: had ferry resolved or dialed, the error would be a network one. Where the
+/// namespace cannot be made (no privilege), it runs as usual and says so: the refusal is then
+/// still decided from the parsed address, only not proven packet-free.
+fn run_ferry_offline(args: &[&str]) -> Run {
+    let isolated = Command::new("unshare")
+        .args(["-n", "true"])
+        .status()
+        .is_ok_and(|status| status.success());
+    if !isolated {
+        eprintln!(
+            "NOTE: unshare -n is not permitted here; running `ferry {args:?}` on the host network"
+        );
+        return run_ferry(args, &[]);
+    }
+    let mut cmd = Command::new("unshare");
+    cmd.arg("-n").arg(env!("CARGO_BIN_EXE_ferry")).args(args);
+    clear_ferry_env(&mut cmd);
+    let shown = format!("unshare -n ferry {}", args.join(" "));
     let output = run_with_timeout(&mut cmd, None, RUN_TIMEOUT);
     Run { shown, output }
 }
@@ -600,7 +624,7 @@ fn private_addresses_are_refused_before_any_connection() {
         "https://192.168.1.9/a2a",
         "http://[fd00::1]:80",
     ] {
-        let run = run_ferry(&["send", url, "hi", "--retries", "0"], &[]);
+        let run = run_ferry_offline(&["send", url, "hi", "--retries", "0"]);
         run.expect_code(3);
         let said = run.stderr();
         assert!(
@@ -613,10 +637,7 @@ fn private_addresses_are_refused_before_any_connection() {
         );
     }
     // Plain http to a public name is refused the same way (https only off this machine).
-    let run = run_ferry(
-        &["send", "http://agents.example.com", "hi", "--retries", "0"],
-        &[],
-    );
+    let run = run_ferry_offline(&["send", "http://agents.example.com", "hi", "--retries", "0"]);
     run.expect_code(3);
     assert!(
         run.stderr().contains("--insecure-allow-private"),

@@ -13,7 +13,7 @@ use ferry_net::IpPolicy;
 use serde_json::json;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -423,17 +423,17 @@ async fn a_browser_context_behind_the_proxy_reaches_only_allowed_hosts() {
             format!("http://blocked.test:{port}/x"),
             format!("blocked.test:{port}"),
         ];
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
+        let all_refused = proxy.blocked_until(|blocked| {
+            wanted
+                .iter()
+                .all(|w| blocked.iter().any(|b| &b.target == w))
+        });
+        if tokio::time::timeout(Duration::from_secs(30), all_refused)
+            .await
+            .is_err()
+        {
             let targets: Vec<String> = proxy.blocked().into_iter().map(|b| b.target).collect();
-            if wanted.iter().all(|w| targets.contains(w)) {
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "proxy did not record every blocked request: {targets:?}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            panic!("proxy did not record every blocked request: {targets:?}");
         }
         assert!(
             site.requests_for("blocked.test").is_empty(),

@@ -39,6 +39,20 @@ pub(crate) fn matrix_config(site: &TestSite, isolation: Isolation) -> FormsConfi
     }
 }
 
+/// What the matrix page loads from the allowed hosts: if one is missing, the test proves
+/// nothing about the vectors next to it.
+const CONTROLS: [&str; 9] = [
+    "k=ok-img",
+    "k=ok-fetch",
+    "k=ok-ws",
+    "leak-inner.html",
+    "k=ok-oopif-img",
+    "k=ok-worker-fetch",
+    "k=ok-shared-fetch",
+    "k=ok-sw-fetch",
+    "k=popup-allowed",
+];
+
 /// Runs the matrix page in a fresh conversation and checks the server's log.
 pub(crate) async fn assert_no_leaks(server: &FormsServer, site: &TestSite, context: &str) {
     let stun = UdpSocket::bind("127.0.0.1:0").await.expect("udp");
@@ -46,8 +60,19 @@ pub(crate) async fn assert_no_leaks(server: &FormsServer, site: &TestSite, conte
     let url = site.url("allowed.test", &format!("/leaks.html?stun={stun_port}"));
     let result = server.send(context, None, json!({"url": url})).await;
     assert_eq!(state(&result), "TASK_STATE_COMPLETED", "{result}");
-    // The page keeps working after the turn: workers, the popup, the late navigation.
-    tokio::time::sleep(Duration::from_millis(3500)).await;
+    // The page keeps working after the turn (workers, the popup, the late navigation): wait
+    // until every control has loaded and the page has announced its last vector, the top-level
+    // navigation away.
+    // Bounded so that a control that never loads fails below, naming it.
+    let all_tried = site.until(|log| {
+        let on_allowed = |needle: &str| {
+            log.iter().any(|r| {
+                (r.host == "allowed.test" || r.host == "allowed2.test") && r.path.contains(needle)
+            })
+        };
+        CONTROLS.iter().all(|control| on_allowed(control)) && on_allowed("k=last-vector")
+    });
+    let _ = tokio::time::timeout(Duration::from_secs(30), all_tried).await;
 
     for host in ["evil.test", "127.0.0.1", "localhost", "::1", "[::1]"] {
         let leaked: Vec<String> = site
@@ -67,17 +92,7 @@ pub(crate) async fn assert_no_leaks(server: &FormsServer, site: &TestSite, conte
         .chain(site.requests_for("allowed2.test").iter())
         .map(|r| r.path.clone())
         .collect();
-    for control in [
-        "k=ok-img",
-        "k=ok-fetch",
-        "k=ok-ws",
-        "leak-inner.html",
-        "k=ok-oopif-img",
-        "k=ok-worker-fetch",
-        "k=ok-shared-fetch",
-        "k=ok-sw-fetch",
-        "k=popup-allowed",
-    ] {
+    for control in CONTROLS {
         assert!(
             reached.iter().any(|p| p.contains(control)),
             "control {control} did not load; allowed hosts saw {reached:?}"

@@ -45,12 +45,18 @@ pub(crate) fn in_ci() -> bool {
 /// The `ferry` binary built by cargo, without any `FERRY_*` variable of the developer's shell.
 pub(crate) fn ferry() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_ferry"));
+    clear_ferry_env(&mut c);
+    c
+}
+
+/// Removes every `FERRY_*` variable of the test's environment from `c`, so only what a test
+/// sets reaches the binary.
+pub(crate) fn clear_ferry_env(c: &mut Command) {
     for (k, _) in std::env::vars_os() {
         if k.to_string_lossy().starts_with("FERRY_") {
             c.env_remove(k);
         }
     }
-    c
 }
 
 /// A fresh, empty scratch directory under cargo's target tmpdir, unique to this process and

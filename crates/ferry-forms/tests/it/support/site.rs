@@ -89,15 +89,22 @@ impl TestSite {
     /// Returns once a request for `route` (the path without its query) on `host` has arrived:
     /// the event a test waits for instead of sleeping.
     pub(crate) async fn requested(&self, host: &str, route: &str) {
+        self.until(|log| log.iter().any(|r| r.host == host && r.route() == route))
+            .await;
+    }
+
+    /// Returns once `arrived` holds for the log of every request so far (checked again at each
+    /// new request).
+    pub(crate) async fn until(&self, arrived: impl Fn(&[Logged]) -> bool) {
         loop {
-            let arrived = self.arrived.notified();
-            tokio::pin!(arrived);
+            let next = self.arrived.notified();
+            tokio::pin!(next);
             // Registered before the check, so an arrival between the two is not missed.
-            arrived.as_mut().enable();
-            if self.requests_for(host).iter().any(|r| r.route() == route) {
+            next.as_mut().enable();
+            if arrived(&lock(&self.log)) {
                 return;
             }
-            arrived.await;
+            next.await;
         }
     }
 
