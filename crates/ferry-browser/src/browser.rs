@@ -19,7 +19,7 @@ use crate::{BrowserError, CdpError, Chromium, LaunchOptions};
 use serde_json::Value;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 /// A connected browser: the CDP connection plus, if ferry launched it, the process.
 ///
@@ -376,6 +376,42 @@ impl Page {
             .wait_for_frame(&self.session_id, method, frame.cloned())
     }
 
+    /// Starts recording the requests this page and its cross-origin frames send, from now
+    /// until the watch is dropped (`Network.requestWillBeSent` of each session): the evidence
+    /// of what left the browser, e.g. whether a submit sent the form (a navigation, or a
+    /// script's `fetch`/XHR) or a page script cancelled it.
+    pub async fn watch_requests(&self) -> Result<RequestWatch, BrowserError> {
+        let mut sessions = vec![self.session_id.clone()];
+        sessions.extend(
+            self.registry
+                .frame_sessions(&self.session_id)
+                .into_iter()
+                .map(|c| c.session),
+        );
+        // Tapped before the domain is on, so the first request is not missed.
+        let events = self
+            .waiters
+            .tap(sessions.clone(), "Network.requestWillBeSent");
+        let params = serde_json::json!({ "maxPostDataSize": 0 });
+        for (index, session) in sessions.iter().enumerate() {
+            match self
+                .cdp
+                .call("Network.enable", params.clone(), Some(session))
+                .await
+            {
+                Ok(_) => {}
+                Err(e) if index == 0 => return Err(e.into()),
+                // A frame that went away meanwhile sends nothing.
+                Err(_) => {}
+            }
+        }
+        Ok(RequestWatch {
+            events,
+            sessions,
+            cdp: self.cdp.clone(),
+        })
+    }
+
     /// `Page.stopLoading`: gives up on whatever is still loading.
     pub async fn stop_loading(&self) -> Result<(), BrowserError> {
         self.cdp
@@ -465,7 +501,71 @@ impl Page {
     }
 }
 
-/// Who waits for which event: `(session, method)` pairs with a oneshot each.
+/// A request a page sent, as the browser announced it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentRequest {
+    /// `GET`, `POST`, …
+    pub method: String,
+    /// The URL requested.
+    pub url: String,
+    /// The resource type: `Document` (a navigation), `XHR`, `Fetch`, `Ping`, `Image`, …
+    pub resource_type: String,
+    /// True when the request carries a body.
+    pub has_body: bool,
+}
+
+impl SentRequest {
+    /// True for a request that can carry form data out: a navigation, or a request with a
+    /// body or a method other than GET (a script's `fetch`/XHR/beacon post).
+    pub fn could_carry_form_data(&self) -> bool {
+        self.resource_type == "Document"
+            || self.has_body
+            || !self.method.eq_ignore_ascii_case("GET")
+    }
+
+    fn from_event(event: &CdpEvent) -> Option<SentRequest> {
+        let request = &event.params["request"];
+        Some(SentRequest {
+            method: request["method"].as_str()?.to_owned(),
+            url: request["url"].as_str()?.to_owned(),
+            resource_type: event.params["type"].as_str().unwrap_or("Other").to_owned(),
+            has_body: request["hasPostData"].as_bool().unwrap_or(false),
+        })
+    }
+}
+
+/// What [`Page::watch_requests`] records; dropping it stops the recording.
+#[derive(Debug)]
+pub struct RequestWatch {
+    events: mpsc::UnboundedReceiver<CdpEvent>,
+    sessions: Vec<SessionId>,
+    cdp: CdpConnection,
+}
+
+impl RequestWatch {
+    /// The requests announced since the last call, oldest first.
+    pub fn sent(&mut self) -> Vec<SentRequest> {
+        let mut out = Vec::new();
+        while let Ok(event) = self.events.try_recv() {
+            out.extend(SentRequest::from_event(&event));
+        }
+        out
+    }
+}
+
+impl Drop for RequestWatch {
+    fn drop(&mut self) {
+        // Best effort: a closed session or connection records nothing anyway.
+        for session in &self.sessions {
+            let _ = self
+                .cdp
+                .send("Network.disable", serde_json::json!({}), Some(session));
+        }
+    }
+}
+
+/// Who waits for which event: `(session, method)` pairs with a oneshot each, and taps that
+/// receive every matching event until their receiver is dropped.
 #[derive(Debug, Default)]
 struct Waiters {
     state: Mutex<WaiterState>,
@@ -476,6 +576,14 @@ struct WaiterState {
     /// Set when the event queue ended; new waiters fail at once.
     closed: bool,
     list: Vec<Waiter>,
+    taps: Vec<Tap>,
+}
+
+#[derive(Debug)]
+struct Tap {
+    sessions: Vec<SessionId>,
+    method: &'static str,
+    tx: mpsc::UnboundedSender<CdpEvent>,
 }
 
 #[derive(Debug)]
@@ -530,12 +638,36 @@ impl Waiters {
         rx
     }
 
+    /// Every `method` event of `sessions` from now on, until the receiver is dropped.
+    fn tap(
+        &self,
+        sessions: Vec<SessionId>,
+        method: &'static str,
+    ) -> mpsc::UnboundedReceiver<CdpEvent> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let mut state = self.state();
+        if !state.closed {
+            state.taps.retain(|t| !t.tx.is_closed());
+            state.taps.push(Tap {
+                sessions,
+                method,
+                tx,
+            });
+        }
+        rx
+    }
+
     /// Hands `event` to every waiter registered for it.
     fn deliver(&self, event: &CdpEvent) {
         let Some(session) = &event.session_id else {
             return;
         };
         let mut state = self.state();
+        for tap in &state.taps {
+            if tap.method == event.method && tap.sessions.contains(session) {
+                let _ = tap.tx.send(event.clone());
+            }
+        }
         let (matching, rest): (Vec<Waiter>, Vec<Waiter>) = std::mem::take(&mut state.list)
             .into_iter()
             .partition(|w| w.wants(session, event));
@@ -551,6 +683,7 @@ impl Waiters {
         let mut state = self.state();
         state.closed = true;
         state.list.clear();
+        state.taps.clear();
     }
 }
 

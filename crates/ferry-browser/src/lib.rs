@@ -40,7 +40,7 @@ pub mod proxy;
 mod targets;
 
 pub use allowlist::{Allowlist, AllowlistError};
-pub use browser::{Browser, BrowserContext, Page};
+pub use browser::{Browser, BrowserContext, Page, RequestWatch, SentRequest};
 pub use cdp::{CdpConnection, CdpEvent, CdpEvents};
 pub use discover::{available, chromium_or_skip, find_chromium};
 pub use endpoint::{CdpEndpoint, CdpEndpoints, NoEndpoint};
@@ -49,4 +49,7 @@ pub use frame::Frame;
 pub use launch::{
     Chromium, DevToolsTransport, GroupMemory, LaunchOptions, group_memory, live_group_members,
 };
-pub use proxy::{BlockReason, Blocked, ClientCheck, Proxy, ProxyConfig, ProxyError, ProxyHandle};
+pub use proxy::{
+    BlockReason, Blocked, ClientCheck, MAX_BLOCKED_KEPT, Proxy, ProxyConfig, ProxyError,
+    ProxyHandle,
+};

@@ -214,7 +214,7 @@ impl Proxy {
             .await
             .map_err(ProxyError::Bind)?;
         let addr = listener.local_addr().map_err(ProxyError::Bind)?;
-        let blocked = Arc::new(Mutex::new(Vec::new()));
+        let blocked = Arc::new(Mutex::new(BlockedLog::default()));
         let refused = Arc::new(Notify::new());
         let (stop, stopped) = watch::channel(());
         let shared = Arc::new(Shared {
@@ -238,7 +238,7 @@ impl Proxy {
 #[derive(Debug)]
 pub struct ProxyHandle {
     addr: SocketAddr,
-    blocked: Arc<Mutex<Vec<Blocked>>>,
+    blocked: Arc<Mutex<BlockedLog>>,
     /// Woken at each refusal.
     refused: Arc<Notify>,
     task: JoinHandle<()>,
@@ -271,12 +271,32 @@ impl ProxyHandle {
         let _ = task.await;
     }
 
-    /// Every request refused so far, oldest first.
+    fn log(&self) -> std::sync::MutexGuard<'_, BlockedLog> {
+        self.blocked.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The refusals kept, oldest first: every one, up to the last [`MAX_BLOCKED_KEPT`]
+    /// (a page that loops over refused URLs cannot grow this without bound).
     pub fn blocked(&self) -> Vec<Blocked> {
-        match self.blocked.lock() {
-            Ok(log) => log.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
+        self.log().kept.iter().cloned().collect()
+    }
+
+    /// How many requests were refused so far, counting those no longer kept: a mark for
+    /// [`ProxyHandle::blocked_since`].
+    pub fn refusals(&self) -> usize {
+        self.log().total
+    }
+
+    /// The refusals since `mark` (a [`ProxyHandle::refusals`] value) that are still kept,
+    /// oldest first; `refusals() - mark` says how many there were in all.
+    pub fn blocked_since(&self, mark: usize) -> Vec<Blocked> {
+        let log = self.log();
+        let first_kept = log.total - log.kept.len();
+        log.kept
+            .iter()
+            .skip(mark.saturating_sub(first_kept))
+            .cloned()
+            .collect()
     }
 
     /// Returns the refusals once `seen` holds for them (checked again at each new refusal):
@@ -304,9 +324,29 @@ impl Drop for ProxyHandle {
     }
 }
 
+/// Refusals a proxy keeps; older ones are dropped (and still counted).
+pub const MAX_BLOCKED_KEPT: usize = 512;
+
+/// The last [`MAX_BLOCKED_KEPT`] refusals and the count of all.
+#[derive(Debug, Default)]
+struct BlockedLog {
+    kept: std::collections::VecDeque<Blocked>,
+    total: usize,
+}
+
+impl BlockedLog {
+    fn push(&mut self, entry: Blocked) {
+        if self.kept.len() == MAX_BLOCKED_KEPT {
+            self.kept.pop_front();
+        }
+        self.kept.push_back(entry);
+        self.total += 1;
+    }
+}
+
 struct Shared {
     config: ProxyConfig,
-    blocked: Arc<Mutex<Vec<Blocked>>>,
+    blocked: Arc<Mutex<BlockedLog>>,
     refused: Arc<Notify>,
     /// Closed (its sender dropped) when the handle is dropped.
     stopped: watch::Receiver<()>,
@@ -329,10 +369,10 @@ impl Shared {
 
     fn record(&self, entry: Blocked) {
         tracing::info!(target = %entry.target, reason = %entry.reason, "proxy refused request");
-        match self.blocked.lock() {
-            Ok(mut log) => log.push(entry),
-            Err(poisoned) => poisoned.into_inner().push(entry),
-        }
+        self.blocked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(entry);
         self.refused.notify_waiters();
     }
 }

@@ -1,7 +1,7 @@
 //! The forms agent as an A2A executor.
 
 use crate::config::{BrowserSource, FormsConfig};
-use crate::pool::SessionPool;
+use crate::pool::{ConversationKey, SessionPool};
 use crate::report::FormReport;
 use crate::request::{self, Incoming, RequestError};
 use crate::turn::{self, TurnInput, Verdict};
@@ -76,7 +76,8 @@ impl FormsAgent {
             },
             BrowserSource::Launch => None,
         };
-        let mut slot = self.pool.acquire(&ctx.context_id).await.map_err(|full| {
+        let key = ConversationKey::of(&ctx);
+        let mut slot = self.pool.acquire(&key).await.map_err(|full| {
             AgentError::Protocol(
                 A2aError::new(ErrorKind::Unavailable, full.to_string())
                     .with_meta("retryAfterSeconds", full.retry_after_secs.to_string()),
@@ -91,7 +92,7 @@ impl FormsAgent {
         } else {
             progress("starting a browser session");
             self.pool
-                .ensure_session(&ctx.context_id, &mut slot, endpoint.as_ref())
+                .ensure_session(&key, &mut slot, endpoint.as_ref())
                 .await
         };
         if let Err(e) = opened {
@@ -104,7 +105,7 @@ impl FormsAgent {
         let Some(session) = slot.session.as_mut() else {
             return Err(failed(&events, &request, "no browser session".into()));
         };
-        let pending = self.pool.pending(&ctx.context_id);
+        let pending = self.pool.pending(&key);
         let result = turn::run(
             session,
             TurnInput {
@@ -124,7 +125,7 @@ impl FormsAgent {
                 if let Some(session) = slot.session.take().filter(|_| crashed) {
                     session.close().await;
                 }
-                self.pool.set_pending(&ctx.context_id, None);
+                self.pool.set_pending(&key, None);
                 let message = if crashed {
                     format!(
                         "the browser session ended unexpectedly ({e}); send the request again to start a new session"
@@ -135,8 +136,7 @@ impl FormsAgent {
                 return Err(failed(&events, &request, message));
             }
         };
-        self.pool
-            .set_pending(&ctx.context_id, result.pending.clone());
+        self.pool.set_pending(&key, result.pending.clone());
         drop(slot);
 
         emit_report(&events, &result.report)?;
@@ -181,7 +181,10 @@ impl AgentExecutor for FormsAgent {
 
     fn cancel(&self, ctx: RequestContext, _events: EventSink) -> AgentFuture<'_> {
         Box::pin(async move {
-            if self.pool.cancel_pending(&ctx.context_id, &ctx.task_id) {
+            if self
+                .pool
+                .cancel_pending(&ConversationKey::of(&ctx), &ctx.task_id)
+            {
                 tracing::debug!(task = %ctx.task_id, "pending submit dropped");
             }
             Ok(())

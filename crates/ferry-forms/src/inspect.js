@@ -27,9 +27,11 @@
 //   Input.insertText replaces it); true when it has the focus.
 // * `__ferryForms.formIndex(cssSelector)` -> the index of the form matched by the selector
 //   (the element itself or the form it belongs to), or null.
-// * `__ferryForms.submit(formIndex)` -> SubmitOutcome {ok, method, button?, error?}: clicks
-//   the form's first visible, enabled submit button (method "button"), else calls
-//   requestSubmit() (method "requestSubmit"). It never validates: Rust decides.
+// * `__ferryForms.submit(formIndex)` -> SubmitOutcome {ok, method, button?, error?,
+//   dispatched, cancelled}: clicks the form's first visible, enabled submit button (method
+//   "button"), else calls requestSubmit() (method "requestSubmit"). `dispatched`: the submit
+//   event fired (not when the browser's own validation stopped it); `cancelled`: a page
+//   script called preventDefault() on it. It never validates: Rust decides.
 //
 // Rules: everything read from the page is data. No network, no eval, and DOM access goes
 // through prototype methods captured here, because a form's named controls shadow its
@@ -50,6 +52,9 @@
     formMethod: desc(HTMLFormElement.prototype, 'method').get,
     formNoValidate: desc(HTMLFormElement.prototype, 'noValidate').get,
     requestSubmit: HTMLFormElement.prototype.requestSubmit,
+    addEventListener: EventTarget.prototype.addEventListener,
+    removeEventListener: EventTarget.prototype.removeEventListener,
+    defaultPrevented: desc(Event.prototype, 'defaultPrevented').get,
     getAttribute: Element.prototype.getAttribute,
     elementQueryAll: Element.prototype.querySelectorAll,
     documentQueryAll: Document.prototype.querySelectorAll,
@@ -94,8 +99,11 @@
     'STYLE', 'TEMPLATE', 'NOSCRIPT',
   ]);
 
-  /** The text of a node without the text of nested controls, scripts and hidden parts. */
-  function textOf(node) {
+  /**
+   * The text of a node without the text of nested controls, scripts and hidden parts (and,
+   * with `skipErrors`, of error messages inside it: a label's text is not its error).
+   */
+  function textOf(node, skipErrors) {
     const parts = [];
     const walk = (n) => {
       for (const child of n.childNodes) {
@@ -104,6 +112,7 @@
         } else if (child.nodeType === Node.ELEMENT_NODE) {
           if (NO_TEXT.has(child.tagName) || child.hidden) continue;
           if (attr(child, 'aria-hidden') === 'true') continue;
+          if (skipErrors && isErrorElement(child)) continue;
           if (child.tagName === 'IMG') parts.push(attr(child, 'alt') || '');
           else walk(child);
         }
@@ -228,10 +237,67 @@
       const form = el.form || (isControl(el) ? null : el.closest('form'));
       fields.push({ kind, members, el, form });
     }
-    return fields;
+    return mergeDateParts(fields);
+  }
+
+  // ---- Composite dates --------------------------------------------------------------------
+
+  /** Which part of a date a control holds, from autocomplete, name, id or label; or null. */
+  function datePart(el) {
+    if (!(el.tagName === 'SELECT' || (el.tagName === 'INPUT' && ['text', 'number', 'tel', ''].includes(el.type)))) return null;
+    const token = String(attr(el, 'autocomplete') || '').toLowerCase();
+    const byToken = /(^|\s|-)(bday|cc-exp)-(day|month|year)$/.exec(token);
+    if (byToken) return byToken[3];
+    const words = (s) => String(s || '').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z]+/).filter(Boolean);
+    const last = (s) => words(s).pop();
+    const named = { day: 'day', dd: 'day', month: 'month', mm: 'month', year: 'year', yyyy: 'year', yy: 'year' };
+    for (const source of [attr(el, 'name'), attr(el, 'id')]) {
+      const w = last(source);
+      if (w && named[w]) return named[w];
+    }
+    const labels = Array.from(el.labels || []).map((l) => norm(textOf(l, true)));
+    for (const text of labels) if (named[text]) return named[text];
+    const aria = norm(attr(el, 'aria-label'));
+    return named[aria] || null;
+  }
+
+  /**
+   * Day / month / year controls that together hold one date become ONE field of type
+   * `date-parts` (members in page order, `parts` their roles): 2 or 3 controls with distinct
+   * parts, next to each other, in a container (fieldset, group or wrapper) that holds only
+   * them, including a year or both day and month.
+   */
+  function mergeDateParts(fields) {
+    const out = [];
+    for (let i = 0; i < fields.length; i++) {
+      const run = [];
+      for (let j = i; j < fields.length && run.length < 3; j++) {
+        const f = fields[j];
+        if (f.members.length !== 1 || f.form !== fields[i].form) break;
+        const part = datePart(f.el);
+        if (!part || run.some((r) => r.part === part)) break;
+        run.push({ field: f, part });
+      }
+      const parts = run.map((r) => r.part);
+      const whole = parts.includes('year') || (parts.includes('day') && parts.includes('month'));
+      if (run.length >= 2 && whole) {
+        const members = run.map((r) => r.field.el);
+        const own = new Set(members);
+        const box = commonAncestor(members);
+        if (box && box.tagName !== 'FORM' && box.tagName !== 'BODY' && containsOnly(box, own)) {
+          out.push({ kind: 'date-parts', members, el: members[0], form: fields[i].form, parts });
+          i += run.length - 1;
+          continue;
+        }
+      }
+      out.push(fields[i]);
+    }
+    return out;
   }
 
   const isGroup = (field) => field.kind === 'radio' || field.kind === 'checkbox-group';
+  /** Several controls named as one: a group, or a date in parts. */
+  const isCompound = (field) => isGroup(field) || field.kind === 'date-parts';
 
   // ---- Labels -----------------------------------------------------------------------------
 
@@ -256,6 +322,15 @@
       const prev = cell.previousElementSibling;
       if (prev && (prev.tagName === 'TD' || prev.tagName === 'TH' || prev.tagName === 'DT')) {
         if (controlsIn(prev).length === 0) return shortText(textOf(prev));
+      }
+      // The question on the row above (`<tr><td>Date format</td></tr><tr><td>(options)`).
+      const row = cell.tagName === 'DD' ? null : cell.parentElement;
+      if (!prev && row && row.tagName === 'TR') {
+        const above = row.previousElementSibling;
+        if (above && above.tagName === 'TR' && controlsIn(above).length === 0) {
+          const text = shortText(textOf(above));
+          if (text) return text;
+        }
       }
     }
     let node = start;
@@ -311,7 +386,10 @@
     };
     add('aria-labelledby', textOfIds(el, attr(el, 'aria-labelledby')));
     add('aria-label', attr(el, 'aria-label'));
-    for (const label of Array.from(el.labels || [])) add('label', textOf(label));
+    for (const label of Array.from(el.labels || [])) {
+      // `<label class="error" for=…>` is a validation message, not the field's name.
+      if (!isErrorElement(label)) add('label', textOf(label, true));
+    }
     add('title', attr(el, 'title'));
     add('placeholder', attr(el, 'placeholder') || attr(el, 'aria-placeholder') || attr(el, 'data-placeholder'));
     if (!out.some((c) => c.source === 'label' || c.source.startsWith('aria'))) {
@@ -337,13 +415,18 @@
   function legendTexts(own) {
     const members = Array.from(own);
     const texts = [];
+    // The container names the group when the group is the only choice in it: text inputs
+    // beside it (revealed when an option is picked) do not change the question.
+    const namesGroup = (box) =>
+      members.every((m) => box.contains(m)) &&
+      controlsIn(box).every((c) => own.has(c) || (c.type !== 'radio' && c.type !== 'checkbox'));
     const fieldset = members[0].closest('fieldset');
-    if (fieldset && members.every((m) => fieldset.contains(m)) && containsOnly(fieldset, own)) {
+    if (fieldset && namesGroup(fieldset)) {
       const legend = Array.from(fieldset.children).find((c) => c.tagName === 'LEGEND');
-      if (legend) texts.push(textOf(legend));
+      if (legend) texts.push(textOf(legend, true));
     }
     const group = members[0].closest('[role=radiogroup],[role=group]');
-    if (group && members.every((m) => group.contains(m)) && containsOnly(group, own)) {
+    if (group && namesGroup(group)) {
       texts.push(textOfIds(group, attr(group, 'aria-labelledby')));
       texts.push(collapse(attr(group, 'aria-label')));
     }
@@ -376,15 +459,27 @@
 
   // ---- Values, options, constraints, validity ---------------------------------------------
 
+  /**
+   * The value a group member is reported by: its `value`, or, when it has no value
+   * attribute (the browser then sends "on" for every option), its label, so a report can
+   * still say which option is chosen.
+   */
+  const memberValue = (m) => (attr(m, 'value') === null ? memberLabel(m) || m.value : m.value);
+
+  /** True when two options of a group send the same value: the site cannot tell them apart. */
+  const indistinct = (field) => new Set(field.members.map((m) => m.value)).size < field.members.length;
+
   function fieldValue(field) {
     const el = field.el;
     switch (field.kind) {
       case 'radio': {
         const checked = field.members.find((m) => m.checked);
-        return checked ? checked.value : '';
+        return checked ? memberValue(checked) : '';
       }
       case 'checkbox-group':
-        return field.members.filter((m) => m.checked).map((m) => m.value);
+        return field.members.filter((m) => m.checked).map(memberValue);
+      case 'date-parts':
+        return dateValue(field);
       case 'checkbox':
         return el.checked;
       case 'select-multiple':
@@ -402,6 +497,22 @@
       default:
         return el.value;
     }
+  }
+
+  /**
+   * A date in parts as one value: `YYYY-MM-DD` (or `YYYY-MM`) when every part holds a
+   * number, else the parts as the page shows them ("31 /  / 2030"), or '' when all are empty.
+   */
+  function dateValue(field) {
+    const values = field.members.map((m) => collapse(m.value));
+    if (values.every((v) => v === '')) return '';
+    const at = (part) => values[field.parts.indexOf(part)];
+    const digits = (v, n) => (/^\d+$/.test(v || '') ? v.padStart(n, '0') : null);
+    // A two-digit year (a card's expiry) is this century's.
+    const year = at('year') && at('year').length === 2 ? `20${at('year')}` : at('year');
+    const [y, m, d] = [digits(year, 4), digits(at('month'), 2), digits(at('day'), 2)];
+    if (y && m && (d || !field.parts.includes('day'))) return d ? `${y}-${m}-${d}` : `${y}-${m}`;
+    return values.join(' / ');
   }
 
   const isEmpty = (value) => value === false || value === '' || (Array.isArray(value) && value.length === 0);
@@ -423,7 +534,7 @@
     const el = field.el;
     if (isGroup(field)) {
       return field.members.map((m) =>
-        optionInfo(m.value, memberLabel(m), { selected: m.checked, disabled: isDisabled(m) }),
+        optionInfo(memberValue(m), memberLabel(m), { selected: m.checked, disabled: isDisabled(m) }),
       );
     }
     if (el.tagName === 'SELECT') {
@@ -449,7 +560,7 @@
   function fieldConstraints(field) {
     const el = field.el;
     const out = {};
-    if (isGroup(field)) return out;
+    if (isCompound(field)) return out;
     for (const [name, key] of [['pattern', 'pattern'], ['min', 'min'], ['max', 'max'], ['step', 'step']]) {
       const v = attr(el, name);
       if (v !== null && v !== '') out[key] = v;
@@ -473,14 +584,58 @@
 
   // ---- Custom error texts -----------------------------------------------------------------
 
-  const FIELD_ERROR_SELECTOR = '[role=alert],.error,.invalid-feedback,[class*=error]';
+  const FIELD_ERROR_SELECTOR =
+    '[role=alert],.error,.invalid-feedback,[class*=error],[class*=invalid-feedback],[class*=Error]';
   const FORM_ERROR_SELECTOR = '[role=alert],.alert-danger,.form-error,.errors';
+  /** Where pages list every error with a link to its field (`<a href="#email">`). */
+  const ERROR_SUMMARY_SELECTOR =
+    '[role=alert],[class*=error-summary],[class*=error_summary],[class*=errorSummary],.validation-summary-errors,.errorlist';
+
+  /** A message element (not a wrapper of controls): an error text by role or class. */
+  const isErrorElement = (el) =>
+    el.nodeType === Node.ELEMENT_NODE &&
+    !isControl(el) &&
+    el.matches(FIELD_ERROR_SELECTOR) &&
+    controlsIn(el).length === 0;
+
+  /** A control the page marked as wrong: `aria-invalid`, or an error class. */
+  const isMarked = (el) => attr(el, 'aria-invalid') === 'true' || /error|invalid/i.test(String(el.className || ''));
+
+  /**
+   * Error texts of error summaries, by the control their link points at (`#id`). Built once
+   * per inspection; the links are claimed so the summary is not a form error too.
+   */
+  function summaryErrors() {
+    const byControl = new Map();
+    eachElement(document, (el) => {
+      if (el.tagName !== 'A' || !el.closest(ERROR_SUMMARY_SELECTOR) || !isVisible(el)) return;
+      const href = attr(el, 'href') || '';
+      if (!href.startsWith('#') || href.length < 2) return;
+      let target;
+      try {
+        target = el.getRootNode().getElementById(decodeURIComponent(href.slice(1)));
+      } catch (_) {
+        return;
+      }
+      if (!target) return;
+      // A link to a group's fieldset or wrapper means its first control.
+      const control = isFillable(target) ? target : controlsIn(target)[0];
+      if (!control || byControl.has(control)) return;
+      byControl.set(control, el);
+    });
+    return byControl;
+  }
 
   /**
    * The page's own error text for a field, and the elements it came from (so they are not
-   * reported again as form errors).
+   * reported again as form errors). Looked for as pages show them, nearest first:
+   * `aria-errormessage` / `aria-describedby` (with `aria-invalid`), an error `<label for>`
+   * (what validation libraries insert), an error inside the field's label, an error element
+   * right before or after the control, one in a wrapper that holds only this field, one of
+   * the enclosing fieldset (a date's day/month/year share it), and last an error summary's
+   * link to the control.
    */
-  function customError(field, claimed) {
+  function customError(field, claimed, summary) {
     const own = new Set(field.members);
     const texts = [];
     const taken = [];
@@ -500,6 +655,23 @@
           if (target && (invalid || isVisible(target))) take(target);
         }
       }
+      for (const label of Array.from(m.labels || [])) {
+        if (!isVisible(label)) continue;
+        if (isErrorElement(label)) take(label);
+        else for (const e of queryAll(label, FIELD_ERROR_SELECTOR)) if (isErrorElement(e) && isVisible(e)) take(e);
+      }
+    }
+    if (!texts.length) {
+      for (const m of field.members) {
+        for (const step of ['previousElementSibling', 'nextElementSibling']) {
+          let sib = m[step];
+          for (let n = 0; sib && n < 2; n++, sib = sib[step]) {
+            if (isControl(sib) || controlsIn(sib).length) break;
+            if (sib.tagName === 'LABEL' && sib.control && !own.has(sib.control)) break;
+            if (isErrorElement(sib) && isVisible(sib)) take(sib);
+          }
+        }
+      }
     }
     if (!texts.length) {
       const anchor = field.members.length > 1 ? commonAncestor(field.members) : field.el.parentElement;
@@ -507,10 +679,35 @@
       for (let level = 0; box && level < 3 && !texts.length; level++, box = box.parentElement) {
         if (box.tagName === 'FORM' || box.tagName === 'BODY' || !containsOnly(box, own)) break;
         for (const e of queryAll(box, FIELD_ERROR_SELECTOR)) {
-          if (controlsIn(e).length || isControl(e) || e.tagName === 'LABEL' || !isVisible(e)) continue;
+          if (!isErrorElement(e) || !isVisible(e)) continue;
+          if (e.tagName === 'LABEL' && e.control && !own.has(e.control)) continue;
           take(e);
         }
       }
+    }
+    if (!texts.length) {
+      const set = field.el.closest('fieldset,[role=group],[role=radiogroup]');
+      const inSet = set ? controlsIn(set) : [];
+      // The set's error belongs to the members the page marked, or to all when none is.
+      if (set && (field.members.some(isMarked) || !inSet.some(isMarked))) {
+        for (const id of String(attr(set, 'aria-describedby') || '').split(/\s+/).filter(Boolean)) {
+          const target = set.getRootNode().getElementById(id);
+          if (target && isErrorElement(target) && isVisible(target)) take(target);
+        }
+        for (const e of queryAll(set, FIELD_ERROR_SELECTOR)) {
+          if (!isErrorElement(e) || !isVisible(e)) continue;
+          // Its own message, not the message of one control inside it.
+          const labelOf = e.tagName === 'LABEL' ? e.control : null;
+          if (labelOf && !own.has(labelOf)) continue;
+          if (e.closest('fieldset,[role=group],[role=radiogroup]') !== set) continue;
+          take(e);
+        }
+      }
+    }
+    const link = field.members.map((m) => summary.get(m)).find(Boolean);
+    if (link) {
+      if (!texts.length) take(link);
+      else claimed.add(link);
     }
     return texts.join(' ');
   }
@@ -551,10 +748,10 @@
     return info;
   }
 
-  function fieldInfo(field, ref, forms, claimed) {
+  function fieldInfo(field, ref, forms, claimed, summary) {
     const el = field.el;
     const group = isGroup(field);
-    const labels = group ? groupLabels(field) : controlLabels(el);
+    const labels = isCompound(field) ? groupLabels(field) : controlLabels(el);
     const value = fieldValue(field);
     const validity = fieldValidity(field);
     const info = {
@@ -566,23 +763,26 @@
     if (info.form === -1) info.form = null;
     const name = attr(el, 'name');
     if (name) info.name = name;
-    const id = group ? null : attr(el, 'id');
+    const id = isCompound(field) ? null : attr(el, 'id');
     if (id) info.id = id;
     info.labels = labels;
     info.label = labels.length ? labels[0].text : '';
     info.required = field.members.some((m) => m.required || attr(m, 'aria-required') === 'true');
     info.disabled = field.members.every(isDisabled);
-    info.readOnly = !group && (!!el.readOnly || attr(el, 'aria-readonly') === 'true');
+    info.readOnly = !isCompound(field) && (!!el.readOnly || attr(el, 'aria-readonly') === 'true');
     info.visible = field.members.some((m) => isVisible(m) || Array.from(m.labels || []).some(isVisible));
     info.value = value;
-    info.empty = isEmpty(value);
+    // A date with a part left out is not filled in.
+    info.empty = field.kind === 'date-parts' ? field.members.some((m) => collapse(m.value) === '') : isEmpty(value);
     const options = fieldOptions(field);
     if (options.length) info.options = options;
     info.constraints = fieldConstraints(field);
     info.valid = validity.valid;
     if (!validity.valid) info.validationMessage = validity.message;
-    const error = customError(field, claimed);
+    const error = customError(field, claimed, summary);
     if (error) info.error = error;
+    if (group && indistinct(field)) info.indistinct = true;
+    if (field.parts) info.parts = field.parts;
     return info;
   }
 
@@ -598,7 +798,8 @@
     const fields = buildFields(controls);
     refs = fields;
     const claimed = new Set();
-    const fieldInfos = fields.map((field, ref) => fieldInfo(field, ref, forms, claimed));
+    const summary = summaryErrors();
+    const fieldInfos = fields.map((field, ref) => fieldInfo(field, ref, forms, claimed, summary));
     return {
       url: location.href,
       title: collapse(native.documentTitle.call(document)),
@@ -803,6 +1004,25 @@
     return ok ? success() : failure('the page did not accept the change');
   }
 
+  /**
+   * Fills a date in parts from `{day, month, year}` (the agent splits the caller's value):
+   * each part into its control, a two-digit year where the control takes two.
+   */
+  function fillDateParts(field, value) {
+    if (!value || typeof value !== 'object' || Array.isArray(value)) return failure('expected the parts of a date');
+    for (let i = 0; i < field.members.length; i++) {
+      const el = field.members[i];
+      const part = field.parts[i];
+      let want = value[part];
+      if (want == null) return failure(`the value has no ${part}`);
+      want = String(want);
+      if (part === 'year' && el.maxLength === 2 && want.length === 4) want = want.slice(2);
+      const outcome = el.tagName === 'SELECT' ? fillSelect(el, want) : fillText(el, want, false);
+      if (!outcome.ok) return failure(`${part}: ${outcome.error}`);
+    }
+    return success();
+  }
+
   /** The text of a rich-text field, as a person reads it. */
   function editorText(el) {
     return native.innerText.call(el).replace(/\u00a0/g, ' ').replace(/\n+$/, '');
@@ -840,6 +1060,8 @@
         return fillCheckboxGroup(field, value);
       case 'checkbox':
         return fillCheckbox(el, value);
+      case 'date-parts':
+        return fillDateParts(field, value);
       case 'select-one':
       case 'select-multiple':
         return fillSelect(el, value);
@@ -999,16 +1221,32 @@
     const { forms, submitters } = scanDocument();
     const form = forms[index];
     if (!form) return { ok: false, method: '', error: `no form ${index} (the page has ${forms.length})` };
-    const button = submitters.find((b) => b.form === form && !isDisabled(b) && isVisible(b));
-    if (button) {
-      button.click();
-      return { ok: true, method: 'button', button: submitterText(button) };
-    }
+    // Whether the submit event fired and whether a page script cancelled it: a capturing
+    // listener on the form itself runs before the page's own (non-capturing) ones, and the
+    // event is read once dispatch is over, whatever the page's listeners did to it.
+    let event = null;
+    const watch = (e) => {
+      if (e.target === form) event = e;
+    };
+    native.addEventListener.call(form, 'submit', watch, true);
+    const verdict = () => ({
+      dispatched: event !== null,
+      cancelled: event !== null && native.defaultPrevented.call(event),
+    });
     try {
-      native.requestSubmit.call(form);
-      return { ok: true, method: 'requestSubmit' };
-    } catch (e) {
-      return { ok: false, method: 'requestSubmit', error: e && e.message ? e.message : String(e) };
+      const button = submitters.find((b) => b.form === form && !isDisabled(b) && isVisible(b));
+      if (button) {
+        button.click();
+        return { ok: true, method: 'button', button: submitterText(button), ...verdict() };
+      }
+      try {
+        native.requestSubmit.call(form);
+        return { ok: true, method: 'requestSubmit', ...verdict() };
+      } catch (e) {
+        return { ok: false, method: 'requestSubmit', error: e && e.message ? e.message : String(e) };
+      }
+    } finally {
+      native.removeEventListener.call(form, 'submit', watch, true);
     }
   }
 

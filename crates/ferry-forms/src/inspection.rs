@@ -227,6 +227,8 @@ impl Inspection {
                 method: String::new(),
                 button: None,
                 error: Some(format!("form {global} is gone")),
+                dispatched: false,
+                cancelled: false,
             });
         };
         let value = self.frames[frame]

@@ -16,6 +16,7 @@
 
 mod agent;
 pub mod config;
+mod date_parts;
 mod inspection;
 mod matcher;
 mod pool;
@@ -27,7 +28,7 @@ mod turn;
 
 pub use agent::FormsAgent;
 pub use config::{BrowserSource, FormsConfig, Isolation};
-pub use pool::{AtCapacity, SessionPool};
+pub use pool::{AtCapacity, ConversationKey, PendingSubmit, SessionPool};
 pub use session::Session;
 
 /// The page-side script: evaluated in an isolated world, it defines `globalThis.__ferryForms`

@@ -9,7 +9,7 @@
 //! | 100    | is exactly the text of a label, aria label, `aria-labelledby` text or legend    |
 //! | 90     | [normalises](normalize) to the same words as one of those                      |
 //! | 85     | normalises to the same words as the `name` or `id` (`firstName` = "first name") |
-//! | 80     | normalises to the same words as the placeholder, title or the preceding text    |
+//! | 80     | normalises to the same words as the placeholder, title or the preceding text, or as the core of a longer label (its text before a parenthesis, a dash or a colon: "Topics" for "Topics (select at least two) - note: …") |
 //! | 89/84/79 | as for 90/85/80, but only once accents are folded (`prenom` = "Prénom")    |
 //! | 50–70  | is similar enough (similarity ≥ 0.75, see below)                               |
 //!
@@ -323,6 +323,23 @@ fn names_of(field: &FieldInfo) -> Vec<(LabelSource, Prepared)> {
         .iter()
         .map(|l| (l.source, Prepared::new(&l.text)))
         .collect();
+    // The core of a long label or legend, as strong as a placeholder.
+    let cores: Vec<(LabelSource, Prepared)> = field
+        .labels
+        .iter()
+        .filter(|l| {
+            matches!(
+                l.source,
+                LabelSource::AriaLabelledby
+                    | LabelSource::AriaLabel
+                    | LabelSource::Label
+                    | LabelSource::Legend
+            )
+        })
+        .filter_map(|l| label_core(&l.text))
+        .map(|core| (LabelSource::Text, Prepared::new(core)))
+        .collect();
+    names.extend(cores);
     let label = field.label.trim();
     let is_attribute = |a: &Option<String>| a.as_deref().is_some_and(|a| a.trim() == label);
     if field.labels.is_empty()
@@ -340,6 +357,17 @@ fn names_of(field: &FieldInfo) -> Vec<(LabelSource, Prepared)> {
     }
     names.retain(|(_, p)| !p.norm.is_empty());
     names
+}
+
+/// The text of a label before its first parenthesis, dash or colon, when that leaves a
+/// shorter, non-empty name: the question without its notes.
+fn label_core(label: &str) -> Option<&str> {
+    let cut = [" (", "(", " - ", " – ", " — ", ": ", " / "]
+        .iter()
+        .filter_map(|sep| label.find(sep))
+        .min()?;
+    let core = label[..cut].trim();
+    (core.chars().count() >= 2).then_some(core)
 }
 
 /// The best score of a key over a field's names (the first, strongest name on equal scores).
@@ -813,6 +841,27 @@ mod tests {
         assert_eq!(score("Frist name", labelled("First name").build()), 62);
         // "E-mail" is "email" without the hyphen.
         assert_eq!(score("email", labelled("E-mail").build()), 70);
+    }
+
+    #[test]
+    fn a_key_matches_the_core_of_a_long_legend() {
+        let fields = [
+            F::new()
+                .with(
+                    LabelSource::Legend,
+                    "Topics (select at least two) - note: you can change them later",
+                )
+                .build(),
+            labelled("Email").build(),
+        ];
+        let a = only(&["Topics"], &fields);
+        assert_eq!(a.field, 0);
+        assert_eq!(a.score, OTHER);
+        assert_eq!(label_core("Email"), None);
+        assert_eq!(
+            label_core("Date of birth (DD/MM/YYYY)"),
+            Some("Date of birth")
+        );
     }
 
     #[test]

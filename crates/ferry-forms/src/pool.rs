@@ -1,7 +1,9 @@
 //! Conversations → sessions: at most `max_contexts` at once, idle ones closed, dead ones
 //! replaced.
 //!
-//! Each contextId owns one slot. A turn locks its slot for the whole turn (turns of one
+//! Each conversation — a contextId *of one caller in one tenant* ([`ConversationKey`]) —
+//! owns one slot: two tenants, or two callers, that happen to use the same contextId never
+//! share a page or a pending submit. A turn locks its slot for the whole turn (turns of one
 //! conversation run one at a time, on the same page); different conversations never share
 //! a lock, so there is no global lock on the turn path. The map of slots is touched only
 //! to find or add a slot.
@@ -15,13 +17,50 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::OwnedMutexGuard;
 
-/// A submit that waits for `{"confirm": true}`.
+/// Whose conversation a session is.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ConversationKey {
+    /// The tenant the request was routed to (empty when none).
+    pub tenant: String,
+    /// The authenticated caller, when the server names one.
+    pub caller: Option<String>,
+    /// The A2A contextId.
+    pub context_id: String,
+}
+
+impl ConversationKey {
+    /// The key of a turn: its tenant, caller and contextId.
+    pub fn of(ctx: &ferry_agent::RequestContext) -> ConversationKey {
+        ConversationKey {
+            tenant: ctx.tenant.clone(),
+            caller: ctx.caller.clone(),
+            context_id: ctx.context_id.clone(),
+        }
+    }
+
+    /// The key of `context_id` with no tenant and no named caller (a server without
+    /// either).
+    pub fn context(context_id: &str) -> ConversationKey {
+        ConversationKey {
+            tenant: String::new(),
+            caller: None,
+            context_id: context_id.to_owned(),
+        }
+    }
+}
+
+/// A submit a task asked for and that has not happened yet: waiting for
+/// `{"confirm": true}` when the form is ready, or for the values still missing (a follow-up
+/// that brings them continues toward the submit; see the lifecycle in `turn`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingSubmit {
-    /// The task that asked for it (canceling that task drops it).
+    /// The task that asked for it: only that task may confirm it, and canceling that task
+    /// drops it.
     pub task_id: String,
     /// The form to submit (global index).
     pub form: usize,
+    /// True when the form is filled and only the confirmation is missing.
+    pub ready: bool,
 }
 
 /// A new conversation was refused: every session is in use.
@@ -71,13 +110,13 @@ impl Drop for SlotGuard {
 #[derive(Debug)]
 pub struct SessionPool {
     config: Arc<FormsConfig>,
-    slots: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Slot>>>>,
+    slots: Mutex<HashMap<ConversationKey, Arc<tokio::sync::Mutex<Slot>>>>,
     /// Pending submits by contextId, outside the slot lock so that a cancel never waits
     /// for a running turn.
-    pending: Mutex<HashMap<String, PendingSubmit>>,
+    pending: Mutex<HashMap<ConversationKey, PendingSubmit>>,
     /// The browser process of each conversation's session (process isolation), readable
     /// while a turn holds the slot.
-    pids: Mutex<HashMap<String, u32>>,
+    pids: Mutex<HashMap<ConversationKey, u32>>,
     shared: tokio::sync::Mutex<Option<Arc<Browser>>>,
 }
 
@@ -97,11 +136,11 @@ impl SessionPool {
         pool
     }
 
-    fn slots(&self) -> MutexGuard<'_, HashMap<String, Arc<tokio::sync::Mutex<Slot>>>> {
+    fn slots(&self) -> MutexGuard<'_, HashMap<ConversationKey, Arc<tokio::sync::Mutex<Slot>>>> {
         self.slots.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn pending_map(&self) -> MutexGuard<'_, HashMap<String, PendingSubmit>> {
+    fn pending_map(&self) -> MutexGuard<'_, HashMap<ConversationKey, PendingSubmit>> {
         self.pending.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -115,12 +154,12 @@ impl SessionPool {
         self.len() == 0
     }
 
-    /// The slot of `context_id`, locked for this turn. A new conversation beyond the cap is
-    /// refused at once.
-    pub async fn acquire(&self, context_id: &str) -> Result<SlotGuard, AtCapacity> {
+    /// The slot of conversation `key`, locked for this turn. A new conversation beyond the
+    /// cap is refused at once.
+    pub async fn acquire(&self, key: &ConversationKey) -> Result<SlotGuard, AtCapacity> {
         let slot = {
             let mut slots = self.slots();
-            match slots.get(context_id) {
+            match slots.get(key) {
                 Some(slot) => slot.clone(),
                 None => {
                     if slots.len() >= self.config.max_contexts {
@@ -130,7 +169,7 @@ impl SessionPool {
                         });
                     }
                     let slot = Arc::new(tokio::sync::Mutex::new(Slot::default()));
-                    slots.insert(context_id.to_owned(), slot.clone());
+                    slots.insert(key.clone(), slot.clone());
                     slot
                 }
             }
@@ -142,7 +181,7 @@ impl SessionPool {
     /// Returns true when a new session was opened.
     pub async fn ensure_session(
         &self,
-        context_id: &str,
+        key: &ConversationKey,
         slot: &mut Slot,
         endpoint: Option<&CdpEndpoint>,
     ) -> Result<bool, SessionError> {
@@ -160,11 +199,11 @@ impl SessionPool {
         let session = Session::open(&self.config, shared, endpoint).await?;
         let mut pids = self.pids.lock().unwrap_or_else(|p| p.into_inner());
         match session.browser_pid() {
-            Some(pid) => pids.insert(context_id.to_owned(), pid),
-            None => pids.remove(context_id),
+            Some(pid) => pids.insert(key.clone(), pid),
+            None => pids.remove(key),
         };
         drop(pids);
-        tracing::debug!(context = %context_id, cold_start_ms = session.cold_start.as_millis() as u64, "browser session opened");
+        tracing::debug!(context = %key.context_id, cold_start_ms = session.cold_start.as_millis() as u64, "browser session opened");
         slot.session = Some(session);
         Ok(true)
     }
@@ -188,13 +227,13 @@ impl SessionPool {
         Ok(browser)
     }
 
-    /// The process id of the browser serving `context_id` (its process group id), if it
-    /// has its own.
-    pub fn browser_pid(&self, context_id: &str) -> Option<u32> {
+    /// The process id of the browser serving conversation `key` (its process group id), if
+    /// it has its own.
+    pub fn browser_pid(&self, key: &ConversationKey) -> Option<u32> {
         self.pids
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get(context_id)
+            .get(key)
             .copied()
     }
 
@@ -205,28 +244,28 @@ impl SessionPool {
     }
 
     /// The pending submit of a conversation.
-    pub fn pending(&self, context_id: &str) -> Option<PendingSubmit> {
-        self.pending_map().get(context_id).cloned()
+    pub fn pending(&self, key: &ConversationKey) -> Option<PendingSubmit> {
+        self.pending_map().get(key).cloned()
     }
 
     /// Sets or clears the pending submit of a conversation.
-    pub fn set_pending(&self, context_id: &str, pending: Option<PendingSubmit>) {
+    pub fn set_pending(&self, key: &ConversationKey, pending: Option<PendingSubmit>) {
         let mut map = self.pending_map();
         match pending {
             Some(p) => {
-                map.insert(context_id.to_owned(), p);
+                map.insert(key.clone(), p);
             }
             None => {
-                map.remove(context_id);
+                map.remove(key);
             }
         }
     }
 
-    /// Drops the pending submit of `context_id` if task `task_id` asked for it.
-    pub fn cancel_pending(&self, context_id: &str, task_id: &str) -> bool {
+    /// Drops the pending submit of conversation `key` if task `task_id` asked for it.
+    pub fn cancel_pending(&self, key: &ConversationKey, task_id: &str) -> bool {
         let mut map = self.pending_map();
-        if map.get(context_id).is_some_and(|p| p.task_id == task_id) {
-            map.remove(context_id);
+        if map.get(key).is_some_and(|p| p.task_id == task_id) {
+            map.remove(key);
             return true;
         }
         false
@@ -241,13 +280,13 @@ impl SessionPool {
     /// a test passes zero instead of waiting for it); returns how many. Sessions of turns in
     /// progress are never closed. Returns once their browsers have exited.
     pub async fn close_idle_for(&self, idle: Duration) -> usize {
-        let candidates: Vec<(String, Arc<tokio::sync::Mutex<Slot>>)> = self
+        let candidates: Vec<(ConversationKey, Arc<tokio::sync::Mutex<Slot>>)> = self
             .slots()
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         let mut closed = 0;
-        for (context_id, slot) in candidates {
+        for (key, slot) in candidates {
             // A slot in use is not idle.
             let Ok(mut guard) = slot.try_lock() else {
                 continue;
@@ -262,23 +301,20 @@ impl SessionPool {
             let session = guard.session.take();
             {
                 let mut slots = self.slots();
-                if slots
-                    .get(&context_id)
-                    .is_some_and(|s| Arc::ptr_eq(s, &slot))
-                {
-                    slots.remove(&context_id);
+                if slots.get(&key).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
+                    slots.remove(&key);
                 }
             }
-            self.set_pending(&context_id, None);
+            self.set_pending(&key, None);
             self.pids
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .remove(&context_id);
+                .remove(&key);
             drop(guard);
             if let Some(session) = session {
                 session.close().await;
             }
-            tracing::debug!(context = %context_id, "idle browser session closed");
+            tracing::debug!(context = %key.context_id, "idle browser session closed");
             closed += 1;
         }
         if closed > 0 && self.is_empty() {

@@ -9,6 +9,13 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+/// Refused requests a report lists one by one; the rest are counted in `blockedMore`.
+pub(crate) const MAX_BLOCKED_REPORTED: usize = 20;
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// The `data` artifact.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -41,9 +48,13 @@ pub(crate) struct FormReport {
     /// What the page showed after the submit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome: Option<Outcome>,
-    /// Requests the allowlist or the address policy refused during this turn.
+    /// Requests the allowlist or the address policy refused during this turn (the first
+    /// [`MAX_BLOCKED_REPORTED`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub blocked: Vec<BlockedRequest>,
+    /// How many more were refused during this turn than `blocked` lists.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub blocked_more: usize,
     /// Things worth knowing that are not errors (a page that did not finish loading).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -186,6 +197,13 @@ pub(crate) struct Outcome {
     pub text: String,
     /// True when the submit loaded a new document.
     pub navigated: bool,
+    /// How the form's data left the browser: `navigation` (the browser's own form
+    /// submission), `script` (the page sent it with fetch/XHR), or `none` (nothing left: a
+    /// page script cancelled the submit, or the browser's validation stopped it).
+    pub sent: &'static str,
+    /// The requests that carried it (method and URL), at most a few.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<String>,
     /// The HTTP status of the page shown now, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http_status: Option<u16>,
@@ -295,11 +313,14 @@ impl FormReport {
         list(&mut out, "Ambiguous", &ambiguous);
         list(&mut out, "Field errors", &self.field_error_lines());
         list(&mut out, "Form errors", &self.form_errors);
-        let blocked: Vec<String> = self
+        let mut blocked: Vec<String> = self
             .blocked
             .iter()
             .map(|b| format!("{} ({})", b.url, b.reason))
             .collect();
+        if self.blocked_more > 0 {
+            blocked.push(format!("… and {} more", self.blocked_more));
+        }
         list(&mut out, "Blocked", &blocked);
         list(&mut out, "Warnings", &self.warnings);
         if self.pending_submit {
@@ -311,7 +332,12 @@ impl FormReport {
         if let Some(outcome) = &self.outcome {
             let _ = writeln!(
                 out,
-                "Submitted → {} <{}>",
+                "{} → {} <{}>",
+                match outcome.sent {
+                    "none" => "Not sent (the form's data did not leave the browser)",
+                    "script" => "Sent by a page script",
+                    _ => "Submitted",
+                },
                 if outcome.title.is_empty() {
                     "(untitled)"
                 } else {

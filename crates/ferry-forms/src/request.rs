@@ -25,7 +25,9 @@ pub struct FormRequest {
     /// Field key → value, in the order given.
     pub values: Vec<(String, RequestedValue)>,
     /// Submit once everything is filled (after confirmation, unless `--auto-submit`).
-    pub submit: bool,
+    /// `None` when the message does not say: a follow-up then continues the task's pending
+    /// submit, if it has one.
+    pub submit: Option<bool>,
     /// Approves the pending submit (or, together with `submit`, approves it up front).
     pub confirm: bool,
     /// Which form, when the page has several.
@@ -35,7 +37,7 @@ pub struct FormRequest {
 impl FormRequest {
     /// True when the request only asks to look (no values, no submit, no confirm).
     pub fn is_inspect_only(&self) -> bool {
-        self.values.is_empty() && !self.submit && !self.confirm
+        self.values.is_empty() && self.submit != Some(true) && !self.confirm
     }
 }
 
@@ -153,7 +155,7 @@ fn parse_data(value: &Value) -> Result<FormRequest, RequestError> {
                 request.url = Some(parse_url(text)?);
             }
             "values" => request.values = parse_values(value)?,
-            "submit" => request.submit = parse_bool(key, value)?,
+            "submit" => request.submit = Some(parse_bool(key, value)?),
             "confirm" => request.confirm = parse_bool(key, value)?,
             "form" => {
                 request.form = Some(match value {
@@ -298,7 +300,7 @@ mod tests {
             r.url.as_ref().map(url::Url::as_str),
             Some("https://example.com/signup")
         );
-        assert!(r.submit && !r.confirm);
+        assert!(r.submit == Some(true) && !r.confirm);
         assert_eq!(r.form, Some(FormSelector::Index(1)));
         let values: std::collections::HashMap<_, _> = r.values.into_iter().collect();
         assert_eq!(

@@ -178,12 +178,18 @@ impl Session {
 
     /// How many requests the proxy refused so far (a mark for [`Session::blocked_since`]).
     pub fn blocked_mark(&self) -> usize {
-        self.proxy.blocked().len()
+        self.proxy.refusals()
     }
 
-    /// Requests refused since `mark`.
+    /// Requests refused since `mark`, as far as the proxy keeps them (its last
+    /// `ferry_browser::MAX_BLOCKED_KEPT`).
     pub fn blocked_since(&self, mark: usize) -> Vec<Blocked> {
-        self.proxy.blocked().into_iter().skip(mark).collect()
+        self.proxy.blocked_since(mark)
+    }
+
+    /// How many requests were refused since `mark`, kept or not.
+    pub fn refusals_since(&self, mark: usize) -> usize {
+        self.proxy.refusals().saturating_sub(mark)
     }
 
     /// The process group id of a launched browser (for tests and memory measurements).

@@ -221,6 +221,14 @@ pub struct FieldInfo {
     /// with `aria-invalid`, a nearby `.error` / `[role=alert]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// A radio or checkbox group whose options send the same value (typically none has a
+    /// `value`, so each sends "on"): the site cannot tell which one is chosen.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub indistinct: bool,
+    /// For a date in parts (type `date-parts`): the role of each control in page order,
+    /// `day`, `month`, `year`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<String>,
 }
 
 fn yes() -> bool {
@@ -287,4 +295,10 @@ pub struct SubmitOutcome {
     /// Why not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The submit event fired (false when the browser's own validation stopped it).
+    #[serde(default)]
+    pub dispatched: bool,
+    /// A page script cancelled the submit event (`preventDefault()`).
+    #[serde(default)]
+    pub cancelled: bool,
 }

@@ -169,7 +169,11 @@ async fn measure(isolation: Isolation, site: u16, rounds: u64) -> anyhow::Result
     let pss = |agent: &FormsAgent, contexts: &[String]| -> f64 {
         let mut groups: Vec<u32> = contexts
             .iter()
-            .filter_map(|c| agent.pool().browser_pid(c))
+            .filter_map(|c| {
+                agent
+                    .pool()
+                    .browser_pid(&ferry_forms::ConversationKey::context(c))
+            })
             .collect();
         groups.extend(agent.pool().shared_browser_pid());
         groups.sort_unstable();

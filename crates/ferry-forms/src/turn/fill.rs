@@ -67,9 +67,21 @@ pub(super) async fn fill_values(
                 }
                 continue;
             }
+            let value = if field.kind == "date-parts" {
+                // One value for several controls: split here, refused whole if it does not fit.
+                match date_value(value, &field.parts) {
+                    Ok(parts) => parts,
+                    Err(e) => {
+                        fill_errors.insert(assignment.key.clone(), e);
+                        continue;
+                    }
+                }
+            } else {
+                value.to_json()
+            };
             per_frame.entry(at.frame).or_default().push((
                 field.reference,
-                value.to_json(),
+                value,
                 assignment.key.clone(),
             ));
         }
@@ -110,6 +122,15 @@ pub(super) async fn fill_values(
         assigned_fields,
         inspection,
     })
+}
+
+/// The parts of a date for a `date-parts` field, from text (or a list of its parts).
+fn date_value(value: &RequestedValue, parts: &[String]) -> Result<serde_json::Value, String> {
+    match value {
+        RequestedValue::Text(text) => crate::date_parts::split(text, parts),
+        RequestedValue::List(items) => crate::date_parts::split(&items.join(" "), parts),
+        RequestedValue::Bool(_) => Err("expected a date, like 2030-03-31".into()),
+    }
 }
 
 /// How long a combobox's options may take to appear after opening or typing.

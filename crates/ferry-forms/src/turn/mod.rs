@@ -6,7 +6,13 @@
 //! - all good and `submit` → INPUT_REQUIRED asking for `{"confirm": true}` (or, with
 //!   `--auto-submit` or `confirm` given up front, submitted at once);
 //! - `confirm` → submit, wait for the navigation or for the page to settle, re-inspect →
-//!   COMPLETED, or INPUT_REQUIRED when the page now shows errors.
+//!   COMPLETED when the form's data left the browser, INPUT_REQUIRED when the page now shows
+//!   errors or did not send the form (a script cancelled it), FAILED when the site refused it.
+//!
+//! A submit the task asked for stays its intent until it happens or the caller says
+//! `"submit": false`: a follow-up on the same task that brings only the missing values
+//! continues toward it (asks for the confirmation once the form is ready). Only the task that
+//! holds a pending submit may confirm it.
 //!
 //! [`run`] is the lifecycle; `scope` decides which form the values belong to and what is
 //! still missing, `fill` puts the values in, `submit` submits and judges the result, and
@@ -25,9 +31,9 @@ use crate::request::{FormRequest, FormSelector};
 use crate::session::Session;
 use ferry_browser::BrowserError;
 use fill::Filling;
-use reporting::{blocked, blocked_reason, build_report, refuse_host};
-use scope::{Scope, choose_scope, field_error, missing};
-use submit::submit;
+use reporting::{blocked, blocked_more, blocked_reason, build_report, refuse_host};
+use scope::{Scope, choose_scope, field_error, missing, unsent_warnings};
+use submit::{SubmitTarget, submit};
 
 /// How a turn ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -202,8 +208,8 @@ pub(crate) async fn run(
         },
     };
 
-    // 3. Confirmation of a pending submit.
-    if request.confirm && request.values.is_empty() && !request.submit {
+    // 3. Confirmation of a pending submit, by the task that holds it.
+    if request.confirm && request.values.is_empty() && request.submit != Some(true) {
         let Some(pending) = pending else {
             let report = build_report(session, mark, &inspection, &Scope::All, warnings);
             return Ok(ask(
@@ -211,18 +217,29 @@ pub(crate) async fn run(
                 report,
             ));
         };
+        if pending.task_id != task_id {
+            let report = build_report(session, mark, &inspection, &Scope::All, warnings);
+            let message = format!(
+                "The submit waiting in this conversation belongs to task {}; only that task can confirm it. Nothing was submitted.",
+                pending.task_id
+            );
+            return Ok(TurnResult {
+                pending: Some(pending),
+                ..ask(message, report)
+            });
+        }
+        let target = SubmitTarget {
+            form: pending.form,
+            task_id,
+        };
         return submit(
-            session,
-            config,
-            mark,
-            inspection,
-            pending.form,
-            None,
-            warnings,
-            progress,
+            session, config, mark, inspection, target, None, warnings, progress,
         )
         .await;
     }
+    // The task's intent: what it said now, else a submit it asked for earlier.
+    let own_pending = pending.as_ref().filter(|p| p.task_id == task_id);
+    let wants_submit = request.submit.unwrap_or(own_pending.is_some());
 
     // 4. Inspect only.
     if request.is_inspect_only() {
@@ -242,7 +259,8 @@ pub(crate) async fn run(
         });
     }
 
-    // 5. Match and fill.
+    // 5. Match and fill (on the form of the task's pending submit, unless told otherwise).
+    let selected = selected.or_else(|| own_pending.filter(|_| wants_submit).map(|p| p.form));
     let keys: Vec<&str> = request.values.iter().map(|(k, _)| k.as_str()).collect();
     let chosen = match choose_scope(&inspection, selected, &keys, pending.as_ref()) {
         Ok(chosen) => chosen,
@@ -270,6 +288,7 @@ pub(crate) async fn run(
 
     // 6. What is still needed.
     let scope = chosen.scope;
+    warnings.extend(unsent_warnings(&inspection, &scope, &assigned_fields));
     let mut report = build_report(session, mark, &inspection, &scope, warnings);
     report.filled = filled;
     report.unmatched = chosen.matching.unmatched.clone();
@@ -294,15 +313,27 @@ pub(crate) async fn run(
     }
     report.field_errors = field_errors;
 
-    if report.needs_input() {
-        let message = needs_message(&report);
-        return Ok(ask(message, report));
-    }
     let form = match scope {
         Scope::Form(form) => Some(form),
         Scope::Outside | Scope::All => None,
     };
-    if request.submit || request.confirm {
+    if report.needs_input() {
+        let mut message = needs_message(&report);
+        // The submit asked for waits for these answers; it is not forgotten.
+        let pending = form.filter(|_| wants_submit).map(|form| PendingSubmit {
+            task_id: task_id.to_owned(),
+            form,
+            ready: false,
+        });
+        if pending.is_some() {
+            message.push_str(" The submit you asked for follows once they are in (send \"submit\": false to drop it).");
+        }
+        return Ok(TurnResult {
+            pending,
+            ..ask(message, report)
+        });
+    }
+    if wants_submit || request.confirm {
         let Some(form) = form else {
             return Ok(ask(
                 "These fields are not inside a form, so there is nothing to submit.".into(),
@@ -310,12 +341,13 @@ pub(crate) async fn run(
             ));
         };
         if config.auto_submit || request.confirm {
+            let target = SubmitTarget { form, task_id };
             return submit(
                 session,
                 config,
                 mark,
                 inspection,
-                form,
+                target,
                 Some(report),
                 Vec::new(),
                 progress,
@@ -339,6 +371,7 @@ pub(crate) async fn run(
             pending: Some(PendingSubmit {
                 task_id: task_id.to_owned(),
                 form,
+                ready: true,
             }),
         });
     }
@@ -357,6 +390,7 @@ pub(crate) async fn run(
 fn failed(session: &Session, mark: usize, why: String, warnings: Vec<String>) -> TurnResult {
     let report = FormReport {
         blocked: blocked(session, mark),
+        blocked_more: blocked_more(session, mark),
         warnings,
         ..FormReport::default()
     };

@@ -3,7 +3,7 @@
 use super::scope::Scope;
 use crate::config::FormsConfig;
 use crate::inspection::Inspection;
-use crate::report::{BlockedRequest, FieldSummary, FormReport, FormSummary};
+use crate::report::{BlockedRequest, FieldSummary, FormReport, FormSummary, MAX_BLOCKED_REPORTED};
 use crate::session::Session;
 use ferry_browser::Allowlist;
 
@@ -36,21 +36,30 @@ pub(super) fn build_report(
         fields,
         form_errors: inspection.form_errors(),
         blocked: blocked(session, mark),
+        blocked_more: blocked_more(session, mark),
         warnings,
         ..FormReport::default()
     }
 }
 
-/// Every request the proxy refused since `mark`.
+/// The requests the proxy refused since `mark`: the first [`MAX_BLOCKED_REPORTED`].
 pub(super) fn blocked(session: &Session, mark: usize) -> Vec<BlockedRequest> {
     session
         .blocked_since(mark)
         .into_iter()
+        .take(MAX_BLOCKED_REPORTED)
         .map(|b| BlockedRequest {
-            url: b.target.clone(),
+            url: b.target,
             reason: b.reason.to_string(),
         })
         .collect()
+}
+
+/// How many refusals since `mark` the report leaves out of `blocked`.
+pub(super) fn blocked_more(session: &Session, mark: usize) -> usize {
+    session
+        .refusals_since(mark)
+        .saturating_sub(MAX_BLOCKED_REPORTED)
 }
 
 /// The allowlist's verdict on a URL before the browser is asked to open it.

@@ -128,3 +128,42 @@ pub(super) fn field_error(field: &FieldInfo) -> Option<String> {
             .flatten()
     })
 }
+
+/// What the form will not send as it looks: named controls only are submitted, disabled ones
+/// never, and a group whose options share one value does not say which is chosen. Fields
+/// that hold a value, were filled, or are required are reported (an empty optional one
+/// loses nothing).
+pub(super) fn unsent_warnings(
+    inspection: &Inspection,
+    scope: &Scope,
+    filled: &[(String, FieldAt)],
+) -> Vec<String> {
+    if !matches!(scope, Scope::Form(_)) {
+        return Vec::new();
+    }
+    let mut warnings = Vec::new();
+    for (at, form, field) in inspection.fields() {
+        if !scope.contains(form) {
+            continue;
+        }
+        let label = display_label(field);
+        let holds = !field.empty || field.required || filled.iter().any(|(_, f)| *f == at);
+        let native = matches!(field.tag.as_str(), "input" | "select" | "textarea");
+        if native && field.name.is_none() && holds && !field.disabled {
+            warnings.push(format!(
+                "\"{label}\" has no name, so the browser will not send its value with the form"
+            ));
+        }
+        if field.disabled && holds {
+            warnings.push(format!(
+                "\"{label}\" is disabled, so its value is not sent with the form"
+            ));
+        }
+        if field.indistinct {
+            warnings.push(format!(
+                "the options of \"{label}\" all send the same value, so the site cannot tell which one is chosen"
+            ));
+        }
+    }
+    warnings
+}

@@ -1,16 +1,33 @@
 //! Submitting: the form's own submit button (else `requestSubmit()`), the wait for a
-//! navigation or for the page to settle, and the verdict on what the page shows then.
+//! navigation or for the page to settle, and the verdict on what happened, decided from
+//! evidence: did the submit event fire and did a page script cancel it, did a request that
+//! can carry the form leave the browser (a navigation, or a script's fetch/XHR to the
+//! form's or the page's site), did the page navigate, what errors does it show now.
+//! `submitted` is true only when the form's data left the browser.
 
 use super::reporting::build_report;
 use super::scope::{Scope, field_error, missing};
 use super::{TurnResult, Verdict, ask};
 use crate::config::FormsConfig;
 use crate::inspection::Inspection;
+use crate::pool::PendingSubmit;
 use crate::report::{FormReport, Outcome, display_label};
 use crate::session::Session;
-use ferry_browser::BrowserError;
+use crate::snapshot::SubmitOutcome;
+use ferry_browser::{BrowserError, SentRequest};
 use std::collections::BTreeMap;
 use std::time::Duration;
+
+/// The requests shown in `outcome.requests`, at most.
+const SHOWN_REQUESTS: usize = 5;
+
+/// What a submit is about: the form and the task that asked for it.
+pub(super) struct SubmitTarget<'a> {
+    /// Global form index.
+    pub form: usize,
+    /// The task (a submit that did not happen stays pending for it).
+    pub task_id: &'a str,
+}
 
 /// Submits global form `form`, waits for the result and reports it.
 #[allow(clippy::too_many_arguments)]
@@ -19,20 +36,29 @@ pub(super) async fn submit(
     config: &FormsConfig,
     mark: usize,
     inspection: Inspection,
-    form: usize,
+    target: SubmitTarget<'_>,
     before: Option<FormReport>,
     warnings: Vec<String>,
     progress: &(dyn Fn(&str) + Send + Sync),
 ) -> Result<TurnResult, BrowserError> {
+    let form = target.form;
     progress(&format!("submitting form {form}"));
     let page = session.page();
     let main_frame = page.main_frame_id().await?;
     let started = page.next_event("Page.frameStartedLoading", Some(&main_frame));
     let loaded = page.next_event("Page.loadEventFired", None);
-    let action_host = inspection
+    // Recording from before the click, so the first request is seen.
+    let mut requests = page.watch_requests().await?;
+    let action = inspection
         .forms()
         .get(form)
-        .and_then(|(_, f)| url::Url::parse(&f.action).ok())
+        .and_then(|(_, f)| url::Url::parse(&f.action).ok());
+    let action_host = action
+        .as_ref()
+        .and_then(|u| u.host_str().map(str::to_owned));
+    let page_host = inspection
+        .main()
+        .and_then(|m| url::Url::parse(&m.url).ok())
         .and_then(|u| u.host_str().map(str::to_owned));
     let outcome = match inspection.submit(form).await {
         Ok(outcome) => outcome,
@@ -40,11 +66,13 @@ pub(super) async fn submit(
         Err(BrowserError::Script { description })
             if description.contains("destroyed") || description.contains("context") =>
         {
-            crate::snapshot::SubmitOutcome {
+            SubmitOutcome {
                 ok: true,
                 method: "button".into(),
                 button: None,
                 error: None,
+                dispatched: true,
+                cancelled: false,
             }
         }
         Err(e) => return Err(e),
@@ -79,6 +107,27 @@ pub(super) async fn submit(
     } else {
         tokio::time::sleep(config.settle.max(Duration::from_millis(300))).await;
     }
+    // What left the browser: a navigation, or a request to the form's or the page's own
+    // site that can carry data (a beacon to an analytics host is not the form).
+    let carriers: Vec<SentRequest> = requests
+        .sent()
+        .into_iter()
+        .filter(|r| r.could_carry_form_data())
+        .filter(|r| {
+            let host = url::Url::parse(&r.url)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_owned));
+            host.is_some() && (host == action_host || host == page_host)
+        })
+        .collect();
+    drop(requests);
+    let sent = if navigated || carriers.iter().any(|r| r.resource_type == "Document") {
+        "navigation"
+    } else if !carriers.is_empty() {
+        "script"
+    } else {
+        "none"
+    };
     let after = Inspection::take(session.page()).await?;
     let scope = if navigated {
         Scope::All
@@ -90,7 +139,7 @@ pub(super) async fn submit(
         report.filled = before.filled;
         report.unmatched = before.unmatched;
     }
-    report.submitted = true;
+    report.submitted = sent != "none";
     let main = after.main();
     report.outcome = Some(Outcome {
         url: main.map(|m| m.url.clone()).unwrap_or_default(),
@@ -99,6 +148,12 @@ pub(super) async fn submit(
             .map(|m| m.text.chars().take(500).collect())
             .unwrap_or_default(),
         navigated,
+        sent,
+        requests: carriers
+            .iter()
+            .take(SHOWN_REQUESTS)
+            .map(|r| format!("{} {}", r.method, r.url))
+            .collect(),
         http_status: main.and_then(|m| m.http_status),
     });
     // A refused form post must never look like success.
@@ -147,6 +202,9 @@ pub(super) async fn submit(
     if !navigated {
         report.missing = missing(&after, &scope);
     }
+    if sent == "none" {
+        return Ok(not_sent(report, &outcome, target, config));
+    }
     if !report.field_errors.is_empty() || !report.form_errors.is_empty() {
         let mut message = "Submitted, but the page reports errors".to_owned();
         if !report.field_errors.is_empty() {
@@ -163,13 +221,74 @@ pub(super) async fn submit(
         .as_ref()
         .map(|o| o.title.clone())
         .unwrap_or_default();
+    let how = match sent {
+        "script" => " (a page script sent it)",
+        _ => "",
+    };
     Ok(TurnResult {
         verdict: Verdict::Completed,
         message: format!(
-            "Submitted form {form}; the page now shows {:?} at {}.",
+            "Submitted form {form}{how}; the page now shows {:?} at {}.",
             title, report.url
         ),
         report,
         pending: None,
     })
+}
+
+/// The verdict on a submit whose data never left the browser: never a success. The page's
+/// reasons (errors it shows, fields still missing) make it INPUT_REQUIRED with them; with no
+/// visible reason it says exactly that. The submit stays pending for the task, so values
+/// sent next continue toward it.
+fn not_sent(
+    mut report: FormReport,
+    outcome: &SubmitOutcome,
+    target: SubmitTarget<'_>,
+    config: &FormsConfig,
+) -> TurnResult {
+    let why = if !outcome.dispatched {
+        "the browser's own validation stopped the submit".to_owned()
+    } else if outcome.cancelled {
+        "a page script cancelled the submit".to_owned()
+    } else {
+        format!(
+            "nothing was sent within {} s of the submit",
+            config.submit_navigation_wait.as_secs_f32()
+        )
+    };
+    let mut message = format!("The page did not send form {} — {why}", target.form);
+    let mut reasons = Vec::new();
+    if !report.field_errors.is_empty() {
+        reasons.push(report.field_error_lines().join("; "));
+    }
+    if !report.form_errors.is_empty() {
+        reasons.push(report.form_errors.join("; "));
+    }
+    if !report.missing.is_empty() {
+        reasons.push(format!(
+            "missing required fields: {}",
+            report.missing.join(", ")
+        ));
+    }
+    if reasons.is_empty() {
+        message.push_str(
+            ", and it shows no error saying why. Nothing was submitted; reply {\"confirm\": true} to try again, or send changed values.",
+        );
+    } else {
+        message.push_str(&format!(
+            "; it shows: {}. Nothing was submitted; send corrected values.",
+            reasons.join(" — ")
+        ));
+    }
+    report.submitted = false;
+    TurnResult {
+        verdict: Verdict::InputRequired,
+        message,
+        report,
+        pending: Some(PendingSubmit {
+            task_id: target.task_id.to_owned(),
+            form: target.form,
+            ready: false,
+        }),
+    }
 }

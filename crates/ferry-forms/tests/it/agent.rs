@@ -24,8 +24,11 @@ pub(crate) fn shop_config(site: &TestSite) -> FormsConfig {
 }
 
 /// Runs `body` with a site and a server when Chromium is here.
-async fn with_agent<F, Fut>(name: &str, config: impl FnOnce(&TestSite) -> FormsConfig, body: F)
-where
+pub(crate) async fn with_agent<F, Fut>(
+    name: &str,
+    config: impl FnOnce(&TestSite) -> FormsConfig,
+    body: F,
+) where
     F: FnOnce(TestSite, FormsServer) -> Fut,
     Fut: Future<Output = FormsServer>,
 {
@@ -41,14 +44,14 @@ where
     .await;
 }
 
-fn field<'a>(report: &'a Value, label: &str) -> &'a Value {
+pub(crate) fn field<'a>(report: &'a Value, label: &str) -> &'a Value {
     report["fields"]
         .as_array()
         .and_then(|f| f.iter().find(|f| f["label"] == label))
         .unwrap_or_else(|| panic!("no field {label:?} in {report}"))
 }
 
-fn strings(value: &Value) -> Vec<String> {
+pub(crate) fn strings(value: &Value) -> Vec<String> {
     value
         .as_array()
         .map(|a| {
@@ -59,7 +62,7 @@ fn strings(value: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn submitted(site: &TestSite) -> Vec<(String, String)> {
+pub(crate) fn submitted(site: &TestSite) -> Vec<(String, String)> {
     site.submissions().pop().unwrap_or_default()
 }
 

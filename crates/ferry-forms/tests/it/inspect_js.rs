@@ -815,9 +815,11 @@ async fn submit_by_button_sends_every_field() {
                 ok: true,
                 method: "button".to_owned(),
                 button: Some("Create account".to_owned()),
-                error: None
+                error: None,
+                dispatched: true,
+                cancelled: false,
             },
-            "the visible submit button, not the hidden one"
+            "the visible submit button, not the hidden one; the submit event fired, uncancelled"
         );
         wait_for_title(&page, "Thank you").await;
         let submissions = h.site.submissions();

@@ -10,6 +10,9 @@ mod byob;
 mod inspect_js;
 /// The leak matrix through the whole agent, in both isolation modes.
 mod leaks;
+/// Pages as they are published: what a submit really did, errors where the page shows
+/// them, group questions, dates in parts, unsent fields, follow-ups, whose session it is.
+mod real_pages;
 /// Isolation, the session cap, idle close, slow pages, crashes.
 mod sessions;
 /// Shared helpers: the test site, the agent behind a server, the Chromium check.

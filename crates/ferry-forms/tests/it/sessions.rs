@@ -5,7 +5,7 @@ use crate::agent::shop_config;
 use crate::support::agent::{FormsServer, report, state, status_text};
 use crate::support::site::TestSite;
 use crate::support::{bounded, chromium_or_skip};
-use ferry_forms::{FormsConfig, Isolation};
+use ferry_forms::{ConversationKey, FormsConfig, Isolation};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -119,7 +119,7 @@ async fn a_conversation_beyond_the_cap_is_refused_with_a_retry_hint_and_idle_one
         let pid = server
             .agent()
             .pool()
-            .browser_pid("one")
+            .browser_pid(&ConversationKey::context("one"))
             .expect("a browser per conversation");
         // A third conversation is refused at once (a 503 while the others hold their slots),
         // not queued behind them.
@@ -193,7 +193,7 @@ async fn a_page_that_never_finishes_loading_is_bounded_by_the_navigation_timeout
 fn serving_group(server: &FormsServer, context: &str, isolation: Isolation) -> u32 {
     let pool = server.agent().pool();
     let pid = match isolation {
-        Isolation::Process => pool.browser_pid(context),
+        Isolation::Process => pool.browser_pid(&ConversationKey::context(context)),
         Isolation::Context => pool.shared_browser_pid(),
     }
     .expect("a launched browser");

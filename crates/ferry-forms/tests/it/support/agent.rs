@@ -116,6 +116,24 @@ impl FormsServer {
         self.rpc("SendMessage", json!({"message": message})).await
     }
 
+    /// [`FormsServer::send`] routed to `tenant`.
+    pub(crate) async fn send_in(
+        &self,
+        tenant: &str,
+        context: &str,
+        task: Option<&str>,
+        data: Value,
+    ) -> Value {
+        let message = self.message(context, task, data_part(data));
+        let response = self
+            .rpc("SendMessage", json!({"tenant": tenant, "message": message}))
+            .await;
+        match response.get("result") {
+            Some(result) => result.clone(),
+            None => panic!("SendMessage failed: {response}"),
+        }
+    }
+
     /// POSTs `body` to the cdp-config/v1 endpoint; returns the status.
     pub(crate) async fn register_cdp(&self, body: Value) -> u16 {
         self.http
