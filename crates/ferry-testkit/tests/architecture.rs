@@ -13,6 +13,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("ferry-trust", &["ferry-proto", "ferry-net"]),
     ("ferry-agent", &["ferry-proto"]),
     ("ferry-agents", &["ferry-proto", "ferry-agent"]),
+    ("ferry-store", &["ferry-proto"]),
     ("ferry-browser", &["ferry-net"]),
     (
         "ferry-forms",

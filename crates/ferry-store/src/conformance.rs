@@ -1,0 +1,301 @@
+//! The conformance suite: the behaviour every [`TaskStore`] must have, as plain async
+//! functions that panic with the rule they check. A store's own tests call [`run_all`]
+//! (or one check at a time) on a fresh, empty store.
+//!
+//! ```no_run
+//! # async fn demo() {
+//! let store = ferry_store::MemoryStore::default();
+//! ferry_store::conformance::run_all(&store).await;
+//! # }
+//! ```
+
+use crate::store::{StoreError, TaskStore};
+use crate::types::{ListQuery, StoredTask, TaskKey};
+use ferry_proto::{StreamResponse, Task, TaskState, TaskStatus};
+
+/// Every check, in order, each on tasks of its own tenant (so one store serves them all).
+pub async fn run_all(store: &dyn TaskStore) {
+    created_tasks_read_back(store).await;
+    events_get_consecutive_sequence_numbers(store).await;
+    a_stale_writer_gets_a_conflict(store).await;
+    listing_filters_sorts_and_pages(store).await;
+    expiry_forgets_only_what_is_due(store).await;
+    tenants_never_meet(store).await;
+}
+
+/// A task in `tenant`, updated at `updated_ms`.
+pub fn task(
+    tenant: &str,
+    id: &str,
+    context: &str,
+    state: TaskState,
+    updated_ms: u64,
+) -> StoredTask {
+    StoredTask {
+        tenant: tenant.to_owned(),
+        task: Task::new(id, context, TaskStatus::now(state, None)),
+        seq: 0,
+        updated_ms,
+        expires_ms: None,
+    }
+}
+
+fn event(snapshot: &StoredTask) -> StreamResponse {
+    StreamResponse::Task(snapshot.task.clone())
+}
+
+/// `create` then `get` returns the task at sequence 0; a second `create` is `Exists`; an
+/// unknown key is `None`.
+pub async fn created_tasks_read_back(store: &dyn TaskStore) {
+    let t = task("c-read", "t-1", "ctx", TaskState::Submitted, 10);
+    store.create(t.clone()).await.expect("create");
+    let got = store.get(&t.key()).await.expect("get");
+    assert_eq!(got, Some(t.clone()), "a created task reads back as stored");
+    assert_eq!(
+        store.create(t.clone()).await,
+        Err(StoreError::Exists("t-1".into())),
+        "a second create of one key is refused"
+    );
+    assert_eq!(
+        store.get(&TaskKey::new("c-read", "nope")).await,
+        Ok(None),
+        "an unknown task is None"
+    );
+}
+
+/// Appends number events 1, 2, 3…; the snapshot carries the last one; `events_after`
+/// returns exactly those after the given point, oldest first, up to the limit.
+pub async fn events_get_consecutive_sequence_numbers(store: &dyn TaskStore) {
+    let mut t = task("c-seq", "t-1", "ctx", TaskState::Submitted, 10);
+    store.create(t.clone()).await.expect("create");
+    for (n, state) in [TaskState::Working, TaskState::Working, TaskState::Completed]
+        .into_iter()
+        .enumerate()
+    {
+        t.task.status = TaskStatus::now(state, None);
+        t.updated_ms += 1;
+        let seq = store
+            .append(&t.key(), n as u64, event(&t), t.clone())
+            .await
+            .expect("append");
+        assert_eq!(seq, n as u64 + 1, "sequence numbers are consecutive from 1");
+    }
+    let got = store.get(&t.key()).await.expect("get").expect("exists");
+    assert_eq!(got.seq, 3, "the snapshot carries the last sequence number");
+    assert_eq!(
+        got.state(),
+        TaskState::Completed,
+        "the snapshot is the last one written"
+    );
+    let after: Vec<u64> = store
+        .events_after(&t.key(), 1, 10)
+        .await
+        .expect("events")
+        .iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(after, vec![2, 3], "events after 1, oldest first");
+    let limited = store.events_after(&t.key(), 0, 2).await.expect("events");
+    assert_eq!(limited.len(), 2, "at most `limit` events");
+    assert_eq!(limited[0].seq, 1);
+    assert!(
+        store
+            .events_after(&t.key(), 3, 10)
+            .await
+            .expect("events")
+            .is_empty(),
+        "nothing after the last event"
+    );
+}
+
+/// A writer that names an old sequence number changes nothing and learns where the task is.
+pub async fn a_stale_writer_gets_a_conflict(store: &dyn TaskStore) {
+    let t = task("c-conflict", "t-1", "ctx", TaskState::Submitted, 10);
+    store.create(t.clone()).await.expect("create");
+    store
+        .append(&t.key(), 0, event(&t), t.clone())
+        .await
+        .expect("first writer");
+    let mut stale = t.clone();
+    stale.task.status = TaskStatus::now(TaskState::Failed, None);
+    assert_eq!(
+        store.append(&t.key(), 0, event(&stale), stale).await,
+        Err(StoreError::Conflict {
+            task: "t-1".into(),
+            expected: 0,
+            actual: 1,
+        }),
+        "a stale writer is refused"
+    );
+    let got = store.get(&t.key()).await.expect("get").expect("exists");
+    assert_eq!(
+        got.state(),
+        TaskState::Submitted,
+        "the refused write left no trace"
+    );
+    assert_eq!(
+        store
+            .events_after(&t.key(), 0, 10)
+            .await
+            .expect("events")
+            .len(),
+        1,
+        "and added no event"
+    );
+    assert!(
+        matches!(
+            store
+                .append(&TaskKey::new("c-conflict", "nope"), 0, event(&t), t.clone())
+                .await,
+            Err(StoreError::NotFound(_))
+        ),
+        "appending to an unknown task is NotFound"
+    );
+}
+
+/// ListTasks: filters by context, state and update time, most recently updated first, in
+/// pages whose tokens continue exactly where the last ended; a foreign token is refused.
+pub async fn listing_filters_sorts_and_pages(store: &dyn TaskStore) {
+    let tenant = "c-list";
+    for (id, context, state, at) in [
+        ("a", "ctx-1", TaskState::Working, 100),
+        ("b", "ctx-1", TaskState::Completed, 300),
+        ("c", "ctx-2", TaskState::Working, 200),
+        ("d", "ctx-1", TaskState::Working, 300),
+        ("e", "ctx-2", TaskState::InputRequired, 50),
+    ] {
+        store
+            .create(task(tenant, id, context, state, at))
+            .await
+            .expect("create");
+    }
+    let ids = |page: &crate::Page| -> Vec<String> {
+        page.tasks.iter().map(|t| t.task.id.clone()).collect()
+    };
+    let all = store.list(&ListQuery::all(tenant, 10)).await.expect("list");
+    assert_eq!(
+        ids(&all),
+        ["b", "d", "c", "a", "e"],
+        "newest first, ties by id"
+    );
+    assert_eq!(all.total, 5);
+    assert_eq!(all.next_page_token, None, "one page: no next token");
+
+    let mut seen = Vec::new();
+    let mut query = ListQuery::all(tenant, 2);
+    loop {
+        let page = store.list(&query).await.expect("page");
+        assert!(
+            page.tasks.len() <= 2,
+            "a page holds at most page_size tasks"
+        );
+        assert_eq!(page.total, 5, "total counts every match");
+        seen.extend(ids(&page));
+        match page.next_page_token {
+            Some(token) => query.page_token = Some(token),
+            None => break,
+        }
+    }
+    assert_eq!(
+        seen,
+        ["b", "d", "c", "a", "e"],
+        "pages continue without gap or repeat"
+    );
+
+    let filtered = store
+        .list(&ListQuery {
+            context_id: Some("ctx-1".into()),
+            state: Some(TaskState::Working),
+            ..ListQuery::all(tenant, 10)
+        })
+        .await
+        .expect("list");
+    assert_eq!(
+        ids(&filtered),
+        ["d", "a"],
+        "context and state filters together"
+    );
+    let recent = store
+        .list(&ListQuery {
+            updated_since_ms: Some(200),
+            ..ListQuery::all(tenant, 10)
+        })
+        .await
+        .expect("list");
+    assert_eq!(
+        ids(&recent),
+        ["b", "d", "c"],
+        "updated at or after the time"
+    );
+    assert_eq!(
+        store
+            .list(&ListQuery {
+                page_token: Some("not a token".into()),
+                ..ListQuery::all(tenant, 10)
+            })
+            .await,
+        Err(StoreError::BadPageToken),
+        "a token the store did not issue is refused"
+    );
+}
+
+/// `expire(now)` forgets exactly the tasks due at or before `now`, with their events.
+pub async fn expiry_forgets_only_what_is_due(store: &dyn TaskStore) {
+    let tenant = "c-expire";
+    let mut due = task(tenant, "due", "ctx", TaskState::InputRequired, 10);
+    due.expires_ms = Some(1_000);
+    let mut later = task(tenant, "later", "ctx", TaskState::Completed, 10);
+    later.expires_ms = Some(5_000);
+    let kept = task(tenant, "kept", "ctx", TaskState::Working, 10);
+    for t in [&due, &later, &kept] {
+        store.create(t.clone()).await.expect("create");
+    }
+    store
+        .append(&due.key(), 0, event(&due), due.clone())
+        .await
+        .expect("append");
+    assert_eq!(store.expire(999).await, Ok(0), "nothing is due yet");
+    assert_eq!(
+        store.expire(1_000).await,
+        Ok(1),
+        "due at 1000: gone at 1000"
+    );
+    assert_eq!(store.get(&due.key()).await, Ok(None));
+    assert!(
+        store
+            .events_after(&due.key(), 0, 10)
+            .await
+            .expect("events")
+            .is_empty(),
+        "its events went with it"
+    );
+    assert!(store.get(&later.key()).await.expect("get").is_some());
+    assert!(store.get(&kept.key()).await.expect("get").is_some());
+    assert_eq!(
+        store.expire(u64::MAX).await,
+        Ok(1),
+        "a task without expiry stays"
+    );
+    assert!(store.get(&kept.key()).await.expect("get").is_some());
+}
+
+/// Equal task ids in two tenants are two tasks; a listing shows one tenant's only.
+pub async fn tenants_never_meet(store: &dyn TaskStore) {
+    let a = task("c-tenant-a", "same", "ctx", TaskState::Working, 10);
+    let b = task("c-tenant-b", "same", "ctx", TaskState::Completed, 10);
+    store.create(a.clone()).await.expect("create a");
+    store.create(b.clone()).await.expect("create b");
+    assert_eq!(
+        store.get(&a.key()).await.expect("get").map(|t| t.state()),
+        Some(TaskState::Working)
+    );
+    assert_eq!(
+        store.get(&b.key()).await.expect("get").map(|t| t.state()),
+        Some(TaskState::Completed)
+    );
+    let page = store
+        .list(&ListQuery::all("c-tenant-a", 10))
+        .await
+        .expect("list");
+    assert_eq!(page.total, 1, "a listing shows its tenant's tasks only");
+}

@@ -1,0 +1,21 @@
+//! The persistence boundary of ferry's task core (DESIGN "Inside the server").
+//!
+//! A [`TaskStore`] holds plain data — task snapshots and the events that led to them, each
+//! with its sequence number — and nothing live: no locks, channels or abort handles (those
+//! stay in the server's task manager). It is async so that a store may do I/O, and every
+//! write is optimistic: [`TaskStore::append`] names the sequence number the writer last saw
+//! and a stale writer gets [`StoreError::Conflict`] instead of overwriting.
+//!
+//! Time is passed in (`now`, milliseconds since the Unix epoch) so stores never read a clock
+//! and their expiry is tested on an injected one.
+//!
+//! [`MemoryStore`] is the default store; [`conformance`] is the suite every store runs.
+
+pub mod conformance;
+mod memory;
+mod store;
+mod types;
+
+pub use memory::{MemoryLimits, MemoryStore};
+pub use store::{StoreError, StoreFuture, TaskStore};
+pub use types::{ListQuery, Page, StoredEvent, StoredTask, TaskKey};

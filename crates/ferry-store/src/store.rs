@@ -1,0 +1,80 @@
+//! The store trait and its errors.
+
+use crate::types::{ListQuery, Page, StoredEvent, StoredTask, TaskKey};
+use std::future::Future;
+use std::pin::Pin;
+
+/// A store operation in progress (boxed, so that `Arc<dyn TaskStore>` works).
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// Why a store operation did not happen. Nothing was written when one is returned.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// A task with this key exists already.
+    #[error("task {0} exists already")]
+    Exists(String),
+    /// No such task (or it expired).
+    #[error("task {0} not found")]
+    NotFound(String),
+    /// The writer's view is stale: the task is at `actual`, the writer expected `expected`.
+    #[error("task {task} changed meanwhile (at event {actual}, the writer expected {expected})")]
+    Conflict {
+        /// The task.
+        task: String,
+        /// The sequence number the writer last saw.
+        expected: u64,
+        /// The sequence number in the store.
+        actual: u64,
+    },
+    /// The store is at one of its limits (tasks, bytes); nothing expired that could go.
+    #[error("the task store is full ({limit}); retry in {retry_after_secs} s")]
+    Full {
+        /// Which limit, in words.
+        limit: String,
+        /// A hint for the caller.
+        retry_after_secs: u64,
+    },
+    /// A page token this store did not issue.
+    #[error("invalid page token")]
+    BadPageToken,
+    /// The store cannot be reached or failed; the operation may be retried.
+    #[error("the task store is unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// Where task snapshots and their events live.
+///
+/// Every method is a whole operation: [`TaskStore::append`] writes the event and the new
+/// snapshot together or not at all, so a reader never sees one without the other.
+pub trait TaskStore: Send + Sync + std::fmt::Debug {
+    /// Stores a new task (its `seq` is 0: no event yet).
+    fn create(&self, task: StoredTask) -> StoreFuture<'_, ()>;
+
+    /// Appends `event` to the task as event `expected_seq + 1` and replaces its snapshot with
+    /// `snapshot`, if the task is still at `expected_seq`; returns the new sequence number.
+    fn append(
+        &self,
+        key: &TaskKey,
+        expected_seq: u64,
+        event: ferry_proto::StreamResponse,
+        snapshot: StoredTask,
+    ) -> StoreFuture<'_, u64>;
+
+    /// The task, if it exists.
+    fn get(&self, key: &TaskKey) -> StoreFuture<'_, Option<StoredTask>>;
+
+    /// A page of the tasks matching `query`, most recently updated first.
+    fn list(&self, query: &ListQuery) -> StoreFuture<'_, Page>;
+
+    /// The task's events after `seq`, oldest first, at most `limit`; empty when there are
+    /// none (or the task does not exist).
+    fn events_after(
+        &self,
+        key: &TaskKey,
+        seq: u64,
+        limit: usize,
+    ) -> StoreFuture<'_, Vec<StoredEvent>>;
+
+    /// Forgets the tasks whose expiry is at or before `now_ms`; returns how many.
+    fn expire(&self, now_ms: u64) -> StoreFuture<'_, usize>;
+}
