@@ -197,16 +197,27 @@ pub(crate) struct Outcome {
     pub text: String,
     /// True when the submit loaded a new document.
     pub navigated: bool,
-    /// How the form's data left the browser: `navigation` (the browser's own form
-    /// submission), `script` (the page sent it with fetch/XHR), or `none` (nothing left: a
-    /// page script cancelled the submit, or the browser's validation stopped it).
-    pub sent: &'static str,
+    /// How the form's data left the browser.
+    pub sent: Sent,
     /// The requests that carried it (method and URL), at most a few.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub requests: Vec<String>,
     /// The HTTP status of the page shown now, when known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http_status: Option<u16>,
+}
+
+/// How a submit's data left the browser (`outcome.sent`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Sent {
+    /// The browser's own form submission (a navigation).
+    Navigation,
+    /// A page script sent it (fetch/XHR).
+    Script,
+    /// Nothing left: a page script cancelled the submit, or the browser's validation
+    /// stopped it.
+    None,
 }
 
 /// A refused request.
@@ -334,9 +345,9 @@ impl FormReport {
                 out,
                 "{} → {} <{}>",
                 match outcome.sent {
-                    "none" => "Not sent (the form's data did not leave the browser)",
-                    "script" => "Sent by a page script",
-                    _ => "Submitted",
+                    Sent::None => "Not sent (the form's data did not leave the browser)",
+                    Sent::Script => "Sent by a page script",
+                    Sent::Navigation => "Submitted",
                 },
                 if outcome.title.is_empty() {
                     "(untitled)"

@@ -90,7 +90,8 @@ macro_rules! forward {
     )*};
 }
 
-/// The deserializer methods that take more than a visitor, forwarded unchanged.
+/// Every deserializer method but `deserialize_struct` and `deserialize_enum`, forwarded
+/// unchanged.
 macro_rules! forward_rest {
     () => {
         forward! {
@@ -101,7 +102,14 @@ macro_rules! forward_rest {
             deserialize_option deserialize_unit deserialize_seq deserialize_map
             deserialize_identifier deserialize_ignored_any
         }
+        forward_shaped!();
+    };
+}
 
+/// The deserializer methods that take more than a visitor (and `is_human_readable`),
+/// forwarded unchanged.
+macro_rules! forward_shaped {
+    () => {
         fn deserialize_unit_struct<V: Visitor<'de>>(
             self,
             name: &'static str,
@@ -332,42 +340,7 @@ impl<'de, D: Deserializer<'de>> Deserializer<'de> for KeyDeserializer<D> {
         deserialize_ignored_any
     }
 
-    fn deserialize_unit_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_unit_struct(name, visitor)
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_newtype_struct(name, visitor)
-    }
-
-    fn deserialize_tuple<V: Visitor<'de>>(
-        self,
-        len: usize,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_tuple(len, visitor)
-    }
-
-    fn deserialize_tuple_struct<V: Visitor<'de>>(
-        self,
-        name: &'static str,
-        len: usize,
-        visitor: V,
-    ) -> Result<V::Value, D::Error> {
-        self.0.deserialize_tuple_struct(name, len, visitor)
-    }
-
-    fn is_human_readable(&self) -> bool {
-        self.0.is_human_readable()
-    }
+    forward_shaped!();
 }
 
 /// A name visitor that sees snake_case names in camelCase (camelCase ones pass untouched,

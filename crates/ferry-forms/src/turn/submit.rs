@@ -11,7 +11,7 @@ use super::{TurnResult, Verdict, ask};
 use crate::config::FormsConfig;
 use crate::inspection::Inspection;
 use crate::pool::PendingSubmit;
-use crate::report::{FormReport, Outcome, display_label};
+use crate::report::{FormReport, Outcome, Sent, display_label};
 use crate::session::Session;
 use crate::snapshot::SubmitOutcome;
 use ferry_browser::{BrowserError, SentRequest};
@@ -122,11 +122,11 @@ pub(super) async fn submit(
         .collect();
     drop(requests);
     let sent = if navigated || carriers.iter().any(|r| r.resource_type == "Document") {
-        "navigation"
+        Sent::Navigation
     } else if !carriers.is_empty() {
-        "script"
+        Sent::Script
     } else {
-        "none"
+        Sent::None
     };
     let after = Inspection::take(session.page()).await?;
     let scope = if navigated {
@@ -139,7 +139,7 @@ pub(super) async fn submit(
         report.filled = before.filled;
         report.unmatched = before.unmatched;
     }
-    report.submitted = sent != "none";
+    report.submitted = sent != Sent::None;
     let main = after.main();
     report.outcome = Some(Outcome {
         url: main.map(|m| m.url.clone()).unwrap_or_default(),
@@ -202,7 +202,7 @@ pub(super) async fn submit(
     if !navigated {
         report.missing = missing(&after, &scope);
     }
-    if sent == "none" {
+    if sent == Sent::None {
         return Ok(not_sent(report, &outcome, target, config));
     }
     if !report.field_errors.is_empty() || !report.form_errors.is_empty() {
@@ -222,8 +222,8 @@ pub(super) async fn submit(
         .map(|o| o.title.clone())
         .unwrap_or_default();
     let how = match sent {
-        "script" => " (a page script sent it)",
-        _ => "",
+        Sent::Script => " (a page script sent it)",
+        Sent::Navigation | Sent::None => "",
     };
     Ok(TurnResult {
         verdict: Verdict::Completed,
@@ -241,7 +241,7 @@ pub(super) async fn submit(
 /// visible reason it says exactly that. The submit stays pending for the task, so values
 /// sent next continue toward it.
 fn not_sent(
-    mut report: FormReport,
+    report: FormReport,
     outcome: &SubmitOutcome,
     target: SubmitTarget<'_>,
     config: &FormsConfig,
@@ -280,7 +280,6 @@ fn not_sent(
             reasons.join(" — ")
         ));
     }
-    report.submitted = false;
     TurnResult {
         verdict: Verdict::InputRequired,
         message,

@@ -3,14 +3,13 @@
 //! envelope, method, params, then the service parameters (version, extensions). A thin
 //! translator: the semantics are the request handler's.
 
-use crate::core::call::CallContext;
 use crate::core::doc::JsonDoc;
 use crate::core::handler::Outcome;
 use crate::core::stream::StreamItem;
 use crate::http::decode::{self, BodyLimits, RpcEnvelope};
 use crate::http::metrics::{CallLabel, Method};
 use crate::http::params;
-use crate::http::request_id::{ClientAddr, RequestId};
+use crate::http::request_id::RequestId;
 use crate::http::response::{
     is_json_content_type, json, jsonrpc_error, read_body, with_extensions,
 };
@@ -79,13 +78,7 @@ async fn dispatch(
     params::check_version(headers, uri.query(), &app.config)?;
     let extensions =
         params::activate_extensions(headers, &app.declared_extensions, &app.required_extensions)?;
-    let call = CallContext {
-        tenant: request.tenant().to_owned(),
-        extensions,
-        caller: None,
-        client: parts.extensions.get::<ClientAddr>().map(|c| c.0.ip()),
-        resume_after: params::last_event_id(headers),
-    };
+    let call = params::call_context(request.tenant().to_owned(), extensions, parts);
     let permit = op.is_streaming().then(|| app.stream_permit()).transpose()?;
     let response = match (app.handler.dispatch(&call, request).await?, permit) {
         (Outcome::Document(doc), _) => ok_doc(id, &doc),

@@ -121,11 +121,12 @@ impl Metrics {
     /// The Prometheus text exposition.
     pub fn render(&self, open_streams: usize, store: &dyn TaskStore) -> String {
         let mut out = String::with_capacity(4096);
-        let _ = writeln!(
-            out,
-            "# HELP ferry_requests_total A2A requests answered, by operation and outcome."
+        family(
+            &mut out,
+            "ferry_requests_total",
+            "counter",
+            "A2A requests answered, by operation and outcome.",
         );
-        let _ = writeln!(out, "# TYPE ferry_requests_total counter");
         for i in 0..LABELS {
             let m = Method::at(i);
             for (ok, outcome) in [(1, "ok"), (0, "error")] {
@@ -137,11 +138,12 @@ impl Metrics {
                 );
             }
         }
-        let _ = writeln!(
-            out,
-            "# HELP ferry_request_duration_seconds Time to answer (for streams: to the first event)."
+        family(
+            &mut out,
+            "ferry_request_duration_seconds",
+            "histogram",
+            "Time to answer (for streams: to the first event).",
         );
-        let _ = writeln!(out, "# TYPE ferry_request_duration_seconds histogram");
         for i in 0..LABELS {
             let m = Method::at(i);
             let h = &self.latency[i];
@@ -172,11 +174,19 @@ impl Metrics {
                 m.name()
             );
         }
-        let _ = writeln!(out, "# HELP ferry_open_streams SSE streams open now.");
-        let _ = writeln!(out, "# TYPE ferry_open_streams gauge");
+        family(
+            &mut out,
+            "ferry_open_streams",
+            "gauge",
+            "SSE streams open now.",
+        );
         let _ = writeln!(out, "ferry_open_streams {open_streams}");
-        let _ = writeln!(out, "# HELP ferry_tasks Tasks in the store, by state.");
-        let _ = writeln!(out, "# TYPE ferry_tasks gauge");
+        family(
+            &mut out,
+            "ferry_tasks",
+            "gauge",
+            "Tasks in the store, by state.",
+        );
         let mut by_state = [0u64; 9];
         for record in store.all_tasks() {
             let n = usize::try_from(record.state().number()).unwrap_or(0);
@@ -188,11 +198,12 @@ impl Metrics {
             let n = by_state[usize::try_from(state.number()).unwrap_or(0)];
             let _ = writeln!(out, "ferry_tasks{{state=\"{}\"}} {n}", state.as_str());
         }
-        let _ = writeln!(
-            out,
-            "# HELP ferry_refusals_total Requests refused, by reason."
+        family(
+            &mut out,
+            "ferry_refusals_total",
+            "counter",
+            "Requests refused, by reason.",
         );
-        let _ = writeln!(out, "# TYPE ferry_refusals_total counter");
         for (i, reason) in REFUSAL_REASONS.iter().enumerate() {
             let _ = writeln!(
                 out,
@@ -202,6 +213,12 @@ impl Metrics {
         }
         out
     }
+}
+
+/// The `# HELP` and `# TYPE` lines that open a metric family.
+fn family(out: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
 }
 
 #[cfg(test)]

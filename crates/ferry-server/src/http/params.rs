@@ -1,7 +1,10 @@
 //! Service parameters (spec §2.1): `A2A-Version` and `A2A-Extensions`.
 
 use crate::config::ServerConfig;
+use crate::core::call::CallContext;
+use crate::http::request_id::ClientAddr;
 use axum::http::HeaderMap;
+use axum::http::request::Parts;
 use ferry_proto::{A2aError, ErrorKind, PROTOCOL_VERSION};
 
 /// The header that carries the protocol version.
@@ -90,6 +93,18 @@ pub(crate) fn activate_extensions(
         .collect();
     active.dedup();
     Ok(active)
+}
+
+/// The core's view of one call over HTTP: its tenant and activated extensions, the client's
+/// address and the stream resume point (both bindings build it the same way).
+pub(crate) fn call_context(tenant: String, extensions: Vec<String>, parts: &Parts) -> CallContext {
+    CallContext {
+        tenant,
+        extensions,
+        caller: None,
+        client: parts.extensions.get::<ClientAddr>().map(|c| c.0.ip()),
+        resume_after: last_event_id(&parts.headers),
+    }
 }
 
 /// The SSE `Last-Event-ID` a reconnecting client sends (ferry's event ids are sequence numbers).

@@ -6,13 +6,12 @@
 //! so they can never fall into GetTask, and a tenant prefix is recognised only when the path
 //! does not already match a route without one.
 
-use crate::core::call::CallContext;
 use crate::core::handler::Outcome;
 use crate::core::stream::StreamItem;
 use crate::http::decode::{self, BodyLimits};
 use crate::http::metrics::{CallLabel, Method};
 use crate::http::params;
-use crate::http::request_id::{ClientAddr, RequestId};
+use crate::http::request_id::RequestId;
 use crate::http::response::{is_json_content_type, json, read_body, rest_error, with_extensions};
 use crate::http::sse::SseFraming;
 use crate::http::state::AppState;
@@ -169,13 +168,7 @@ async fn serve(
         &body,
         BodyLimits::of(&app.config),
     )?;
-    let call = CallContext {
-        tenant,
-        extensions,
-        caller: None,
-        client: parts.extensions.get::<ClientAddr>().map(|c| c.0.ip()),
-        resume_after: params::last_event_id(headers),
-    };
+    let call = params::call_context(tenant, extensions, parts);
     let permit = op.is_streaming().then(|| app.stream_permit()).transpose()?;
     let response = match (app.handler.dispatch(&call, request).await?, permit) {
         (Outcome::Document(doc), _) => json(StatusCode::OK, doc.0),
