@@ -290,18 +290,33 @@ impl Chromium {
         group_memory(self.pgid)
     }
 
-    /// Kills the whole process group, waits (up to 5 s) for the browser to be reaped and
-    /// removes the profile directory.
+    /// Kills the whole process group, waits (up to 5 s in all) until the browser is reaped
+    /// and no member of its group is alive, and removes the profile directory.
     ///
     /// There is no graceful close: the profile is thrown away, so nothing in it needs
     /// flushing, and SIGKILL to the group is the one signal every member obeys at once.
     pub async fn shutdown(mut self) {
         self.kill_group();
-        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        if tokio::time::timeout_at(deadline, self.child.wait())
             .await
             .is_err()
         {
             tracing::warn!(pid = self.pgid, "chromium not reaped 5 s after SIGKILL");
+            return;
+        }
+        // The other members (renderers, zygotes) are the browser's children, not ours: no
+        // wait() tells when they are gone, and on a busy machine their teardown can trail the
+        // leader's. /proc shows it.
+        while !live_group_members(self.pgid).is_empty() {
+            if tokio::time::Instant::now() >= deadline {
+                tracing::warn!(
+                    pid = self.pgid,
+                    "chromium's processes alive 5 s after SIGKILL"
+                );
+                return;
+            }
+            tokio::time::sleep(GROUP_EXIT_POLL).await;
         }
     }
 
@@ -337,6 +352,9 @@ impl Drop for Chromium {
         self.kill_group();
     }
 }
+
+/// How often [`Chromium::shutdown`] looks whether the group's last members are gone.
+const GROUP_EXIT_POLL: Duration = Duration::from_millis(10);
 
 /// Memory of a browser's process group (see [`Chromium::memory`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
