@@ -11,7 +11,8 @@
 
 use crate::store::{StoreError, TaskStore};
 use crate::types::{ListQuery, StoredTask, TaskKey};
-use ferry_proto::{StreamResponse, Task, TaskState, TaskStatus};
+use ferry_proto::{Part, StreamResponse, Task, TaskState, TaskStatus};
+use std::sync::Arc;
 
 /// Every check, in order, each on tasks of its own tenant (so one store serves them all).
 pub async fn run_all(store: &dyn TaskStore) {
@@ -21,27 +22,78 @@ pub async fn run_all(store: &dyn TaskStore) {
     listing_filters_sorts_and_pages(store).await;
     expiry_forgets_only_what_is_due(store).await;
     tenants_never_meet(store).await;
+    unfinished_tasks_are_found_in_every_tenant(store).await;
+    concurrent_writers_never_both_win(store).await;
+    large_parts_round_trip(store).await;
 }
 
-/// A task in `tenant`, updated at `updated_ms`.
+/// Every check that needs a second handle on the same data (a restart): `reopen` opens the
+/// store again over what `store` wrote.
+pub async fn run_restart_checks<F, Fut>(store: &dyn TaskStore, reopen: F)
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Box<dyn TaskStore>>,
+{
+    let tenant = "c-restart";
+    let mut t = task(tenant, "t-1", "ctx", TaskState::Submitted, 10);
+    store.create(t.clone()).await.expect("create");
+    for (n, state) in [TaskState::Working, TaskState::InputRequired]
+        .into_iter()
+        .enumerate()
+    {
+        t = with_state(&t, state);
+        store
+            .append(&t.key(), n as u64, event(&t), t.clone())
+            .await
+            .expect("append");
+    }
+    let again = reopen().await;
+    let got = again.get(&t.key()).await.expect("get").expect("kept");
+    assert_eq!(got.seq, 2, "the sequence survives a restart");
+    assert_eq!(got.state(), TaskState::InputRequired);
+    let seqs: Vec<u64> = again
+        .events_after(&t.key(), 0, 10)
+        .await
+        .expect("events")
+        .iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(seqs, [1, 2], "and so do the events");
+    let next = with_state(&got, TaskState::Completed);
+    assert_eq!(
+        again.append(&t.key(), 2, event(&next), next).await,
+        Ok(3),
+        "writing continues where it stopped"
+    );
+}
+
+/// A task in `tenant`, updated at `status_ms`.
 pub fn task(
     tenant: &str,
     id: &str,
     context: &str,
     state: TaskState,
-    updated_ms: u64,
+    status_ms: u64,
 ) -> StoredTask {
     StoredTask {
         tenant: tenant.to_owned(),
-        task: Task::new(id, context, TaskStatus::now(state, None)),
+        task: Arc::new(Task::new(id, context, TaskStatus::now(state, None))),
         seq: 0,
-        updated_ms,
+        status_ms,
         expires_ms: None,
     }
 }
 
-fn event(snapshot: &StoredTask) -> StreamResponse {
-    StreamResponse::Task(snapshot.task.clone())
+/// The event that carries `snapshot` whole.
+pub fn event(snapshot: &StoredTask) -> Arc<StreamResponse> {
+    Arc::new(StreamResponse::Task(Task::clone(&snapshot.task)))
+}
+
+/// `snapshot` in `state` (a new snapshot, as a writer makes one).
+pub fn with_state(snapshot: &StoredTask, state: TaskState) -> StoredTask {
+    let mut next = snapshot.clone();
+    Arc::make_mut(&mut next.task).status = TaskStatus::now(state, None);
+    next
 }
 
 /// `create` then `get` returns the task at sequence 0; a second `create` is `Exists`; an
@@ -72,8 +124,8 @@ pub async fn events_get_consecutive_sequence_numbers(store: &dyn TaskStore) {
         .into_iter()
         .enumerate()
     {
-        t.task.status = TaskStatus::now(state, None);
-        t.updated_ms += 1;
+        t = with_state(&t, state);
+        t.status_ms += 1;
         let seq = store
             .append(&t.key(), n as u64, event(&t), t.clone())
             .await
@@ -116,8 +168,7 @@ pub async fn a_stale_writer_gets_a_conflict(store: &dyn TaskStore) {
         .append(&t.key(), 0, event(&t), t.clone())
         .await
         .expect("first writer");
-    let mut stale = t.clone();
-    stale.task.status = TaskStatus::now(TaskState::Failed, None);
+    let stale = with_state(&t, TaskState::Failed);
     assert_eq!(
         store.append(&t.key(), 0, event(&stale), stale).await,
         Err(StoreError::Conflict {
@@ -217,7 +268,7 @@ pub async fn listing_filters_sorts_and_pages(store: &dyn TaskStore) {
     );
     let recent = store
         .list(&ListQuery {
-            updated_since_ms: Some(200),
+            status_since_ms: Some(200),
             ..ListQuery::all(tenant, 10)
         })
         .await
@@ -254,10 +305,10 @@ pub async fn expiry_forgets_only_what_is_due(store: &dyn TaskStore) {
         .append(&due.key(), 0, event(&due), due.clone())
         .await
         .expect("append");
-    assert_eq!(store.expire(999).await, Ok(0), "nothing is due yet");
+    assert_eq!(store.expire(999).await, Ok(vec![]), "nothing is due yet");
     assert_eq!(
         store.expire(1_000).await,
-        Ok(1),
+        Ok(vec![due.key()]),
         "due at 1000: gone at 1000"
     );
     assert_eq!(store.get(&due.key()).await, Ok(None));
@@ -273,7 +324,7 @@ pub async fn expiry_forgets_only_what_is_due(store: &dyn TaskStore) {
     assert!(store.get(&kept.key()).await.expect("get").is_some());
     assert_eq!(
         store.expire(u64::MAX).await,
-        Ok(1),
+        Ok(vec![later.key()]),
         "a task without expiry stays"
     );
     assert!(store.get(&kept.key()).await.expect("get").is_some());
@@ -298,4 +349,78 @@ pub async fn tenants_never_meet(store: &dyn TaskStore) {
         .await
         .expect("list");
     assert_eq!(page.total, 1, "a listing shows its tenant's tasks only");
+}
+
+/// `unfinished` names the SUBMITTED and WORKING tasks of every tenant, nothing else.
+pub async fn unfinished_tasks_are_found_in_every_tenant(store: &dyn TaskStore) {
+    let before: Vec<TaskKey> = store.unfinished().await.expect("unfinished");
+    let mut mine = Vec::new();
+    for (tenant, id, state) in [
+        ("c-unfinished-a", "w", TaskState::Working),
+        ("c-unfinished-b", "s", TaskState::Submitted),
+        ("c-unfinished-a", "i", TaskState::InputRequired),
+        ("c-unfinished-b", "d", TaskState::Completed),
+    ] {
+        let t = task(tenant, id, "ctx", state, 10);
+        if matches!(state, TaskState::Working | TaskState::Submitted) {
+            mine.push(t.key());
+        }
+        store.create(t).await.expect("create");
+    }
+    let mut found: Vec<TaskKey> = store
+        .unfinished()
+        .await
+        .expect("unfinished")
+        .into_iter()
+        .filter(|k| !before.contains(k))
+        .collect();
+    found.sort();
+    mine.sort();
+    assert_eq!(found, mine, "only SUBMITTED and WORKING, of every tenant");
+}
+
+/// Writers racing on one task at one sequence number: exactly one wins, the others get a
+/// conflict, and the events stay consecutive.
+pub async fn concurrent_writers_never_both_win(store: &dyn TaskStore) {
+    let t = task("c-race", "t-1", "ctx", TaskState::Working, 10);
+    store.create(t.clone()).await.expect("create");
+    let writers = (0..8).map(|_| {
+        let next = with_state(&t, TaskState::Working);
+        let key = t.key();
+        async move { store.append(&key, 0, event(&next), next).await }
+    });
+    let results = futures_util::future::join_all(writers).await;
+    let won = results.iter().filter(|r| r.is_ok()).count();
+    let conflicts = results
+        .iter()
+        .filter(|r| matches!(r, Err(StoreError::Conflict { .. })))
+        .count();
+    assert_eq!((won, conflicts), (1, 7), "one winner: {results:?}");
+    let events = store.events_after(&t.key(), 0, 10).await.expect("events");
+    assert_eq!(events.len(), 1, "one event written");
+}
+
+/// A part of a mebibyte is stored and read back whole, in the snapshot and in the event.
+pub async fn large_parts_round_trip(store: &dyn TaskStore) {
+    let text: String = (0..(1 << 20)).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+    let mut t = task("c-large", "t-1", "ctx", TaskState::Submitted, 10);
+    store.create(t.clone()).await.expect("create");
+    Arc::make_mut(&mut t.task)
+        .history
+        .push(ferry_proto::Message::user("m", vec![Part::text(text.clone())]));
+    store
+        .append(&t.key(), 0, event(&t), t.clone())
+        .await
+        .expect("append a large event");
+    let got = store.get(&t.key()).await.expect("get").expect("kept");
+    assert_eq!(got.task, t.task, "the snapshot reads back whole");
+    let events = store.events_after(&t.key(), 0, 1).await.expect("events");
+    match events.first().map(|e| &*e.event) {
+        Some(StreamResponse::Task(task)) => assert_eq!(
+            task.history[0].parts[0],
+            Part::text(text),
+            "the event reads back whole"
+        ),
+        other => panic!("expected the task event, got {other:?}"),
+    }
 }

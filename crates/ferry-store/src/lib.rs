@@ -13,6 +13,7 @@
 
 pub mod conformance;
 mod memory;
+pub mod size;
 mod store;
 mod types;
 

@@ -2,26 +2,38 @@
 //!
 //! Tasks live in shards by key, so writers of different tasks rarely meet on a lock; a
 //! listing visits every shard (ListTasks is a scan, as any unindexed store's is).
+//!
+//! Two budgets bound it: a number of tasks and an (approximate, see [`crate::size`]) number
+//! of bytes, snapshots and kept events together. Snapshots and events are shared `Arc`s, so a
+//! task costs what it holds, not a copy per reader. When a new task or an event would pass a
+//! budget, the terminal tasks that ended first are evicted to make room; when none is left to
+//! evict the store is [`StoreError::Full`]. An event that ends a task is always accepted, so
+//! that a full store can still finish (and then evict) what it holds.
 
+use crate::size;
 use crate::store::{StoreError, StoreFuture, TaskStore};
 use crate::types::{ListQuery, Page, StoredEvent, StoredTask, TaskKey};
-use ferry_proto::StreamResponse;
+use ferry_proto::{StreamResponse, TaskState};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Shards of the task map.
 const SHARDS: usize = 16;
+/// What a full store suggests waiting before a retry, in seconds.
+const RETRY_AFTER_SECS: u64 = 1;
 
 /// The memory store's limits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemoryLimits {
-    /// Tasks kept at once; a new task beyond it is [`StoreError::Full`].
+    /// Tasks kept at once. Default 10 000.
     pub max_tasks: usize,
+    /// Approximate bytes of snapshots and kept events together. Default 1 GiB.
+    pub max_bytes: usize,
     /// Events kept per task for resuming streams; older ones are dropped (a resume point
-    /// before them starts from the snapshot).
+    /// before them starts from the snapshot). Default 1 000.
     pub max_events_per_task: usize,
 }
 
@@ -29,6 +41,7 @@ impl Default for MemoryLimits {
     fn default() -> Self {
         MemoryLimits {
             max_tasks: 10_000,
+            max_bytes: 1 << 30,
             max_events_per_task: 1_000,
         }
     }
@@ -38,14 +51,25 @@ impl Default for MemoryLimits {
 struct Entry {
     task: StoredTask,
     events: VecDeque<StoredEvent>,
+    /// What this entry counts against the byte budget.
+    bytes: usize,
+}
+
+/// One shard: its tasks, and its terminal tasks in the order they ended (some may be gone
+/// already; eviction skips those).
+#[derive(Debug, Default)]
+struct Shard {
+    tasks: HashMap<TaskKey, Entry>,
+    ended: VecDeque<(u64, TaskKey)>,
 }
 
 /// Tasks in process memory.
 #[derive(Debug)]
 pub struct MemoryStore {
     limits: MemoryLimits,
-    shards: Vec<Mutex<HashMap<TaskKey, Entry>>>,
+    shards: Vec<Mutex<Shard>>,
     count: AtomicUsize,
+    bytes: AtomicUsize,
 }
 
 impl Default for MemoryStore {
@@ -54,78 +78,251 @@ impl Default for MemoryStore {
     }
 }
 
+/// How a write asks for room.
+enum Room {
+    /// Room was reserved.
+    Reserved,
+    /// No room: evict something, then try again.
+    Evict,
+}
+
 impl MemoryStore {
     /// An empty store with `limits`.
     pub fn new(limits: MemoryLimits) -> MemoryStore {
         MemoryStore {
             limits,
-            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
             count: AtomicUsize::new(0),
+            bytes: AtomicUsize::new(0),
         }
     }
 
-    fn shard(&self, key: &TaskKey) -> MutexGuard<'_, HashMap<TaskKey, Entry>> {
+    /// Tasks stored now.
+    pub fn len(&self) -> usize {
+        self.count.load(Ordering::Acquire)
+    }
+
+    /// True when no task is stored.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Approximate bytes stored now (what the byte budget counts).
+    pub fn bytes(&self) -> usize {
+        self.bytes.load(Ordering::Acquire)
+    }
+
+    fn shard_index(key: &TaskKey) -> usize {
         let mut hasher = DefaultHasher::new();
         key.hash(&mut hasher);
         // The modulo keeps the index below SHARDS: the cast cannot truncate it.
-        let index = (hasher.finish() % SHARDS as u64) as usize;
-        lock(&self.shards[index])
+        (hasher.finish() % SHARDS as u64) as usize
+    }
+
+    fn shard(&self, key: &TaskKey) -> MutexGuard<'_, Shard> {
+        lock(&self.shards[Self::shard_index(key)])
+    }
+
+    fn full(&self, what: &str) -> StoreError {
+        StoreError::Full {
+            limit: what.to_owned(),
+            retry_after_secs: RETRY_AFTER_SECS,
+        }
+    }
+
+    /// Reserves `bytes` more (and a task more when `task`), or says that room must be made.
+    fn reserve(&self, task: bool, bytes: usize) -> Room {
+        if task
+            && self
+                .count
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                    (n < self.limits.max_tasks).then_some(n + 1)
+                })
+                .is_err()
+        {
+            return Room::Evict;
+        }
+        let got_bytes = self
+            .bytes
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                n.checked_add(bytes).filter(|&t| t <= self.limits.max_bytes)
+            })
+            .is_ok();
+        if got_bytes {
+            return Room::Reserved;
+        }
+        if task {
+            self.count.fetch_sub(1, Ordering::AcqRel);
+        }
+        Room::Evict
+    }
+
+    /// Removes a task's entry and gives back what it counted.
+    fn remove(&self, shard: &mut Shard, key: &TaskKey) -> bool {
+        match shard.tasks.remove(key) {
+            Some(entry) => {
+                self.count.fetch_sub(1, Ordering::AcqRel);
+                self.bytes.fetch_sub(entry.bytes, Ordering::AcqRel);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Evicts the terminal task of `shard` that ended first; false when it has none.
+    fn evict_from(&self, shard: &mut Shard) -> bool {
+        while let Some((_, key)) = shard.ended.pop_front() {
+            let terminal = shard
+                .tasks
+                .get(&key)
+                .is_some_and(|e| e.task.state().is_terminal());
+            if terminal && self.remove(shard, &key) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Evicts the terminal task that ended first, of any shard (one lock at a time); false
+    /// when no task is terminal.
+    fn evict_oldest(&self) -> bool {
+        loop {
+            let oldest = self
+                .shards
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| lock(s).ended.front().map(|(at, _)| (*at, i)))
+                .min();
+            let Some((at, i)) = oldest else {
+                return false;
+            };
+            let mut shard = lock(&self.shards[i]);
+            // Another writer may have taken it meanwhile: look again.
+            if shard.ended.front().is_some_and(|(a, _)| *a == at) && self.evict_from(&mut shard) {
+                return true;
+            }
+        }
     }
 
     fn create_now(&self, task: StoredTask) -> Result<(), StoreError> {
         let key = task.key();
-        let mut shard = self.shard(&key);
-        if shard.contains_key(&key) {
-            return Err(StoreError::Exists(key.id));
+        let bytes = size::task_bytes(&task.task) + key.tenant.len();
+        loop {
+            let mut shard = self.shard(&key);
+            if shard.tasks.contains_key(&key) {
+                return Err(StoreError::Exists(key.id));
+            }
+            match self.reserve(true, bytes) {
+                Room::Reserved => {}
+                Room::Evict => {
+                    if self.evict_from(&mut shard) {
+                        continue;
+                    }
+                    drop(shard);
+                    if self.evict_oldest() {
+                        continue;
+                    }
+                    return Err(self.full_reason(bytes));
+                }
+            }
+            if task.state().is_terminal() {
+                shard.ended.push_back((task.status_ms, key.clone()));
+            }
+            shard.tasks.insert(
+                key,
+                Entry {
+                    task,
+                    events: VecDeque::new(),
+                    bytes,
+                },
+            );
+            return Ok(());
         }
-        // Reserve a place first, so concurrent creators cannot pass the limit together.
-        let reserved = self
-            .count
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < self.limits.max_tasks).then_some(n + 1)
-            });
-        if reserved.is_err() {
-            return Err(StoreError::Full {
-                limit: format!("{} tasks", self.limits.max_tasks),
-                retry_after_secs: 1,
-            });
+    }
+
+    /// Which budget a refused write of `bytes` would have passed.
+    fn full_reason(&self, bytes: usize) -> StoreError {
+        if self.len() >= self.limits.max_tasks {
+            self.full(&format!("{} tasks", self.limits.max_tasks))
+        } else {
+            self.full(&format!(
+                "{} bytes, {} in use, {bytes} more asked",
+                self.limits.max_bytes,
+                self.bytes()
+            ))
         }
-        shard.insert(
-            key,
-            Entry {
-                task,
-                events: VecDeque::new(),
-            },
-        );
-        Ok(())
     }
 
     fn append_now(
         &self,
         key: &TaskKey,
         expected_seq: u64,
-        event: StreamResponse,
+        event: Arc<StreamResponse>,
         mut snapshot: StoredTask,
     ) -> Result<u64, StoreError> {
-        let mut shard = self.shard(key);
-        let entry = shard
-            .get_mut(key)
-            .ok_or_else(|| StoreError::NotFound(key.id.clone()))?;
-        if entry.task.seq != expected_seq {
-            return Err(StoreError::Conflict {
-                task: key.id.clone(),
-                expected: expected_seq,
-                actual: entry.task.seq,
-            });
+        let new_snapshot_bytes = size::task_bytes(&snapshot.task) + key.tenant.len();
+        let event_bytes = size::event_bytes(&event);
+        let ends = snapshot.state().is_terminal();
+        loop {
+            let mut guard = self.shard(key);
+            let shard = &mut *guard;
+            let entry = shard
+                .tasks
+                .get_mut(key)
+                .ok_or_else(|| StoreError::NotFound(key.id.clone()))?;
+            if entry.task.seq != expected_seq {
+                return Err(StoreError::Conflict {
+                    task: key.id.clone(),
+                    expected: expected_seq,
+                    actual: entry.task.seq,
+                });
+            }
+            let old_snapshot_bytes = size::task_bytes(&entry.task.task) + key.tenant.len();
+            let dropped_bytes = if entry.events.len() >= self.limits.max_events_per_task {
+                entry
+                    .events
+                    .front()
+                    .map_or(0, |e| size::event_bytes(&e.event))
+            } else {
+                0
+            };
+            let after = entry.bytes + new_snapshot_bytes + event_bytes;
+            let before = old_snapshot_bytes + dropped_bytes;
+            let growth = after.saturating_sub(before + entry.bytes);
+            if growth > 0 && !ends {
+                if let Room::Evict = self.reserve(false, growth) {
+                    if self.evict_from(shard) {
+                        continue;
+                    }
+                    drop(guard);
+                    if self.evict_oldest() {
+                        continue;
+                    }
+                    return Err(self.full_reason(growth));
+                }
+            } else if growth > 0 {
+                // An event that ends a task is always taken (see the module docs).
+                self.bytes.fetch_add(growth, Ordering::AcqRel);
+            }
+            let shrink = (before + entry.bytes).saturating_sub(after);
+            if shrink > 0 {
+                self.bytes.fetch_sub(shrink, Ordering::AcqRel);
+            }
+            let was_terminal = entry.task.state().is_terminal();
+            let seq = expected_seq + 1;
+            snapshot.seq = seq;
+            let status_ms = snapshot.status_ms;
+            entry.task = snapshot;
+            if entry.events.len() >= self.limits.max_events_per_task {
+                entry.events.pop_front();
+            }
+            entry.events.push_back(StoredEvent { seq, event });
+            entry.bytes = entry.bytes + new_snapshot_bytes + event_bytes - before;
+            if ends && !was_terminal {
+                shard.ended.push_back((status_ms, key.clone()));
+            }
+            return Ok(seq);
         }
-        let seq = expected_seq + 1;
-        snapshot.seq = seq;
-        entry.task = snapshot;
-        if entry.events.len() == self.limits.max_events_per_task {
-            entry.events.pop_front();
-        }
-        entry.events.push_back(StoredEvent { seq, event });
-        Ok(seq)
     }
 
     fn list_now(&self, query: &ListQuery) -> Result<Page, StoreError> {
@@ -135,7 +332,7 @@ impl MemoryStore {
         };
         let mut matching: Vec<StoredTask> = Vec::new();
         for shard in &self.shards {
-            for entry in lock(shard).values() {
+            for entry in lock(shard).tasks.values() {
                 let task = &entry.task;
                 let keep = task.tenant == query.tenant
                     && query
@@ -143,7 +340,7 @@ impl MemoryStore {
                         .as_ref()
                         .is_none_or(|c| &task.task.context_id == c)
                     && query.state.is_none_or(|s| task.state() == s)
-                    && query.updated_since_ms.is_none_or(|t| task.updated_ms >= t);
+                    && query.status_since_ms.is_none_or(|t| task.status_ms >= t);
                 if keep {
                     matching.push(task.clone());
                 }
@@ -169,28 +366,54 @@ impl MemoryStore {
 
     fn events_now(&self, key: &TaskKey, seq: u64, limit: usize) -> Vec<StoredEvent> {
         let shard = self.shard(key);
-        let Some(entry) = shard.get(key) else {
+        let Some(entry) = shard.tasks.get(key) else {
             return Vec::new();
         };
+        // Events are consecutive: skip straight to the first one after `seq`.
+        let first = entry.events.front().map_or(0, |e| e.seq);
+        let skip = usize::try_from(seq.saturating_sub(first.saturating_sub(1))).unwrap_or(0);
         entry
             .events
             .iter()
+            .skip(skip)
             .filter(|e| e.seq > seq)
             .take(limit)
             .cloned()
             .collect()
     }
 
-    fn expire_now(&self, now_ms: u64) -> usize {
-        let mut gone = 0;
+    fn expire_now(&self, now_ms: u64) -> Vec<TaskKey> {
+        let mut gone = Vec::new();
         for shard in &self.shards {
             let mut shard = lock(shard);
-            let before = shard.len();
-            shard.retain(|_, e| e.task.expires_ms.is_none_or(|at| at > now_ms));
-            gone += before - shard.len();
+            let due: Vec<TaskKey> = shard
+                .tasks
+                .iter()
+                .filter(|(_, e)| e.task.expires_ms.is_some_and(|at| at <= now_ms))
+                .map(|(k, _)| k.clone())
+                .collect();
+            for key in due {
+                self.remove(&mut shard, &key);
+                gone.push(key);
+            }
         }
-        self.count.fetch_sub(gone, Ordering::AcqRel);
         gone
+    }
+
+    fn unfinished_now(&self) -> Vec<TaskKey> {
+        let mut out = Vec::new();
+        for shard in &self.shards {
+            out.extend(
+                lock(shard)
+                    .tasks
+                    .iter()
+                    .filter(|(_, e)| {
+                        matches!(e.task.state(), TaskState::Submitted | TaskState::Working)
+                    })
+                    .map(|(k, _)| k.clone()),
+            );
+        }
+        out
     }
 }
 
@@ -198,32 +421,32 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The listing order: most recently updated first, then by id.
+/// The listing order: latest status first, then by id.
 fn order(task: &StoredTask) -> (std::cmp::Reverse<u64>, &str) {
-    (std::cmp::Reverse(task.updated_ms), task.task.id.as_str())
+    (std::cmp::Reverse(task.status_ms), task.task.id.as_str())
 }
 
 /// Where a page ended.
 struct Position {
-    updated_ms: u64,
+    status_ms: u64,
     id: String,
 }
 
 impl Position {
     fn as_order(&self) -> (std::cmp::Reverse<u64>, &str) {
-        (std::cmp::Reverse(self.updated_ms), self.id.as_str())
+        (std::cmp::Reverse(self.status_ms), self.id.as_str())
     }
 }
 
 fn token(task: &StoredTask) -> String {
-    format!("{}:{}", task.updated_ms, task.task.id)
+    format!("{}:{}", task.status_ms, task.task.id)
 }
 
 fn parse_token(token: &str) -> Result<Position, StoreError> {
     let (ms, id) = token.split_once(':').ok_or(StoreError::BadPageToken)?;
-    let updated_ms = ms.parse().map_err(|_| StoreError::BadPageToken)?;
+    let status_ms = ms.parse().map_err(|_| StoreError::BadPageToken)?;
     Ok(Position {
-        updated_ms,
+        status_ms,
         id: id.to_owned(),
     })
 }
@@ -238,7 +461,7 @@ impl TaskStore for MemoryStore {
         &self,
         key: &TaskKey,
         expected_seq: u64,
-        event: StreamResponse,
+        event: Arc<StreamResponse>,
         snapshot: StoredTask,
     ) -> StoreFuture<'_, u64> {
         let result = self.append_now(key, expected_seq, event, snapshot);
@@ -246,7 +469,7 @@ impl TaskStore for MemoryStore {
     }
 
     fn get(&self, key: &TaskKey) -> StoreFuture<'_, Option<StoredTask>> {
-        let task = self.shard(key).get(key).map(|e| e.task.clone());
+        let task = self.shard(key).tasks.get(key).map(|e| e.task.clone());
         Box::pin(async move { Ok(task) })
     }
 
@@ -265,8 +488,13 @@ impl TaskStore for MemoryStore {
         Box::pin(async move { Ok(events) })
     }
 
-    fn expire(&self, now_ms: u64) -> StoreFuture<'_, usize> {
+    fn expire(&self, now_ms: u64) -> StoreFuture<'_, Vec<TaskKey>> {
         let gone = self.expire_now(now_ms);
         Box::pin(async move { Ok(gone) })
+    }
+
+    fn unfinished(&self) -> StoreFuture<'_, Vec<TaskKey>> {
+        let keys = self.unfinished_now();
+        Box::pin(async move { Ok(keys) })
     }
 }

@@ -3,6 +3,7 @@
 use crate::types::{ListQuery, Page, StoredEvent, StoredTask, TaskKey};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 /// A store operation in progress (boxed, so that `Arc<dyn TaskStore>` works).
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -56,14 +57,14 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
         &self,
         key: &TaskKey,
         expected_seq: u64,
-        event: ferry_proto::StreamResponse,
+        event: Arc<ferry_proto::StreamResponse>,
         snapshot: StoredTask,
     ) -> StoreFuture<'_, u64>;
 
     /// The task, if it exists.
     fn get(&self, key: &TaskKey) -> StoreFuture<'_, Option<StoredTask>>;
 
-    /// A page of the tasks matching `query`, most recently updated first.
+    /// A page of the tasks matching `query`, latest status first.
     fn list(&self, query: &ListQuery) -> StoreFuture<'_, Page>;
 
     /// The task's events after `seq`, oldest first, at most `limit`; empty when there are
@@ -75,6 +76,11 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
         limit: usize,
     ) -> StoreFuture<'_, Vec<StoredEvent>>;
 
-    /// Forgets the tasks whose expiry is at or before `now_ms`; returns how many.
-    fn expire(&self, now_ms: u64) -> StoreFuture<'_, usize>;
+    /// Forgets the tasks whose expiry is at or before `now_ms`, with their events; returns
+    /// which (so that the server can end what still follows them).
+    fn expire(&self, now_ms: u64) -> StoreFuture<'_, Vec<TaskKey>>;
+
+    /// The tasks of every tenant whose state is SUBMITTED or WORKING: after a restart, the
+    /// ones whose turn died with the previous process.
+    fn unfinished(&self) -> StoreFuture<'_, Vec<TaskKey>>;
 }

@@ -1,6 +1,7 @@
 //! The data a store keeps.
 
 use ferry_proto::{StreamResponse, Task, TaskState};
+use std::sync::Arc;
 
 /// Which task: tasks of different tenants never meet, even with equal ids.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -26,12 +27,14 @@ impl TaskKey {
 pub struct StoredTask {
     /// The tenant it belongs to.
     pub tenant: String,
-    /// The snapshot (history and artifacts included).
-    pub task: Task,
+    /// The snapshot (history and artifacts included). Shared, because a snapshot never
+    /// changes once written: the next event makes a new one.
+    pub task: Arc<Task>,
     /// The sequence number of the last event in it (0: just created, no event yet).
     pub seq: u64,
-    /// When it last changed (ms since the epoch): ListTasks sorts and filters by it.
-    pub updated_ms: u64,
+    /// When its status last changed (ms since the epoch, the status timestamp): ListTasks
+    /// sorts and filters by it.
+    pub status_ms: u64,
     /// When it may be forgotten (ms since the epoch); `None` while it must be kept.
     pub expires_ms: Option<u64>,
 }
@@ -54,11 +57,11 @@ impl StoredTask {
 pub struct StoredEvent {
     /// Its sequence number within the task.
     pub seq: u64,
-    /// The event as streamed.
-    pub event: StreamResponse,
+    /// The event as streamed (shared: the server fans the same value out to subscribers).
+    pub event: Arc<StreamResponse>,
 }
 
-/// What ListTasks asks a store for: filters, and a page of them, most recently updated first.
+/// What ListTasks asks a store for: filters, and a page of them, latest status first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListQuery {
     /// Only this tenant's tasks.
@@ -67,8 +70,8 @@ pub struct ListQuery {
     pub context_id: Option<String>,
     /// Only tasks in this state.
     pub state: Option<TaskState>,
-    /// Only tasks updated at or after this time (ms since the epoch).
-    pub updated_since_ms: Option<u64>,
+    /// Only tasks whose status changed at or after this time (ms since the epoch).
+    pub status_since_ms: Option<u64>,
     /// At most this many tasks (1 or more).
     pub page_size: usize,
     /// Where the previous page ended (`Page::next_page_token`).
@@ -82,7 +85,7 @@ impl ListQuery {
             tenant: tenant.into(),
             context_id: None,
             state: None,
-            updated_since_ms: None,
+            status_since_ms: None,
             page_size,
             page_token: None,
         }
@@ -92,7 +95,7 @@ impl ListQuery {
 /// One page of a listing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Page {
-    /// The tasks, most recently updated first (ties: by id).
+    /// The tasks, latest status first (ties: by id).
     pub tasks: Vec<StoredTask>,
     /// The token of the next page; `None` on the last one.
     pub next_page_token: Option<String>,

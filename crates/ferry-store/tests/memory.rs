@@ -1,8 +1,9 @@
 //! The memory store passes the conformance suite, and keeps its own limits.
 
-use ferry_proto::{StreamResponse, TaskState};
-use ferry_store::conformance::{self, task};
-use ferry_store::{MemoryLimits, MemoryStore, StoreError, TaskStore};
+use ferry_proto::{Message, Part, TaskState};
+use ferry_store::conformance::{self, event, task, with_state};
+use ferry_store::{MemoryLimits, MemoryStore, StoreError, StoredTask, TaskStore};
+use std::sync::Arc;
 
 #[tokio::test]
 async fn the_memory_store_passes_the_conformance_suite() {
@@ -17,7 +18,7 @@ async fn a_full_store_refuses_new_tasks_until_something_expires() {
     });
     let mut first = task("", "t-1", "ctx", TaskState::InputRequired, 10);
     first.expires_ms = Some(100);
-    store.create(first).await.expect("first");
+    store.create(first.clone()).await.expect("first");
     store
         .create(task("", "t-2", "ctx", TaskState::Working, 10))
         .await
@@ -27,13 +28,98 @@ async fn a_full_store_refuses_new_tasks_until_something_expires() {
         .await;
     assert!(
         matches!(refused, Err(StoreError::Full { .. })),
-        "{refused:?}"
+        "interrupted and working tasks are never evicted: {refused:?}"
     );
-    assert_eq!(store.expire(100).await, Ok(1));
+    assert_eq!(store.expire(100).await, Ok(vec![first.key()]));
     store
         .create(task("", "t-3", "ctx", TaskState::Submitted, 10))
         .await
         .expect("room again after expiry");
+}
+
+#[tokio::test]
+async fn a_full_store_evicts_the_terminal_task_that_ended_first() {
+    let store = MemoryStore::new(MemoryLimits {
+        max_tasks: 3,
+        ..MemoryLimits::default()
+    });
+    let tasks: Vec<StoredTask> = (0..3)
+        .map(|i| task("", &format!("t-{i}"), "ctx", TaskState::Working, 10))
+        .collect();
+    for t in &tasks {
+        store.create(t.clone()).await.expect("create");
+    }
+    // t-2 ends first, then t-0; t-1 keeps working.
+    for (t, at) in [(&tasks[2], 20), (&tasks[0], 30)] {
+        let mut done = with_state(t, TaskState::Completed);
+        done.status_ms = at;
+        store
+            .append(&t.key(), 0, event(&done), done)
+            .await
+            .expect("complete");
+    }
+    store
+        .create(task("", "new-1", "ctx", TaskState::Submitted, 40))
+        .await
+        .expect("evicts one terminal task");
+    assert_eq!(store.get(&tasks[2].key()).await, Ok(None), "the first to end");
+    assert!(store.get(&tasks[0].key()).await.expect("get").is_some());
+    store
+        .create(task("", "new-2", "ctx", TaskState::Submitted, 50))
+        .await
+        .expect("evicts the other");
+    assert_eq!(store.get(&tasks[0].key()).await, Ok(None));
+    assert!(store.get(&tasks[1].key()).await.expect("get").is_some(), "working stays");
+    let refused = store
+        .create(task("", "new-3", "ctx", TaskState::Submitted, 60))
+        .await;
+    assert!(matches!(refused, Err(StoreError::Full { .. })), "{refused:?}");
+    assert_eq!(store.len(), 3);
+}
+
+/// A task with `bytes` of text in its history.
+fn holding(id: &str, bytes: usize) -> StoredTask {
+    let mut t = task("", id, "ctx", TaskState::Working, 10);
+    Arc::make_mut(&mut t.task)
+        .history
+        .push(Message::user("m", vec![Part::text("x".repeat(bytes))]));
+    t
+}
+
+#[tokio::test]
+async fn the_byte_budget_counts_snapshots_and_events_and_is_given_back() {
+    let store = MemoryStore::new(MemoryLimits {
+        max_bytes: 3 << 20,
+        ..MemoryLimits::default()
+    });
+    let big = holding("big", 1 << 20);
+    store.create(big.clone()).await.expect("1 MiB fits");
+    let one = store.bytes();
+    assert!(one >= 1 << 20 && one < (1 << 20) + 4096, "{one}");
+    // The event carries the snapshot again: the task now counts about twice.
+    store
+        .append(&big.key(), 0, event(&big), big.clone())
+        .await
+        .expect("append");
+    let two = store.bytes();
+    assert!(two >= 2 << 20 && two < (2 << 20) + 8192, "{two}");
+    let refused = store.create(holding("more", 1 << 20)).await;
+    assert!(
+        matches!(&refused, Err(StoreError::Full { limit, .. }) if limit.contains("bytes")),
+        "a task that does not fit is refused, nothing evictable: {refused:?}"
+    );
+    let mut done = with_state(&big, TaskState::Completed);
+    done.expires_ms = Some(5);
+    store
+        .append(&big.key(), 1, event(&done), done)
+        .await
+        .expect("an event that ends a task is taken even past the budget");
+    store
+        .create(holding("more", 1 << 20))
+        .await
+        .expect("the ended task is evicted to make room");
+    let left = store.bytes();
+    assert!(left < (1 << 20) + 4096, "the evicted task's bytes came back: {left}");
 }
 
 #[tokio::test]
@@ -46,12 +132,7 @@ async fn old_events_are_dropped_beyond_the_per_task_limit() {
     store.create(t.clone()).await.expect("create");
     for seq in 0..5 {
         store
-            .append(
-                &t.key(),
-                seq,
-                StreamResponse::Task(t.task.clone()),
-                t.clone(),
-            )
+            .append(&t.key(), seq, event(&t), t.clone())
             .await
             .expect("append");
     }
@@ -63,4 +144,12 @@ async fn old_events_are_dropped_beyond_the_per_task_limit() {
         .map(|e| e.seq)
         .collect();
     assert_eq!(kept, vec![3, 4, 5], "the newest events are kept");
+    let after_four: Vec<u64> = store
+        .events_after(&t.key(), 4, 10)
+        .await
+        .expect("events")
+        .iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(after_four, vec![5]);
 }

@@ -14,6 +14,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("ferry-agent", &["ferry-proto"]),
     ("ferry-agents", &["ferry-proto", "ferry-agent"]),
     ("ferry-store", &["ferry-proto"]),
+    ("ferry-store-sql", &["ferry-proto", "ferry-store"]),
     ("ferry-browser", &["ferry-net"]),
     (
         "ferry-forms",
@@ -21,7 +22,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     (
         "ferry-server",
-        &["ferry-proto", "ferry-agent", "ferry-trust"],
+        &["ferry-proto", "ferry-agent", "ferry-trust", "ferry-store"],
     ),
     (
         "ferry-cdp-config",

@@ -1,0 +1,1 @@
+//! SQL task stores (in progress).

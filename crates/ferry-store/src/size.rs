@@ -1,0 +1,111 @@
+//! What a task costs in memory, approximately: the byte budget of the memory store and the
+//! per-task bounds of the server count with these.
+//!
+//! The estimate counts content (texts, bytes, URLs, JSON values, names) plus a fixed overhead
+//! per part, message and value; it walks the data without serializing it.
+
+use ferry_proto::{Artifact, Message, Part, PartContent, StreamResponse, Task};
+use serde_json::Value;
+
+/// Overhead of one part (its struct and allocations), in bytes.
+const PART_OVERHEAD: usize = 96;
+/// Overhead of one message or artifact.
+const ITEM_OVERHEAD: usize = 160;
+/// Overhead of one JSON value.
+const VALUE_OVERHEAD: usize = 32;
+
+/// Approximate bytes held by `task`.
+pub fn task_bytes(task: &Task) -> usize {
+    ITEM_OVERHEAD
+        + task.id.len()
+        + task.context_id.len()
+        + task.status.message.as_ref().map_or(0, message_bytes)
+        + task.history.iter().map(message_bytes).sum::<usize>()
+        + task.artifacts.iter().map(artifact_bytes).sum::<usize>()
+        + task.metadata.as_ref().map_or(0, map_bytes)
+}
+
+/// Approximate bytes held by `event`.
+pub fn event_bytes(event: &StreamResponse) -> usize {
+    match event {
+        StreamResponse::Task(task) => task_bytes(task),
+        StreamResponse::Message(m) => message_bytes(m),
+        StreamResponse::StatusUpdate(u) => {
+            ITEM_OVERHEAD + u.status.message.as_ref().map_or(0, message_bytes)
+        }
+        StreamResponse::ArtifactUpdate(u) => ITEM_OVERHEAD + artifact_bytes(&u.artifact),
+    }
+}
+
+/// Approximate bytes of `message`.
+pub fn message_bytes(message: &Message) -> usize {
+    ITEM_OVERHEAD
+        + message.message_id.len()
+        + message.parts.iter().map(part_bytes).sum::<usize>()
+        + message.metadata.as_ref().map_or(0, map_bytes)
+}
+
+/// Approximate bytes of `artifact`.
+pub fn artifact_bytes(artifact: &Artifact) -> usize {
+    ITEM_OVERHEAD
+        + artifact.artifact_id.len()
+        + artifact.name.len()
+        + artifact.description.len()
+        + parts_bytes(&artifact.parts)
+        + artifact.metadata.as_ref().map_or(0, map_bytes)
+}
+
+/// Approximate bytes of `parts`.
+pub fn parts_bytes(parts: &[Part]) -> usize {
+    parts.iter().map(part_bytes).sum()
+}
+
+fn part_bytes(part: &Part) -> usize {
+    let content = match &part.content {
+        PartContent::Text(s) | PartContent::Url(s) => s.len(),
+        PartContent::Raw(b) => b.len(),
+        PartContent::Data(v) => value_bytes(v),
+    };
+    PART_OVERHEAD
+        + content
+        + part.filename.len()
+        + part.media_type.len()
+        + part.metadata.as_ref().map_or(0, map_bytes)
+}
+
+fn map_bytes(map: &serde_json::Map<String, Value>) -> usize {
+    map.iter()
+        .map(|(k, v)| k.len() + value_bytes(v))
+        .sum::<usize>()
+        + VALUE_OVERHEAD
+}
+
+fn value_bytes(value: &Value) -> usize {
+    VALUE_OVERHEAD
+        + match value {
+            Value::String(s) => s.len(),
+            Value::Array(items) => items.iter().map(value_bytes).sum(),
+            Value::Object(map) => map_bytes(map),
+            Value::Null | Value::Bool(_) | Value::Number(_) => 0,
+        }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_dominates_large_tasks() {
+        let big = "x".repeat(1 << 20);
+        let mut task = Task::new(
+            "t",
+            "c",
+            ferry_proto::TaskStatus::now(ferry_proto::TaskState::Working, None),
+        );
+        task.history
+            .push(Message::user("m", vec![Part::text(big.clone())]));
+        let bytes = task_bytes(&task);
+        assert!(bytes >= big.len(), "counts the text: {bytes}");
+        assert!(bytes < big.len() + 1024, "and little else: {bytes}");
+    }
+}
