@@ -367,6 +367,12 @@ pub async fn unfinished_tasks_are_found_in_every_tenant(store: &dyn TaskStore) {
         }
         store.create(t).await.expect("create");
     }
+    let counts = store.count_by_state().await.expect("counts");
+    let count = |state| counts.iter().find(|(s, _)| *s == state).map_or(0, |(_, n)| *n);
+    assert!(
+        count(TaskState::InputRequired) >= 1 && count(TaskState::Submitted) >= 1,
+        "count_by_state counts every tenant: {counts:?}"
+    );
     let mut found: Vec<TaskKey> = store
         .unfinished()
         .await

@@ -417,6 +417,22 @@ impl MemoryStore {
     }
 }
 
+impl MemoryStore {
+    fn counts_now(&self) -> Vec<(TaskState, u64)> {
+        let mut counts: Vec<(TaskState, u64)> = Vec::new();
+        for shard in &self.shards {
+            for entry in lock(shard).tasks.values() {
+                let state = entry.task.state();
+                match counts.iter_mut().find(|(s, _)| *s == state) {
+                    Some((_, n)) => *n += 1,
+                    None => counts.push((state, 1)),
+                }
+            }
+        }
+        counts
+    }
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -496,5 +512,10 @@ impl TaskStore for MemoryStore {
     fn unfinished(&self) -> StoreFuture<'_, Vec<TaskKey>> {
         let keys = self.unfinished_now();
         Box::pin(async move { Ok(keys) })
+    }
+
+    fn count_by_state(&self) -> StoreFuture<'_, Vec<(TaskState, u64)>> {
+        let counts = self.counts_now();
+        Box::pin(async move { Ok(counts) })
     }
 }

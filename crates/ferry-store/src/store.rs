@@ -1,6 +1,7 @@
 //! The store trait and its errors.
 
 use crate::types::{ListQuery, Page, StoredEvent, StoredTask, TaskKey};
+use ferry_proto::TaskState;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -83,4 +84,8 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// The tasks of every tenant whose state is SUBMITTED or WORKING: after a restart, the
     /// ones whose turn died with the previous process.
     fn unfinished(&self) -> StoreFuture<'_, Vec<TaskKey>>;
+
+    /// How many tasks of every tenant are in each state (states with none may be left out):
+    /// what the server's metrics show.
+    fn count_by_state(&self) -> StoreFuture<'_, Vec<(TaskState, u64)>>;
 }
