@@ -46,7 +46,13 @@ pub enum EmitError {
     /// The event is not valid (for example an artifact without parts).
     #[error("invalid event: {0}")]
     Invalid(String),
-    /// The server is gone (shut down, or the task was evicted).
+    /// The event would pass one of the task's limits (history messages, artifact bytes).
+    #[error("{0}")]
+    Limit(String),
+    /// The task store could not take the event (it failed, or is full); nothing was stored.
+    #[error("the event could not be stored: {0}")]
+    Unavailable(String),
+    /// The server is gone (shut down, or the task expired).
     #[error("the task is no longer served")]
     Closed,
 }

@@ -24,8 +24,8 @@
 //!     fn execute(&self, ctx: RequestContext, events: EventSink) -> AgentFuture<'_> {
 //!         Box::pin(async move {
 //!             let text = ctx.message.text().to_uppercase();
-//!             events.artifact(Artifact::new("answer", "answer", vec![Part::text(text)]), false, true)?;
-//!             events.complete(None)?;
+//!             events.artifact(Artifact::new("answer", "answer", vec![Part::text(text)]), false, true).await?;
+//!             events.complete(None).await?;
 //!             Ok(())
 //!         })
 //!     }
@@ -41,7 +41,7 @@ mod turn_data;
 pub use context::RequestContext;
 pub use description::AgentDescription;
 pub use error::{AgentError, EmitError};
-pub use sink::{AgentEvent, EventSink, EventTarget};
+pub use sink::{AgentEvent, EmitFuture, EventSink, EventTarget};
 pub use turn_data::TurnData;
 
 use std::future::Future;

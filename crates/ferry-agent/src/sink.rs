@@ -1,9 +1,15 @@
-//! How a turn reports progress: a cheap, cloneable handle that applies events synchronously.
+//! How a turn reports progress: a cheap, cloneable handle whose every emit returns once the
+//! event is applied and stored, so an agent that said "completed" knows it was kept.
 
 use crate::EmitError;
 use ferry_proto::{Artifact, Message, Part, TaskState};
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+
+/// An emit in progress (boxed, so that `Arc<dyn EventTarget>` works).
+pub type EmitFuture<'a> = Pin<Box<dyn Future<Output = Result<(), EmitError>> + Send + 'a>>;
 
 /// One thing an agent reports.
 #[derive(Debug, Clone)]
@@ -30,8 +36,9 @@ pub enum AgentEvent {
 
 /// Where events go: implemented by the server's task manager.
 pub trait EventTarget: Send + Sync {
-    /// Applies one event to the task, in order, before returning.
-    fn emit(&self, event: AgentEvent) -> Result<(), EmitError>;
+    /// Applies one event to the task, in order; resolves once the event is stored (durable,
+    /// with a durable store) and visible to readers.
+    fn emit(&self, event: AgentEvent) -> EmitFuture<'_>;
 }
 
 /// The handle a turn reports through. Cloning is cheap; every clone reports to the same task.
@@ -70,9 +77,9 @@ impl EventSink {
         &self.context_id
     }
 
-    /// Applies a raw event.
-    pub fn emit(&self, event: AgentEvent) -> Result<(), EmitError> {
-        self.target.emit(event)
+    /// Applies a raw event; returns once it is stored.
+    pub async fn emit(&self, event: AgentEvent) -> Result<(), EmitError> {
+        self.target.emit(event).await
     }
 
     /// An agent message with a fresh id, this task's ids and the given parts.
@@ -89,17 +96,21 @@ impl EventSink {
     }
 
     /// Sets a state, with an optional message.
-    pub fn status(&self, state: TaskState, message: Option<Message>) -> Result<(), EmitError> {
-        self.emit(AgentEvent::Status { state, message })
+    pub async fn status(
+        &self,
+        state: TaskState,
+        message: Option<Message>,
+    ) -> Result<(), EmitError> {
+        self.emit(AgentEvent::Status { state, message }).await
     }
 
     /// The task is being worked on.
-    pub fn working(&self, message: Option<Message>) -> Result<(), EmitError> {
-        self.status(TaskState::Working, message)
+    pub async fn working(&self, message: Option<Message>) -> Result<(), EmitError> {
+        self.status(TaskState::Working, message).await
     }
 
     /// Adds, replaces or extends an artifact.
-    pub fn artifact(
+    pub async fn artifact(
         &self,
         artifact: Artifact,
         append: bool,
@@ -110,35 +121,36 @@ impl EventSink {
             append,
             last_chunk,
         })
+        .await
     }
 
     /// The agent needs more input; `message` says what.
-    pub fn input_required(&self, message: Message) -> Result<(), EmitError> {
-        self.status(TaskState::InputRequired, Some(message))
+    pub async fn input_required(&self, message: Message) -> Result<(), EmitError> {
+        self.status(TaskState::InputRequired, Some(message)).await
     }
 
     /// The agent needs authorization; `message` says what.
-    pub fn auth_required(&self, message: Message) -> Result<(), EmitError> {
-        self.status(TaskState::AuthRequired, Some(message))
+    pub async fn auth_required(&self, message: Message) -> Result<(), EmitError> {
+        self.status(TaskState::AuthRequired, Some(message)).await
     }
 
     /// The task finished successfully.
-    pub fn complete(&self, message: Option<Message>) -> Result<(), EmitError> {
-        self.status(TaskState::Completed, message)
+    pub async fn complete(&self, message: Option<Message>) -> Result<(), EmitError> {
+        self.status(TaskState::Completed, message).await
     }
 
     /// The task failed; `message` says why.
-    pub fn fail(&self, message: Message) -> Result<(), EmitError> {
-        self.status(TaskState::Failed, Some(message))
+    pub async fn fail(&self, message: Message) -> Result<(), EmitError> {
+        self.status(TaskState::Failed, Some(message)).await
     }
 
     /// The agent declines the task; `message` says why.
-    pub fn reject(&self, message: Message) -> Result<(), EmitError> {
-        self.status(TaskState::Rejected, Some(message))
+    pub async fn reject(&self, message: Message) -> Result<(), EmitError> {
+        self.status(TaskState::Rejected, Some(message)).await
     }
 
     /// Replies with a single message and no task (only as the first event of a new request).
-    pub fn message(&self, message: Message) -> Result<(), EmitError> {
-        self.emit(AgentEvent::Message(message))
+    pub async fn message(&self, message: Message) -> Result<(), EmitError> {
+        self.emit(AgentEvent::Message(message)).await
     }
 }

@@ -88,96 +88,122 @@ impl AgentExecutor for ConformanceAgent {
             let artifact = |id: &str, parts| Artifact::new(id, id, parts);
             match scenario {
                 Scenario::CompleteTask => {
-                    events.working(None)?;
-                    events.complete(Some(events.text_message("Hello from TCK")))?;
+                    events.working(None).await?;
+                    events
+                        .complete(Some(events.text_message("Hello from TCK")))
+                        .await?;
                 }
                 Scenario::InputRequired => {
-                    events.working(None)?;
-                    events.input_required(events.text_message("Please provide more input."))?;
+                    events.working(None).await?;
+                    events
+                        .input_required(events.text_message("Please provide more input."))
+                        .await?;
                 }
                 Scenario::ArtifactText | Scenario::StreamArtifactText => {
-                    events.working(None)?;
-                    events.artifact(
-                        artifact("text-artifact", vec![text("Generated text content")]),
-                        false,
-                        true,
-                    )?;
-                    events.complete(None)?;
+                    events.working(None).await?;
+                    events
+                        .artifact(
+                            artifact("text-artifact", vec![text("Generated text content")]),
+                            false,
+                            true,
+                        )
+                        .await?;
+                    events.complete(None).await?;
                 }
                 Scenario::ArtifactFile | Scenario::StreamArtifactFile => {
                     let part = Part::new(PartContent::Raw(b"Generated file content".to_vec()))
                         .with_media_type("text/plain")
                         .with_filename("output.txt");
-                    events.working(None)?;
-                    events.artifact(artifact("file-artifact", vec![part]), false, true)?;
-                    events.complete(None)?;
+                    events.working(None).await?;
+                    events
+                        .artifact(artifact("file-artifact", vec![part]), false, true)
+                        .await?;
+                    events.complete(None).await?;
                 }
                 Scenario::ArtifactFileUrl => {
                     let part = Part::new(PartContent::Url("https://example.com/output.txt".into()))
                         .with_media_type("text/plain")
                         .with_filename("output.txt");
-                    events.working(None)?;
-                    events.artifact(artifact("file-url-artifact", vec![part]), false, true)?;
-                    events.complete(None)?;
+                    events.working(None).await?;
+                    events
+                        .artifact(artifact("file-url-artifact", vec![part]), false, true)
+                        .await?;
+                    events.complete(None).await?;
                 }
                 Scenario::ArtifactData => {
                     let part = Part::data(serde_json::json!({"key": "value", "count": 42}))
                         .with_media_type("application/json");
-                    events.working(None)?;
-                    events.artifact(artifact("data-artifact", vec![part]), false, true)?;
-                    events.complete(None)?;
+                    events.working(None).await?;
+                    events
+                        .artifact(artifact("data-artifact", vec![part]), false, true)
+                        .await?;
+                    events.complete(None).await?;
                 }
                 Scenario::MessageResponse => {
-                    events.message(events.agent_message(vec![text("Direct message response")]))?;
+                    events
+                        .message(events.agent_message(vec![text("Direct message response")]))
+                        .await?;
                 }
                 Scenario::StreamWorkArtifactComplete => {
-                    events.working(None)?;
-                    events.artifact(
-                        artifact("stream-artifact", vec![text("Streamed content")]),
-                        false,
-                        true,
-                    )?;
-                    events.complete(None)?;
+                    events.working(None).await?;
+                    events
+                        .artifact(
+                            artifact("stream-artifact", vec![text("Streamed content")]),
+                            false,
+                            true,
+                        )
+                        .await?;
+                    events.complete(None).await?;
                 }
                 Scenario::StreamStraightToComplete => {
-                    events.complete(None)?;
+                    events.complete(None).await?;
                 }
                 Scenario::StreamArtifactChunked => {
-                    events.working(None)?;
-                    events.artifact(
-                        artifact("chunked-artifact", vec![text("chunk 1")]),
-                        false,
-                        false,
-                    )?;
-                    events.artifact(
-                        artifact("chunked-artifact", vec![text("chunk 2")]),
-                        true,
-                        false,
-                    )?;
-                    events.artifact(
-                        artifact("chunked-artifact", vec![text("chunk 3")]),
-                        true,
-                        true,
-                    )?;
-                    events.complete(None)?;
+                    events.working(None).await?;
+                    events
+                        .artifact(
+                            artifact("chunked-artifact", vec![text("chunk 1")]),
+                            false,
+                            false,
+                        )
+                        .await?;
+                    events
+                        .artifact(
+                            artifact("chunked-artifact", vec![text("chunk 2")]),
+                            true,
+                            false,
+                        )
+                        .await?;
+                    events
+                        .artifact(
+                            artifact("chunked-artifact", vec![text("chunk 3")]),
+                            true,
+                            true,
+                        )
+                        .await?;
+                    events.complete(None).await?;
                 }
                 Scenario::RejectTask => {
-                    events.reject(events.text_message("This task was rejected by the agent."))?;
+                    events
+                        .reject(events.text_message("This task was rejected by the agent."))
+                        .await?;
                 }
                 Scenario::SlowComplete => {
-                    events.working(None)?;
+                    events.working(None).await?;
                     tokio::time::sleep(Duration::from_secs(4)).await;
-                    events.complete(None)?;
+                    events.complete(None).await?;
                 }
-                Scenario::ThreeTurns => three_turns(&ctx, &events)?,
+                Scenario::ThreeTurns => three_turns(&ctx, &events).await?,
                 Scenario::Echo => {
-                    events.working(None)?;
+                    events.working(None).await?;
                     let mut parts = ctx.message.parts.clone();
                     if parts.is_empty() {
                         parts.push(text(""));
                     }
-                    events.artifact(artifact("echo", parts), false, true)?;
-                    events.complete(None)?;
+                    events
+                        .artifact(artifact("echo", parts), false, true)
+                        .await?;
+                    events.complete(None).await?;
                 }
             }
             Ok(())
@@ -187,25 +213,31 @@ impl AgentExecutor for ConformanceAgent {
 
 /// `ferry-turns-3`: INPUT_REQUIRED after the first and second message, COMPLETED after the
 /// third, with an artifact on every turn that says which turn it was.
-fn three_turns(ctx: &RequestContext, events: &EventSink) -> Result<(), AgentError> {
+async fn three_turns(ctx: &RequestContext, events: &EventSink) -> Result<(), AgentError> {
     // `ctx.task` is the task before this turn: its user messages are the earlier turns.
     let turn = ctx.task.as_ref().map_or(0, |t| {
         t.history.iter().filter(|m| m.role == Role::User).count()
     }) + 1;
-    events.working(None)?;
+    events.working(None).await?;
     let id = format!("turn-{turn}");
     let note = format!("turn {turn} of {TURNS}: got {:?}", ctx.message.text());
-    events.artifact(
-        Artifact::new(id.clone(), id, vec![Part::text(note)]),
-        false,
-        true,
-    )?;
+    events
+        .artifact(
+            Artifact::new(id.clone(), id, vec![Part::text(note)]),
+            false,
+            true,
+        )
+        .await?;
     if turn < TURNS {
-        events.input_required(events.text_message(format!(
-            "turn {turn} of {TURNS} done; send the next message"
-        )))?;
+        events
+            .input_required(events.text_message(format!(
+                "turn {turn} of {TURNS} done; send the next message"
+            )))
+            .await?;
     } else {
-        events.complete(Some(events.text_message(format!("all {TURNS} turns done"))))?;
+        events
+            .complete(Some(events.text_message(format!("all {TURNS} turns done"))))
+            .await?;
     }
     Ok(())
 }

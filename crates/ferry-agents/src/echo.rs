@@ -20,7 +20,7 @@ impl AgentExecutor for EchoAgent {
 
     fn execute(&self, ctx: RequestContext, events: EventSink) -> AgentFuture<'_> {
         Box::pin(async move {
-            events.working(None)?;
+            events.working(None).await?;
             let parts: Vec<Part> = ctx
                 .message
                 .parts
@@ -31,12 +31,12 @@ impl AgentExecutor for EchoAgent {
             let chunk = |parts| Artifact::new("echo", "echo", parts);
             match second {
                 Some(second) => {
-                    events.artifact(chunk(first), false, false)?;
-                    events.artifact(chunk(second), true, true)?;
+                    events.artifact(chunk(first), false, false).await?;
+                    events.artifact(chunk(second), true, true).await?;
                 }
-                None => events.artifact(chunk(first), false, true)?,
+                None => events.artifact(chunk(first), false, true).await?,
             }
-            events.complete(None)?;
+            events.complete(None).await?;
             Ok(())
         })
     }

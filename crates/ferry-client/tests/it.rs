@@ -263,19 +263,23 @@ impl ferry_agent::AgentExecutor for SlowAgent {
         events: ferry_agent::EventSink,
     ) -> ferry_agent::AgentFuture<'_> {
         Box::pin(async move {
-            events.working(None)?;
-            events.artifact(
-                ferry_proto::Artifact::new("a", "a", vec![Part::text("one")]),
-                false,
-                false,
-            )?;
+            events.working(None).await?;
+            events
+                .artifact(
+                    ferry_proto::Artifact::new("a", "a", vec![Part::text("one")]),
+                    false,
+                    false,
+                )
+                .await?;
             tokio::time::sleep(Duration::from_millis(400)).await;
-            events.artifact(
-                ferry_proto::Artifact::new("a", "a", vec![Part::text("two")]),
-                true,
-                true,
-            )?;
-            events.complete(None)?;
+            events
+                .artifact(
+                    ferry_proto::Artifact::new("a", "a", vec![Part::text("two")]),
+                    true,
+                    true,
+                )
+                .await?;
+            events.complete(None).await?;
             Ok(())
         })
     }

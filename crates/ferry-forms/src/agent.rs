@@ -62,15 +62,15 @@ impl FormsAgent {
         let incoming = request::parse(&ctx.message);
         let request = match incoming {
             Ok(Incoming::Request(r)) => r,
-            Ok(Incoming::Chatter(_)) => return reply_help(&ctx, &events, None),
-            Err(e) => return reply_help(&ctx, &events, Some(e)),
+            Ok(Incoming::Chatter(_)) => return reply_help(&ctx, &events, None).await,
+            Err(e) => return reply_help(&ctx, &events, Some(e)).await,
         };
         let endpoint = match &self.config.browser {
             BrowserSource::Cdp { name } => match cdp_endpoint(&ctx, name.as_deref()) {
                 Ok(endpoint) => Some(endpoint),
                 Err(e) => {
                     // Still a task with both artifacts; the framework fails it as infra_error.
-                    emit_report(&events, &failure_report(&request, &e.to_string()))?;
+                    emit_report(&events, &failure_report(&request, &e.to_string())).await?;
                     return Err(e);
                 }
             },
@@ -83,14 +83,11 @@ impl FormsAgent {
                     .with_meta("retryAfterSeconds", full.retry_after_secs.to_string()),
             )
         })?;
-        let emit = events.clone();
-        let progress = move |text: &str| {
-            let _ = emit.working(Some(emit.text_message(text)));
-        };
+        let progress = crate::turn::Progress(events.clone());
         let opened = if slot.session.as_ref().is_some_and(crate::Session::is_alive) {
             Ok(false)
         } else {
-            progress("starting a browser session");
+            progress.say("starting a browser session").await;
             self.pool
                 .ensure_session(&key, &mut slot, endpoint.as_ref())
                 .await
@@ -100,10 +97,11 @@ impl FormsAgent {
                 &events,
                 &request,
                 format!("could not start a browser session: {e}"),
-            ));
+            )
+            .await);
         }
         let Some(session) = slot.session.as_mut() else {
-            return Err(failed(&events, &request, "no browser session".into()));
+            return Err(failed(&events, &request, "no browser session".into()).await);
         };
         let pending = self.pool.pending(&key);
         let result = turn::run(
@@ -133,18 +131,18 @@ impl FormsAgent {
                 } else {
                     format!("the browser could not complete this step: {e}")
                 };
-                return Err(failed(&events, &request, message));
+                return Err(failed(&events, &request, message).await);
             }
         };
         self.pool.set_pending(&key, result.pending.clone());
         drop(slot);
 
-        emit_report(&events, &result.report)?;
+        emit_report(&events, &result.report).await?;
         let message = status_message(&events, &result.message, &result.report);
         match result.verdict {
-            Verdict::Completed => events.complete(Some(message))?,
-            Verdict::InputRequired => events.input_required(message)?,
-            Verdict::Failed => events.fail(message)?,
+            Verdict::Completed => events.complete(Some(message)).await?,
+            Verdict::InputRequired => events.input_required(message).await?,
+            Verdict::Failed => events.fail(message).await?,
         }
         Ok(())
     }
@@ -217,18 +215,22 @@ fn failure_report(request: &crate::request::FormRequest, why: &str) -> FormRepor
 }
 
 /// Emits the artifacts of a failed turn (every task carries both) and the failure itself.
-fn failed(events: &EventSink, request: &crate::request::FormRequest, why: String) -> AgentError {
-    if let Err(e) = emit_report(events, &failure_report(request, &why)) {
+async fn failed(
+    events: &EventSink,
+    request: &crate::request::FormRequest,
+    why: String,
+) -> AgentError {
+    if let Err(e) = emit_report(events, &failure_report(request, &why)).await {
         return e;
     }
     AgentError::Failed(why)
 }
 
 /// The `result` (text) and `data` (JSON) artifacts.
-fn emit_report(events: &EventSink, report: &FormReport) -> Result<(), AgentError> {
+async fn emit_report(events: &EventSink, report: &FormReport) -> Result<(), AgentError> {
     let mut text = Artifact::new("result", "result", vec![Part::text(report.to_text())]);
     text.metadata = Some(untrusted());
-    events.artifact(text, false, true)?;
+    events.artifact(text, false, true).await?;
     let data = serde_json::to_value(report).unwrap_or(Value::Null);
     let mut data = Artifact::new(
         "data",
@@ -236,7 +238,7 @@ fn emit_report(events: &EventSink, report: &FormReport) -> Result<(), AgentError
         vec![Part::data(data).with_media_type("application/json")],
     );
     data.metadata = Some(untrusted());
-    events.artifact(data, false, true)?;
+    events.artifact(data, false, true).await?;
     Ok(())
 }
 
@@ -260,7 +262,7 @@ fn status_message(events: &EventSink, text: &str, report: &FormReport) -> Messag
 
 /// Chatter or a malformed request: the expected shape, as a direct reply (no task) on a new
 /// request, or as INPUT_REQUIRED on a task that is already open.
-fn reply_help(
+async fn reply_help(
     ctx: &RequestContext,
     events: &EventSink,
     error: Option<RequestError>,
@@ -291,9 +293,9 @@ fn reply_help(
                 e.to_string(),
             )));
         }
-        events.message(events.agent_message(parts))?;
+        events.message(events.agent_message(parts)).await?;
     } else {
-        events.input_required(events.agent_message(parts))?;
+        events.input_required(events.agent_message(parts)).await?;
     }
     Ok(())
 }

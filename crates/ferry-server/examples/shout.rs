@@ -24,12 +24,14 @@ impl AgentExecutor for Shout {
     fn execute(&self, ctx: RequestContext, events: EventSink) -> AgentFuture<'_> {
         Box::pin(async move {
             let text = ctx.message.text().to_uppercase();
-            events.artifact(
-                Artifact::new("answer", "answer", vec![Part::text(text)]),
-                false,
-                true,
-            )?;
-            events.complete(None)?;
+            events
+                .artifact(
+                    Artifact::new("answer", "answer", vec![Part::text(text)]),
+                    false,
+                    true,
+                )
+                .await?;
+            events.complete(None).await?;
             Ok(())
         })
     }

@@ -19,12 +19,33 @@ pub struct ServerConfig {
     pub jsonrpc_path: String,
     /// Path of the HTTP+JSON (REST) base under the public URL. Default `/rest`.
     pub rest_path: String,
-    /// Maximum number of tasks kept in memory. Only terminal tasks are evicted to make room; when
-    /// every task is still active, new tasks are refused. Default 10 000.
+    /// Where tasks are kept: `memory` (the default: bounded, lost on restart), `sqlite:PATH`
+    /// or `postgres://user:password@host/db` (durable). Read by whoever builds the server (the
+    /// `ferry` binary opens it); a library user hands the builder a `TaskStore` instead.
+    /// Shown with its password replaced by `***`.
+    #[serde(serialize_with = "redacted_store")]
+    pub store: String,
+    /// Maximum number of tasks the memory store keeps. Only terminal tasks are evicted to make
+    /// room; when every task is still active, new tasks are refused (503, `TASK_STORE_FULL`,
+    /// with `Retry-After`). Default 10 000.
     pub task_capacity: usize,
+    /// Approximate bytes the memory store keeps (snapshots and the events kept for resuming
+    /// streams), refused like `task_capacity` when passed. Default 1 GiB.
+    pub max_store_bytes: usize,
     /// How long a terminal task stays retrievable, in seconds. Default 3600.
     pub task_ttl_secs: u64,
-    /// Events kept per task for resuming streams; older ones are dropped. Default 1024.
+    /// How long a task that is not terminal stays without any event before it is forgotten,
+    /// in seconds: INPUT_REQUIRED / AUTH_REQUIRED waiting for an answer, WORKING without
+    /// progress (its turn is aborted). Default 3600.
+    pub idle_ttl_secs: u64,
+    /// Messages a task's history may hold; a follow-up past it is refused, an agent's status
+    /// message past it fails the task. Default 1000.
+    pub max_history_messages: usize,
+    /// Approximate bytes a task's artifacts may hold together; an artifact event past it
+    /// fails the task. Default 64 MiB.
+    pub max_artifact_bytes: usize,
+    /// Events the memory store keeps per task for resuming streams; older ones are dropped
+    /// (a resume point before them starts from the snapshot). Default 1024.
     pub max_events_per_task: usize,
     /// Interval of `: keep-alive` comments on idle SSE streams, in seconds. Default 15.
     pub sse_keepalive_secs: u64,
@@ -120,8 +141,13 @@ impl Default for ServerConfig {
             public_url: None,
             jsonrpc_path: "/jsonrpc".into(),
             rest_path: "/rest".into(),
+            store: "memory".into(),
             task_capacity: 10_000,
+            max_store_bytes: 1 << 30,
             task_ttl_secs: 3600,
+            idle_ttl_secs: 3600,
+            max_history_messages: 1000,
+            max_artifact_bytes: 64 << 20,
             max_events_per_task: 1024,
             sse_keepalive_secs: 15,
             max_body_bytes: 1 << 20,
@@ -155,6 +181,11 @@ impl ServerConfig {
         Duration::from_secs(self.task_ttl_secs)
     }
 
+    /// The TTL of tasks without events that are not terminal.
+    pub fn idle_ttl(&self) -> Duration {
+        Duration::from_secs(self.idle_ttl_secs)
+    }
+
     /// Checks the combination of settings: a non-loopback bind needs a token, and so does an
     /// extended card.
     pub fn validate(&self) -> Result<(), crate::ServerError> {
@@ -172,6 +203,25 @@ impl ServerConfig {
     pub fn sse_keepalive(&self) -> Duration {
         Duration::from_secs(self.sse_keepalive_secs.max(1))
     }
+}
+
+/// The store setting with the password of a URL replaced by `***`.
+pub fn redact_store_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    match authority.rsplit_once('@') {
+        Some((user_info, host)) => match user_info.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{path}"),
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
+    }
+}
+
+fn redacted_store<S: serde::Serializer>(store: &str, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&redact_store_url(store))
 }
 
 mod error_table {

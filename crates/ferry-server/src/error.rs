@@ -30,6 +30,10 @@ pub enum ServerError {
     /// A signing key, an announced key or the extended card could not be loaded or used.
     #[error(transparent)]
     Signing(#[from] SigningError),
+    /// The task store failed while the server started (recovering the tasks a previous
+    /// process left unfinished).
+    #[error("the task store failed at start-up: {0}")]
+    Store(ferry_store::StoreError),
     /// Serving failed (the listener broke).
     #[error("serving failed: {0}")]
     Serve(std::io::Error),

@@ -4,7 +4,8 @@
 //!
 //! - the core (no HTTP): one [`RequestHandler`] holds the protocol's semantics (task
 //!   lifecycle, blocking and `returnImmediately`, history, multi-turn rules, cancel, subscribe,
-//!   ListTasks paging), over a [`TaskStore`] and the agent; each operation of
+//!   ListTasks paging) and the agent, over a [`TaskManager`] that applies events to tasks in a
+//!   data-only [`TaskStore`] (memory, or SQL in `ferry-store-sql`); each operation of
 //!   ferry-proto's operation table goes through [`RequestHandler::dispatch`];
 //! - HTTP: the JSON-RPC and HTTP+JSON bindings translate to and from the core (they own no
 //!   operation knowledge), SSE carries each task's event log with sequence numbers, the front
@@ -39,13 +40,16 @@ mod http;
 pub use crate::core::call::CallContext;
 pub use crate::core::doc::JsonDoc;
 pub use crate::core::handler::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Outcome, RequestHandler};
-pub use crate::core::store::{InMemoryTaskStore, StoreError, TaskStore};
+pub use crate::core::live::LoggedEvent;
+pub use crate::core::manager::{TaskLimits, TaskManager};
 pub use crate::core::stream::{StreamItem, TaskStream};
 pub use crate::core::turn_data::TurnDataSource;
+pub use config::redact_store_url;
 pub use config::{AnnouncedKeyConfig, ServerConfig, SigningKeyConfig};
 pub use config_file::ConfigError;
 pub use error::ServerError;
 pub use extension::ServerExtension;
+pub use ferry_store::{MemoryLimits, MemoryStore, StoreError, TaskStore};
 pub use http::card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
 pub use http::params::{EXTENSIONS_HEADER, VERSION_HEADER};
 pub use http::server::{A2aServer, A2aServerBuilder, router};

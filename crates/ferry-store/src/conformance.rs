@@ -68,13 +68,7 @@ where
 }
 
 /// A task in `tenant`, updated at `status_ms`.
-pub fn task(
-    tenant: &str,
-    id: &str,
-    context: &str,
-    state: TaskState,
-    status_ms: u64,
-) -> StoredTask {
+pub fn task(tenant: &str, id: &str, context: &str, state: TaskState, status_ms: u64) -> StoredTask {
     StoredTask {
         tenant: tenant.to_owned(),
         task: Arc::new(Task::new(id, context, TaskStatus::now(state, None))),
@@ -368,7 +362,12 @@ pub async fn unfinished_tasks_are_found_in_every_tenant(store: &dyn TaskStore) {
         store.create(t).await.expect("create");
     }
     let counts = store.count_by_state().await.expect("counts");
-    let count = |state| counts.iter().find(|(s, _)| *s == state).map_or(0, |(_, n)| *n);
+    let count = |state| {
+        counts
+            .iter()
+            .find(|(s, _)| *s == state)
+            .map_or(0, |(_, n)| *n)
+    };
     assert!(
         count(TaskState::InputRequired) >= 1 && count(TaskState::Submitted) >= 1,
         "count_by_state counts every tenant: {counts:?}"
@@ -408,12 +407,17 @@ pub async fn concurrent_writers_never_both_win(store: &dyn TaskStore) {
 
 /// A part of a mebibyte is stored and read back whole, in the snapshot and in the event.
 pub async fn large_parts_round_trip(store: &dyn TaskStore) {
-    let text: String = (0..(1 << 20)).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+    let text: String = (0..(1 << 20))
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
     let mut t = task("c-large", "t-1", "ctx", TaskState::Submitted, 10);
     store.create(t.clone()).await.expect("create");
     Arc::make_mut(&mut t.task)
         .history
-        .push(ferry_proto::Message::user("m", vec![Part::text(text.clone())]));
+        .push(ferry_proto::Message::user(
+            "m",
+            vec![Part::text(text.clone())],
+        ));
     store
         .append(&t.key(), 0, event(&t), t.clone())
         .await

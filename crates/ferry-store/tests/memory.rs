@@ -62,18 +62,28 @@ async fn a_full_store_evicts_the_terminal_task_that_ended_first() {
         .create(task("", "new-1", "ctx", TaskState::Submitted, 40))
         .await
         .expect("evicts one terminal task");
-    assert_eq!(store.get(&tasks[2].key()).await, Ok(None), "the first to end");
+    assert_eq!(
+        store.get(&tasks[2].key()).await,
+        Ok(None),
+        "the first to end"
+    );
     assert!(store.get(&tasks[0].key()).await.expect("get").is_some());
     store
         .create(task("", "new-2", "ctx", TaskState::Submitted, 50))
         .await
         .expect("evicts the other");
     assert_eq!(store.get(&tasks[0].key()).await, Ok(None));
-    assert!(store.get(&tasks[1].key()).await.expect("get").is_some(), "working stays");
+    assert!(
+        store.get(&tasks[1].key()).await.expect("get").is_some(),
+        "working stays"
+    );
     let refused = store
         .create(task("", "new-3", "ctx", TaskState::Submitted, 60))
         .await;
-    assert!(matches!(refused, Err(StoreError::Full { .. })), "{refused:?}");
+    assert!(
+        matches!(refused, Err(StoreError::Full { .. })),
+        "{refused:?}"
+    );
     assert_eq!(store.len(), 3);
 }
 
@@ -95,14 +105,14 @@ async fn the_byte_budget_counts_snapshots_and_events_and_is_given_back() {
     let big = holding("big", 1 << 20);
     store.create(big.clone()).await.expect("1 MiB fits");
     let one = store.bytes();
-    assert!(one >= 1 << 20 && one < (1 << 20) + 4096, "{one}");
+    assert!((1 << 20..(1 << 20) + 4096).contains(&one), "{one}");
     // The event carries the snapshot again: the task now counts about twice.
     store
         .append(&big.key(), 0, event(&big), big.clone())
         .await
         .expect("append");
     let two = store.bytes();
-    assert!(two >= 2 << 20 && two < (2 << 20) + 8192, "{two}");
+    assert!((2 << 20..(2 << 20) + 8192).contains(&two), "{two}");
     let refused = store.create(holding("more", 1 << 20)).await;
     assert!(
         matches!(&refused, Err(StoreError::Full { limit, .. }) if limit.contains("bytes")),
@@ -119,7 +129,10 @@ async fn the_byte_budget_counts_snapshots_and_events_and_is_given_back() {
         .await
         .expect("the ended task is evicted to make room");
     let left = store.bytes();
-    assert!(left < (1 << 20) + 4096, "the evicted task's bytes came back: {left}");
+    assert!(
+        left < (1 << 20) + 4096,
+        "the evicted task's bytes came back: {left}"
+    );
 }
 
 #[tokio::test]

@@ -57,12 +57,14 @@ impl AgentExecutor for EndpointReporter {
             let seen = json!({"name": endpoint.name, "http_url": endpoint.http_url, "ws_url": endpoint.ws_url,
                 "headers": endpoint.headers,
                 "count": ctx.extension::<CdpEndpoints>().map_or(0, CdpEndpoints::len)});
-            events.artifact(
-                Artifact::new("seen", "seen", vec![Part::data(seen)]),
-                false,
-                true,
-            )?;
-            events.complete(None)?;
+            events
+                .artifact(
+                    Artifact::new("seen", "seen", vec![Part::data(seen)]),
+                    false,
+                    true,
+                )
+                .await?;
+            events.complete(None).await?;
             Ok(())
         })
     }

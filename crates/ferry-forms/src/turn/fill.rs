@@ -2,6 +2,7 @@
 //! typing for inputs that ignore them, `DOM.setFileInputFiles` for uploads), then the page is
 //! inspected again.
 
+use super::Progress;
 use super::scope::Chosen;
 use crate::config::FormsConfig;
 use crate::inspection::{FieldAt, Inspection};
@@ -32,16 +33,18 @@ pub(super) async fn fill_values(
     request: &FormRequest,
     chosen: &Chosen,
     mut inspection: Inspection,
-    progress: &(dyn Fn(&str) + Send + Sync),
+    progress: &Progress,
 ) -> Result<Filling, BrowserError> {
     let mut filled = Vec::new();
     let mut fill_errors: BTreeMap<String, String> = BTreeMap::new();
     let mut assigned_fields: Vec<(String, FieldAt)> = Vec::new();
     if !chosen.matching.assigned.is_empty() {
-        progress(&format!(
-            "filling {} field(s)",
-            chosen.matching.assigned.len()
-        ));
+        progress
+            .say(&format!(
+                "filling {} field(s)",
+                chosen.matching.assigned.len()
+            ))
+            .await;
         let values: BTreeMap<&str, &RequestedValue> = request
             .values
             .iter()

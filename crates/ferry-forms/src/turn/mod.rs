@@ -59,6 +59,17 @@ pub(crate) struct TurnResult {
     pub pending: Option<PendingSubmit>,
 }
 
+/// Where a turn says what it is doing: a WORKING status with one line of text.
+pub(crate) struct Progress(pub(crate) ferry_agent::EventSink);
+
+impl Progress {
+    /// Reports `text`; a refused report (the task ended meanwhile) is not the turn's failure.
+    pub(crate) async fn say(&self, text: &str) {
+        let sink = &self.0;
+        let _ = sink.working(Some(sink.text_message(text))).await;
+    }
+}
+
 /// What a turn needs besides the session.
 pub(crate) struct TurnInput<'a> {
     /// Settings.
@@ -70,7 +81,7 @@ pub(crate) struct TurnInput<'a> {
     /// The conversation's pending submit.
     pub pending: Option<PendingSubmit>,
     /// Progress reports (`working` status updates).
-    pub progress: &'a (dyn Fn(&str) + Send + Sync),
+    pub progress: &'a Progress,
 }
 
 /// Runs one turn. A browser failure (crash, lost connection) is returned as the error; the
@@ -100,7 +111,7 @@ pub(crate) async fn run(
         let moved = session.landed_url.is_none()
             || here.as_ref().and_then(|h| h.as_str()) != session.landed_url.as_deref();
         if session.requested_url.as_ref() != Some(url) || moved {
-            progress(&format!("opening {url}"));
+            progress.say(&format!("opening {url}")).await;
             let navigation = session
                 .page()
                 .navigate(url.as_str(), config.navigation_timeout)
@@ -141,7 +152,7 @@ pub(crate) async fn run(
         });
     }
 
-    progress("inspecting the form");
+    progress.say("inspecting the form").await;
     let inspection = Inspection::take(session.page()).await?;
     if request.url.is_some() {
         // Where the page is now: a later turn with the same URL continues here.

@@ -5,6 +5,7 @@
 //! form's or the page's site), did the page navigate, what errors does it show now.
 //! `submitted` is true only when the form's data left the browser.
 
+use super::Progress;
 use super::reporting::build_report;
 use super::scope::{Scope, field_error, missing};
 use super::{TurnResult, Verdict, ask};
@@ -39,10 +40,10 @@ pub(super) async fn submit(
     target: SubmitTarget<'_>,
     before: Option<FormReport>,
     warnings: Vec<String>,
-    progress: &(dyn Fn(&str) + Send + Sync),
+    progress: &Progress,
 ) -> Result<TurnResult, BrowserError> {
     let form = target.form;
-    progress(&format!("submitting form {form}"));
+    progress.say(&format!("submitting form {form}")).await;
     let page = session.page();
     let main_frame = page.main_frame_id().await?;
     let started = page.next_event("Page.frameStartedLoading", Some(&main_frame));

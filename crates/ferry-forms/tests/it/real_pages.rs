@@ -8,7 +8,9 @@ use crate::agent::{field, shop_config, strings, submitted, with_agent};
 use crate::support::agent::{report, state, status_text, task_id};
 use crate::support::site::TestSite;
 use crate::support::{bounded, chromium_or_skip};
-use ferry_agent::{AgentEvent, AgentExecutor, EmitError, EventSink, EventTarget, RequestContext};
+use ferry_agent::{
+    AgentEvent, AgentExecutor, EmitError, EmitFuture, EventSink, EventTarget, RequestContext,
+};
 use ferry_forms::FormsAgent;
 use ferry_proto::{Message, Part, TaskState};
 use serde_json::{Value, json};
@@ -454,9 +456,9 @@ async fn two_tenants_with_one_context_id_do_not_share_a_session() {
 struct Recorded(Mutex<Vec<AgentEvent>>);
 
 impl EventTarget for Recorded {
-    fn emit(&self, event: AgentEvent) -> Result<(), EmitError> {
+    fn emit(&self, event: AgentEvent) -> EmitFuture<'_> {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).push(event);
-        Ok(())
+        Box::pin(async { Ok::<(), EmitError>(()) })
     }
 }
 

@@ -6,19 +6,18 @@ use crate::config::ServerConfig;
 use crate::core::call::CallContext;
 use crate::core::dedup::Dedup;
 use crate::core::doc::JsonDoc;
-use crate::core::record::TaskRecord;
-use crate::core::store::TaskStore;
+use crate::core::live::{LiveItem, LiveTask};
+use crate::core::manager::{TaskManager, store_error};
 use crate::core::stream::{Opening, TaskStream};
 use crate::core::turn::{TurnTarget, finish_turn, run_turn};
 use crate::core::turn_data::TurnDataSource;
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use ferry_agent::{AgentDescription, AgentExecutor, RequestContext, TurnData};
 use ferry_proto::{
     A2aError, A2aRequest, CancelTaskRequest, ErrorKind, GetTaskRequest, ListTasksRequest,
     ListTasksResponse, Message, Role, SendMessageRequest, SendMessageResponse, StreamResponse,
-    SubscribeToTaskRequest, Task, TaskState,
+    SubscribeToTaskRequest, Task, TaskState, TaskStatus,
 };
+use ferry_store::{ListQuery, StoreError, TaskKey};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,7 +43,7 @@ pub struct RequestHandler {
     turn_data: Vec<Arc<dyn TurnDataSource>>,
     extended_card: Option<ferry_proto::AgentCard>,
     dedup: Option<Dedup>,
-    store: Arc<dyn TaskStore>,
+    manager: Arc<TaskManager>,
     executor: Arc<dyn AgentExecutor>,
     description: AgentDescription,
     config: Arc<ServerConfig>,
@@ -59,10 +58,10 @@ impl std::fmt::Debug for RequestHandler {
 }
 
 impl RequestHandler {
-    /// A handler serving `executor` with tasks in `store`.
+    /// A handler serving `executor` with tasks kept by `manager`.
     pub fn new(
         executor: Arc<dyn AgentExecutor>,
-        store: Arc<dyn TaskStore>,
+        manager: Arc<TaskManager>,
         config: Arc<ServerConfig>,
         clock: Arc<dyn Clock>,
     ) -> Self {
@@ -79,7 +78,7 @@ impl RequestHandler {
             turn_data: Vec::new(),
             extended_card: None,
             dedup,
-            store,
+            manager,
             executor,
             description,
             config,
@@ -91,9 +90,9 @@ impl RequestHandler {
         &self.description
     }
 
-    /// The task store.
-    pub fn store(&self) -> &Arc<dyn TaskStore> {
-        &self.store
+    /// The task manager (and through it the store).
+    pub fn manager(&self) -> &Arc<TaskManager> {
+        &self.manager
     }
 
     /// The agent.
@@ -109,11 +108,7 @@ impl RequestHandler {
 
     /// Aborts every turn still running (after the drain timeout).
     pub fn abort_running(&self) {
-        for record in self.store.all_tasks() {
-            if let Some(running) = record.data.lock().running.take() {
-                running.abort();
-            }
-        }
+        self.manager.abort_running();
     }
 
     /// Adds a source of per-turn data (an extension's).
@@ -142,11 +137,11 @@ impl RequestHandler {
         Ok(match request {
             A2aRequest::SendMessage(r) => Document(self.send_message(call, r).await?),
             A2aRequest::SendStreamingMessage(r) => Stream(self.send_streaming(call, r).await?),
-            A2aRequest::GetTask(r) => Document(self.get_task(call, &r)?),
-            A2aRequest::ListTasks(r) => Document(JsonDoc::of(&self.list_tasks(call, &r)?)),
+            A2aRequest::GetTask(r) => Document(self.get_task(call, &r).await?),
+            A2aRequest::ListTasks(r) => Document(JsonDoc::of(&self.list_tasks(call, &r).await?)),
             A2aRequest::CancelTask(r) => Document(self.cancel_task(call, &r).await?),
             A2aRequest::SubscribeToTask(r) => {
-                Stream(self.subscribe(call, &r, call.resume_after)?)
+                Stream(self.subscribe(call, &r, call.resume_after).await?)
             }
             A2aRequest::CreateTaskPushNotificationConfig(_)
             | A2aRequest::GetTaskPushNotificationConfig(_)
@@ -174,10 +169,12 @@ impl RequestHandler {
         }
     }
 
-    fn find(&self, call: &CallContext, id: &str) -> Result<Arc<TaskRecord>, A2aError> {
+    /// The task `id` of the caller's tenant, followed from now on.
+    async fn find(&self, call: &CallContext, id: &str) -> Result<Arc<LiveTask>, A2aError> {
         self.check_tenant(call)?;
-        self.store
-            .get(&call.tenant, id)
+        self.manager
+            .open(&TaskKey::new(call.tenant.as_str(), id))
+            .await?
             .ok_or_else(|| A2aError::task_not_found(id))
     }
 
@@ -216,36 +213,39 @@ impl RequestHandler {
             .as_ref()
             .map_or((None, false), |c| (c.history_length, c.return_immediately));
         check_history_length(history_length)?;
-        let started = self.start(call, req, false)?;
-        let record = started.record;
+        let started = self.start(call, req, false).await?;
+        let live = started.live;
         loop {
-            let changed = record.changed.notified();
+            let changed = live.changed.notified();
             {
-                let data = record.data.lock();
-                if let Some(reply) = &data.reply {
+                let view = live.view.lock();
+                if let Some(reply) = &view.reply {
                     return Ok(JsonDoc::of(&SendMessageResponse::Message(reply.clone())));
                 }
-                if let Some(e) = &data.early_error {
+                if let Some(e) = &view.early_error {
                     return Err(e.clone());
                 }
-                if data.published {
-                    let state = data.task.status.state;
-                    let settled = data.status_seq >= started.start_seq
+                if view.gone {
+                    return Err(A2aError::task_not_found(&live.key.id).with_meta("expired", "true"));
+                }
+                if view.published {
+                    let state = view.task.status.state;
+                    let settled = view.status_seq >= started.start_seq
                         && (state.is_terminal() || state.is_interrupted());
-                    let turn_over = data.turns_finished >= started.turn;
+                    let turn_over = view.turns_finished >= started.turn;
                     // A continued task answers once the new turn reported something, so that
                     // the caller does not see the previous turn's INPUT_REQUIRED.
-                    let turn_reported = data.next_seq > started.start_seq || turn_over;
+                    let turn_reported = view.seq >= started.start_seq || turn_over;
                     if return_immediately && (started.is_new || turn_reported) {
                         // A new task as it was created, not whatever the agent did since.
-                        let created = match data.log.front().map(|e| &e.event) {
+                        let created = match view.created.as_deref() {
                             Some(StreamResponse::Task(t)) if started.is_new => t,
-                            _ => &data.task,
+                            _ => &*view.task,
                         };
                         return Ok(JsonDoc::send_task(created.view(history_length, true)));
                     }
                     if settled || turn_over {
-                        return Ok(JsonDoc::send_task(data.task.view(history_length, true)));
+                        return Ok(JsonDoc::send_task(view.task.view(history_length, true)));
                     }
                 }
             }
@@ -267,10 +267,12 @@ impl RequestHandler {
         }
         let history_length = req.configuration.as_ref().and_then(|c| c.history_length);
         check_history_length(history_length)?;
-        let started = self.start(call, req, true)?;
+        let started = self.start(call, req, true).await?;
         match started.stream {
             Some(StartStream::New(rx)) => {
-                match TaskStream::open_new(started.record, rx, started.turn).await {
+                match TaskStream::open_new(started.live, self.manager.clone(), rx, started.turn)
+                    .await
+                {
                     Opening::Stream(s) => Ok(s),
                     Opening::Error(e) => Err(e),
                 }
@@ -280,10 +282,10 @@ impl RequestHandler {
         }
     }
 
-    /// Validates a send, then creates the task record or continues the existing task, and starts
-    /// the agent's turn. With `want_stream`, the record is subscribed before the turn starts, so
+    /// Validates a send, then begins a new task or continues the existing one, and starts
+    /// the agent's turn. With `want_stream`, the task is subscribed before the turn starts, so
     /// the stream misses nothing.
-    fn start(
+    async fn start(
         &self,
         call: &CallContext,
         req: SendMessageRequest,
@@ -310,7 +312,7 @@ impl RequestHandler {
                 "push notifications are not supported by this server",
             ));
         }
-        let (record, is_new) = if message.task_id.is_empty() {
+        let (live, is_new) = if message.task_id.is_empty() {
             let context_id = if message.context_id.is_empty() {
                 uuid::Uuid::new_v4().to_string()
             } else {
@@ -319,65 +321,71 @@ impl RequestHandler {
             let task_id = uuid::Uuid::new_v4().to_string();
             message.task_id.clone_from(&task_id);
             message.context_id.clone_from(&context_id);
-            let record = Arc::new(TaskRecord::new(
+            let mut task = Task::new(
                 task_id,
                 context_id,
-                call.tenant.clone(),
-                message.clone(),
-                self.config.max_events_per_task,
-            ));
-            (record, true)
+                TaskStatus::now(TaskState::Submitted, None),
+            );
+            task.history.push(message.clone());
+            (self.manager.begin(&call.tenant, task), true)
         } else {
-            let record = self.find(call, &message.task_id)?;
-            if !message.context_id.is_empty() && message.context_id != record.context_id {
+            let live = self.find(call, &message.task_id).await?;
+            if !message.context_id.is_empty() && message.context_id != live.context_id {
                 return Err(A2aError::invalid_params(format!(
                     "contextId {:?} does not match the context of task {:?}",
-                    message.context_id, record.id
+                    message.context_id, live.key.id
                 ))
                 .with_violation("message.contextId", "must match the task's contextId"));
             }
-            message.context_id.clone_from(&record.context_id);
-            (record, false)
+            message.context_id.clone_from(&live.context_id);
+            (live, false)
         };
 
         let (turn, start_seq, task_before, stream) = {
-            let mut data = record.data.lock();
-            let state = data.task.status.state;
+            let mut view = live.view.lock();
+            let state = view.task.status.state;
             if !is_new {
+                let id = live.key.id.as_str();
                 if state.is_terminal() {
                     return Err(A2aError::unsupported(format!(
-                        "task {} is {} and accepts no more messages; start a new task in the same context",
-                        record.id, state
+                        "task {id} is {state} and accepts no more messages; start a new task in the same context"
                     ))
-                    .with_meta("taskId", record.id.as_str()));
+                    .with_meta("taskId", id));
                 }
-                if data.turns_started > data.turns_finished {
+                if view.turns_started > view.turns_finished {
                     return Err(A2aError::unsupported(format!(
-                        "task {} is still working on the previous message; wait for it or cancel it",
-                        record.id
+                        "task {id} is still working on the previous message; wait for it or cancel it"
                     ))
-                    .with_meta("taskId", record.id.as_str()));
+                    .with_meta("taskId", id));
                 }
+                self.manager
+                    .check_history(&live, view.task.history.len() + 1)
+                    .map_err(|e| {
+                        A2aError::unsupported(format!("{e}; start a new task in the same context"))
+                            .with_reason("TASK_HISTORY_FULL")
+                            .with_meta("taskId", id)
+                    })?;
             }
-            let task_before = (!is_new).then(|| data.task.clone());
+            let task_before = (!is_new).then(|| Task::clone(&view.task));
             if !is_new {
-                data.task.history.push(message.clone());
+                // Stored with the turn's first event (a follow-up is answered only after it).
+                Arc::make_mut(&mut view.task).history.push(message.clone());
             }
-            data.turns_started += 1;
-            let turn = data.turns_started;
-            let start_seq = data.next_seq;
+            view.turns_started += 1;
+            let turn = view.turns_started;
+            let start_seq = view.seq + 1;
             let stream = match (want_stream, is_new) {
                 (false, _) => None,
-                (true, true) => Some(StartStream::New(TaskRecord::subscribe_locked(&mut data))),
+                (true, true) => Some(StartStream::New(view.subscribe())),
                 (true, false) => {
-                    let rx = TaskRecord::subscribe_locked(&mut data);
-                    let snapshot_seq = data.next_seq.checked_sub(1);
-                    let snapshot = StreamResponse::Task(data.task.shaped(None, true));
+                    let rx = view.subscribe();
+                    let snapshot = StreamResponse::Task(view.task.shaped(None, true));
                     Some(StartStream::Existing(Box::new(TaskStream::with_snapshot(
-                        record.clone(),
+                        live.clone(),
+                        self.manager.clone(),
                         rx,
                         &snapshot,
-                        snapshot_seq,
+                        view.seq,
                         Some(turn),
                     ))))
                 }
@@ -387,8 +395,8 @@ impl RequestHandler {
 
         let ctx = RequestContext {
             message,
-            task_id: record.id.clone(),
-            context_id: record.context_id.clone(),
+            task_id: live.key.id.clone(),
+            context_id: live.context_id.clone(),
             task: task_before,
             metadata: req.metadata,
             accepted_output_modes: config.accepted_output_modes,
@@ -400,13 +408,18 @@ impl RequestHandler {
         let handle = tokio::spawn(run_turn(
             self.executor.clone(),
             ctx,
-            record.clone(),
-            self.store.clone(),
+            live.clone(),
+            self.manager.clone(),
             turn,
         ));
-        record.data.lock().running = Some(handle.abort_handle());
+        {
+            let mut view = live.view.lock();
+            if view.turns_finished < turn {
+                view.running = Some(handle.abort_handle());
+            }
+        }
         Ok(Started {
-            record,
+            live,
             turn,
             start_seq,
             is_new,
@@ -415,15 +428,24 @@ impl RequestHandler {
     }
 
     /// `GetTask`.
-    pub fn get_task(&self, call: &CallContext, req: &GetTaskRequest) -> Result<JsonDoc, A2aError> {
+    pub async fn get_task(
+        &self,
+        call: &CallContext,
+        req: &GetTaskRequest,
+    ) -> Result<JsonDoc, A2aError> {
         check_history_length(req.history_length)?;
-        let record = self.find(call, &req.id)?;
-        let data = record.data.lock();
-        Ok(JsonDoc::of(&data.task.view(req.history_length, true)))
+        self.check_tenant(call)?;
+        let task = self
+            .manager
+            .snapshot(&TaskKey::new(call.tenant.as_str(), req.id.as_str()))
+            .await?
+            .ok_or_else(|| A2aError::task_not_found(&req.id))?;
+        Ok(JsonDoc::of(&task.view(req.history_length, true)))
     }
 
-    /// `ListTasks` (spec §4.11): newest status first, opaque cursor, filters.
-    pub fn list_tasks(
+    /// `ListTasks` (spec §4.11): newest status first, opaque cursor, filters, all done by
+    /// the store.
+    pub async fn list_tasks(
         &self,
         call: &CallContext,
         req: &ListTasksRequest,
@@ -437,62 +459,45 @@ impl RequestHandler {
             .with_violation("pageSize", "out of range"));
         }
         check_history_length(req.history_length)?;
-        let cursor = if req.page_token.is_empty() {
+        let bad_token = || {
+            A2aError::invalid_params("pageToken is not a token this server issued")
+                .with_violation("pageToken", "invalid")
+        };
+        let page_token = if req.page_token.is_empty() {
             None
         } else {
-            Some(Cursor::decode(&req.page_token)?)
+            Some(page_token::decode(&req.page_token).ok_or_else(bad_token)?)
         };
-        let after = req.status_timestamp_after.map(|t| t.as_nanos());
-        let mut keys: Vec<(i128, Arc<TaskRecord>)> = self
-            .store
-            .tasks_of(&call.tenant)
-            .into_iter()
-            .filter(|r| req.context_id.is_empty() || r.context_id == req.context_id)
-            .filter_map(|r| {
-                let data = r.data.lock();
-                let status = &data.task.status;
-                let ts = status.timestamp.map_or(0, |t| t.as_nanos());
-                let keep = (req.status == TaskState::Unspecified || status.state == req.status)
-                    && after.is_none_or(|a| ts >= a);
-                drop(data);
-                keep.then_some((ts, r))
-            })
-            .collect();
-        keys.sort_unstable_by(|a, b| b.0.cmp(&a.0).then_with(|| b.1.id.cmp(&a.1.id)));
-        let total_size = i32::try_from(keys.len()).unwrap_or(i32::MAX);
-        let start = match &cursor {
-            None => 0,
-            Some(c) => {
-                keys.partition_point(|(ts, r)| (*ts, r.id.as_str()) >= (c.ts, c.id.as_str()))
-            }
+        let query = ListQuery {
+            tenant: call.tenant.clone(),
+            context_id: (!req.context_id.is_empty()).then(|| req.context_id.clone()),
+            state: (req.status != TaskState::Unspecified).then_some(req.status),
+            // Status times are whole milliseconds: "at or after" a time within a millisecond
+            // starts at the next whole one.
+            status_since_ms: req
+                .status_timestamp_after
+                .map(|t| u64::try_from((t.as_nanos() + 999_999) / 1_000_000).unwrap_or(0)),
+            page_size: usize::try_from(page_size).unwrap_or(1),
+            page_token,
         };
-        let page_len = usize::try_from(page_size).unwrap_or(1);
-        let end = (start + page_len).min(keys.len());
+        let page = self.manager.list(&query).await.map_err(|e| match e {
+            StoreError::BadPageToken => bad_token(),
+            other => store_error(other),
+        })?;
         let with_artifacts = req.include_artifacts.unwrap_or(false);
-        let tasks: Vec<Task> = keys[start..end]
-            .iter()
-            .map(|(_, r)| {
-                r.data
-                    .lock()
-                    .task
-                    .shaped(req.history_length, with_artifacts)
-            })
-            .collect();
-        let next_page_token = if end < keys.len() {
-            let (ts, r) = &keys[end - 1];
-            Cursor {
-                ts: *ts,
-                id: r.id.clone(),
-            }
-            .encode()
-        } else {
-            String::new()
-        };
         Ok(ListTasksResponse {
-            tasks,
-            next_page_token,
+            tasks: page
+                .tasks
+                .iter()
+                .map(|t| t.task.shaped(req.history_length, with_artifacts))
+                .collect(),
+            next_page_token: page
+                .next_page_token
+                .as_deref()
+                .map(page_token::encode)
+                .unwrap_or_default(),
             page_size,
-            total_size,
+            total_size: i32::try_from(page.total).unwrap_or(i32::MAX),
         })
     }
 
@@ -502,28 +507,28 @@ impl RequestHandler {
         call: &CallContext,
         req: &CancelTaskRequest,
     ) -> Result<JsonDoc, A2aError> {
-        let record = self.find(call, &req.id)?;
+        let live = self.find(call, &req.id).await?;
         let task_before = {
-            let data = record.data.lock();
-            let state = data.task.status.state;
+            let view = live.view.lock();
+            let state = view.task.status.state;
             if state.is_terminal() {
                 return Err(A2aError::new(
                     ErrorKind::TaskNotCancelable,
-                    format!("task {} is {} and cannot be canceled", record.id, state),
+                    format!("task {} is {} and cannot be canceled", live.key.id, state),
                 )
-                .with_meta("taskId", record.id.as_str()));
+                .with_meta("taskId", live.key.id.as_str()));
             }
-            data.task.clone()
+            Task::clone(&view.task)
         };
-        let sink = TurnTarget::sink(&record, &self.store);
+        let sink = TurnTarget::sink(&live, &self.manager);
         let ctx = RequestContext {
             message: task_before
                 .history
                 .last()
                 .cloned()
                 .unwrap_or_else(|| Message::user("", Vec::new())),
-            task_id: record.id.clone(),
-            context_id: record.context_id.clone(),
+            task_id: live.key.id.clone(),
+            context_id: live.context_id.clone(),
             task: Some(task_before),
             metadata: req.metadata.clone(),
             accepted_output_modes: Vec::new(),
@@ -534,31 +539,36 @@ impl RequestHandler {
         };
         match tokio::time::timeout(CANCEL_GRACE, self.executor.cancel(ctx, sink.clone())).await {
             Ok(Ok(())) => {}
-            Ok(Err(e)) => tracing::warn!(task = %record.id, error = %e, "agent cancel failed"),
-            Err(_) => tracing::warn!(task = %record.id, "agent cancel timed out"),
+            Ok(Err(e)) => tracing::warn!(task = %live.key.id, error = %e, "agent cancel failed"),
+            Err(_) => tracing::warn!(task = %live.key.id, "agent cancel timed out"),
         }
-        if !record.state().is_terminal() {
-            let _ = sink.status(TaskState::Canceled, None);
+        let terminal = live.view.lock().task.status.state.is_terminal();
+        if !terminal && let Err(e) = sink.status(TaskState::Canceled, None).await {
+            // Not canceled: say why, rather than answer with a task that is still running.
+            return Err(A2aError::new(ErrorKind::Unavailable, e.to_string())
+                .with_meta("retryAfterSeconds", "1"));
         }
         let (running, turn) = {
-            let mut data = record.data.lock();
-            (data.running.take(), data.turns_started)
+            let mut view = live.view.lock();
+            (view.running.take(), view.turns_started)
         };
         if let Some(running) = running {
             running.abort();
         }
-        finish_turn(&record, turn);
-        let data = record.data.lock();
-        Ok(JsonDoc::of(&data.task.view(None, true)))
+        finish_turn(&live, turn);
+        let view = live.view.lock();
+        Ok(JsonDoc::of(&view.task.view(None, true)))
     }
 
     /// `SubscribeToTask`: the current task first, then live events until terminal.
     ///
-    /// With `resume_after` (the SSE `Last-Event-ID` a client saw last), the stream replays the
-    /// events after that sequence number from the task's log instead of starting with a snapshot,
-    /// so a dropped stream resumes without loss or duplicates. When the log no longer holds
-    /// them, the stream starts with the snapshot as usual.
-    pub fn subscribe(
+    /// With `resume_after` (the SSE `Last-Event-ID` a client saw last), the stream replays
+    /// every stored event after that sequence number instead of starting with a snapshot, then
+    /// goes live, so a dropped stream resumes without a gap or a duplicate — also on a task
+    /// that ended meanwhile (its stream then ends with the terminal event). When the store no
+    /// longer holds the events after it (or the number is not one this task reached), the
+    /// stream starts with the current snapshot, as without `resume_after`.
+    pub async fn subscribe(
         &self,
         call: &CallContext,
         req: &SubscribeToTaskRequest,
@@ -569,31 +579,49 @@ impl RequestHandler {
                 "this agent does not stream (capabilities.streaming is false)",
             ));
         }
-        let record = self.find(call, &req.id)?;
-        let mut data = record.data.lock();
-        let state = data.task.status.state;
-        if state.is_terminal() {
-            return Err(A2aError::unsupported(format!(
-                "task {} is {}; subscribe works only on tasks that are not finished (use GetTask)",
-                record.id, state
-            ))
-            .with_meta("taskId", record.id.as_str()));
-        }
-        let rx = TaskRecord::subscribe_locked(&mut data);
-        if let Some(after) = resume_after {
-            let replay_complete =
-                data.log.front().is_some_and(|e| e.seq <= after + 1) && after < data.next_seq;
-            if replay_complete {
-                let missed = data.log.iter().filter(|e| e.seq > after).cloned().collect();
-                drop(data);
-                return Ok(TaskStream::resumed(record.clone(), rx, after, missed));
+        let live = self.find(call, &req.id).await?;
+        let (rx, snapshot, seq, terminal) = {
+            let mut view = live.view.lock();
+            let state = view.task.status.state;
+            if state.is_terminal() && resume_after.is_none_or(|after| after > view.seq) {
+                return Err(A2aError::unsupported(format!(
+                    "task {} is {}; subscribe works only on tasks that are not finished (use GetTask)",
+                    live.key.id, state
+                ))
+                .with_meta("taskId", live.key.id.as_str()));
+            }
+            (
+                view.subscribe(),
+                view.task.clone(),
+                view.seq,
+                state.is_terminal(),
+            )
+        };
+        if let Some(after) = resume_after
+            && after <= seq
+        {
+            let next = self
+                .manager
+                .events_after(&live.key, after, 1)
+                .await
+                .map_err(store_error)?;
+            let replayable = after == seq || next.first().is_some_and(|e| e.seq == after + 1);
+            if replayable {
+                // A finished task whose every event the client saw: nothing more will come.
+                let over = terminal && after == seq;
+                return Ok(TaskStream::resumed(
+                    live,
+                    self.manager.clone(),
+                    rx,
+                    (after, seq),
+                    over,
+                ));
             }
         }
-        let snapshot = StreamResponse::Task(data.task.shaped(None, true));
-        let seq = data.next_seq.checked_sub(1);
-        drop(data);
+        let snapshot = StreamResponse::Task(snapshot.shaped(None, true));
         Ok(TaskStream::with_snapshot(
-            record.clone(),
+            live,
+            self.manager.clone(),
             rx,
             &snapshot,
             seq,
@@ -628,7 +656,7 @@ impl RequestHandler {
 
 /// What `start` set in motion.
 struct Started {
-    record: Arc<TaskRecord>,
+    live: Arc<LiveTask>,
     turn: u64,
     start_seq: u64,
     is_new: bool,
@@ -638,7 +666,7 @@ struct Started {
 /// The subscription taken before the turn started.
 enum StartStream {
     /// A new task: the first live item decides between task and direct reply.
-    New(tokio::sync::broadcast::Receiver<crate::core::record::LiveItem>),
+    New(tokio::sync::broadcast::Receiver<LiveItem>),
     /// A continued task: its snapshot comes first.
     Existing(Box<TaskStream>),
 }
@@ -674,29 +702,21 @@ fn check_history_length(h: Option<i32>) -> Result<(), A2aError> {
     }
 }
 
-/// The ListTasks cursor: the sort key of the last task of the previous page.
-struct Cursor {
-    ts: i128,
-    id: String,
-}
+/// ListTasks page tokens: the store's own token, wrapped so that clients see one opaque
+/// string whatever the store.
+mod page_token {
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-impl Cursor {
-    fn encode(&self) -> String {
-        URL_SAFE_NO_PAD.encode(format!("v1:{}:{}", self.ts, self.id))
+    const PREFIX: &str = "v2:";
+
+    pub(super) fn encode(store_token: &str) -> String {
+        URL_SAFE_NO_PAD.encode(format!("{PREFIX}{store_token}"))
     }
 
-    fn decode(token: &str) -> Result<Self, A2aError> {
-        let bad = || {
-            A2aError::invalid_params("pageToken is not a token this server issued")
-                .with_violation("pageToken", "invalid")
-        };
-        let raw = URL_SAFE_NO_PAD.decode(token).map_err(|_| bad())?;
-        let text = String::from_utf8(raw).map_err(|_| bad())?;
-        let rest = text.strip_prefix("v1:").ok_or_else(bad)?;
-        let (ts, id) = rest.split_once(':').ok_or_else(bad)?;
-        Ok(Self {
-            ts: ts.parse().map_err(|_| bad())?,
-            id: id.to_owned(),
-        })
+    pub(super) fn decode(token: &str) -> Option<String> {
+        let raw = URL_SAFE_NO_PAD.decode(token).ok()?;
+        let text = String::from_utf8(raw).ok()?;
+        text.strip_prefix(PREFIX).map(str::to_owned)
     }
 }

@@ -2,7 +2,6 @@
 //! by state, refusals by reason. Counters are atomics (no lock on the request path); tasks by
 //! state are counted when scraped.
 
-use crate::core::store::TaskStore;
 use ferry_proto::{Operation, TaskState};
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -119,7 +118,12 @@ impl Metrics {
     }
 
     /// The Prometheus text exposition.
-    pub fn render(&self, open_streams: usize, store: &dyn TaskStore) -> String {
+    pub fn render(
+        &self,
+        open_streams: usize,
+        tasks_by_state: &[(TaskState, u64)],
+        live_tasks: usize,
+    ) -> String {
         let mut out = String::with_capacity(4096);
         family(
             &mut out,
@@ -187,17 +191,20 @@ impl Metrics {
             "gauge",
             "Tasks in the store, by state.",
         );
-        let mut by_state = [0u64; 9];
-        for record in store.all_tasks() {
-            let n = usize::try_from(record.state().number()).unwrap_or(0);
-            if let Some(slot) = by_state.get_mut(n) {
-                *slot += 1;
-            }
-        }
         for state in TaskState::ALL.iter().skip(1) {
-            let n = by_state[usize::try_from(state.number()).unwrap_or(0)];
+            let n = tasks_by_state
+                .iter()
+                .find(|(s, _)| s == state)
+                .map_or(0, |(_, n)| *n);
             let _ = writeln!(out, "ferry_tasks{{state=\"{}\"}} {n}", state.as_str());
         }
+        family(
+            &mut out,
+            "ferry_live_tasks",
+            "gauge",
+            "Tasks followed in this process now (a running turn, a subscriber or a waiting sender).",
+        );
+        let _ = writeln!(out, "ferry_live_tasks {live_tasks}");
         family(
             &mut out,
             "ferry_refusals_total",
@@ -224,7 +231,6 @@ fn family(out: &mut String, name: &str, kind: &str, help: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::store::InMemoryTaskStore;
 
     #[test]
     fn renders_counts_and_cumulative_buckets() {
@@ -251,8 +257,7 @@ mod tests {
             Duration::from_millis(20),
         );
         m.refused("RATE_LIMITED");
-        let store = InMemoryTaskStore::new(10, Duration::from_secs(60));
-        let text = m.render(2, &store);
+        let text = m.render(2, &[(TaskState::Completed, 3)], 1);
         assert!(
             text.contains("ferry_requests_total{method=\"SendMessage\",outcome=\"ok\"} 2"),
             "{text}"
@@ -286,5 +291,10 @@ mod tests {
             text.contains("ferry_tasks{state=\"TASK_STATE_WORKING\"} 0"),
             "{text}"
         );
+        assert!(
+            text.contains("ferry_tasks{state=\"TASK_STATE_COMPLETED\"} 3"),
+            "{text}"
+        );
+        assert!(text.contains("ferry_live_tasks 1"), "{text}");
     }
 }

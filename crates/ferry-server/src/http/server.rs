@@ -4,7 +4,7 @@
 use crate::clock::{Clock, TokioClock};
 use crate::config::ServerConfig;
 use crate::core::handler::RequestHandler;
-use crate::core::store::{InMemoryTaskStore, TaskStore};
+use crate::core::manager::{TaskLimits, TaskManager};
 use crate::error::ServerError;
 use crate::extension::ServerExtension;
 use crate::http::card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
@@ -22,6 +22,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use axum::routing::{any, get, post};
 use ferry_agent::AgentExecutor;
+use ferry_store::{MemoryLimits, MemoryStore, TaskStore};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
@@ -49,8 +50,9 @@ impl std::fmt::Debug for A2aServer {
 }
 
 /// Builds an [`A2aServer`]: the agent (required), then in any order the configuration
-/// (default: [`ServerConfig::default`], a loopback server), the task store (default: in
-/// memory, bounded by `task_capacity`) and the extensions; [`A2aServerBuilder::bind`] last.
+/// (default: [`ServerConfig::default`], a loopback server), the task store (default: a
+/// [`MemoryStore`] bounded by `task_capacity`, `max_store_bytes` and `max_events_per_task`)
+/// and the extensions; [`A2aServerBuilder::bind`] last.
 ///
 /// ```no_run
 /// use ferry_agents::EchoAgent;
@@ -91,7 +93,9 @@ impl A2aServerBuilder {
         self
     }
 
-    /// Where tasks are kept (default: in memory).
+    /// Where tasks are kept (default: in memory). A durable store's tasks that a previous
+    /// process left SUBMITTED or WORKING are failed when the server binds (their turns died
+    /// with it); one store serves one server at a time.
     pub fn store(mut self, store: Arc<dyn TaskStore>) -> Self {
         self.store = Some(store);
         self
@@ -111,8 +115,9 @@ impl A2aServerBuilder {
         self
     }
 
-    /// Validates the configuration, loads the signing keys, builds the card and binds
-    /// `config.bind`. Refuses a non-loopback address without a token.
+    /// Validates the configuration, loads the signing keys, builds the card, fails the tasks
+    /// a previous process left unfinished in the store, and binds `config.bind`. Refuses a
+    /// non-loopback address without a token.
     pub async fn bind(self) -> Result<A2aServer, ServerError> {
         let Self {
             executor,
@@ -133,13 +138,30 @@ impl A2aServerBuilder {
             bind: config.bind,
             source,
         })?;
-        let store = store.unwrap_or_else(|| {
-            Arc::new(InMemoryTaskStore::with_clock(
-                config.task_capacity,
-                config.task_ttl(),
-                clock.clone(),
-            ))
+        let store: Arc<dyn TaskStore> = store.unwrap_or_else(|| {
+            Arc::new(MemoryStore::new(MemoryLimits {
+                max_tasks: config.task_capacity.max(1),
+                max_bytes: config.max_store_bytes,
+                max_events_per_task: config.max_events_per_task.max(1),
+            }))
         });
+        let manager = Arc::new(TaskManager::new(
+            store,
+            clock.clone(),
+            TaskLimits {
+                terminal_ttl: config.task_ttl(),
+                idle_ttl: config.idle_ttl(),
+                max_history_messages: config.max_history_messages.max(1),
+                max_artifact_bytes: config.max_artifact_bytes,
+            },
+        ));
+        let recovered = manager.recover().await.map_err(ServerError::Store)?;
+        if recovered > 0 {
+            tracing::warn!(
+                tasks = recovered,
+                "failed the tasks a previous process left working"
+            );
+        }
         let base_url = config
             .public_url
             .clone()
@@ -154,7 +176,7 @@ impl A2aServerBuilder {
         ));
         let limits = BodyLimits::of(&config);
         let config = Arc::new(config);
-        let mut handler = RequestHandler::new(executor, store, config.clone(), clock);
+        let mut handler = RequestHandler::new(executor, manager, config.clone(), clock);
         let mut entries = Vec::with_capacity(extensions.len());
         let mut extension_routes = Router::new();
         for extension in extensions {
@@ -295,12 +317,14 @@ impl A2aServer {
             extension_routes,
             ..
         } = self;
-        let store = state.handler.store().clone();
+        let manager = state.handler.manager().clone();
         let sweeper = tokio::spawn(async move {
             let mut tick = tokio::time::interval(Duration::from_secs(1));
             loop {
                 tick.tick().await;
-                store.sweep();
+                if let Err(e) = manager.sweep().await {
+                    tracing::warn!(error = %e, "expiring tasks failed; retrying");
+                }
             }
         });
         let mut http = hyper::server::conn::http1::Builder::new();
@@ -418,7 +442,12 @@ async fn jwks(State(app): State<Arc<AppState>>) -> Response {
 /// `GET /metrics`: Prometheus text (behind the front door: a token is needed when one is set).
 async fn metrics_text(State(app): State<Arc<AppState>>) -> Response {
     let open = app.front_door.open_streams(app.config.max_streams);
-    let body = app.metrics.render(open, app.handler.store().as_ref());
+    let manager = app.handler.manager();
+    let counts = manager.count_by_state().await.unwrap_or_else(|e| {
+        tracing::warn!(error = %e, "counting tasks for the metrics failed");
+        Vec::new()
+    });
+    let body = app.metrics.render(open, &counts, manager.live_count());
     let mut response = Response::new(axum::body::Body::from(body));
     response.headers_mut().insert(
         header::CONTENT_TYPE,

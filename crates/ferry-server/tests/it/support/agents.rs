@@ -129,28 +129,30 @@ impl ScriptedAgent {
     }
 
     async fn wait_for_steps(&self, events: &EventSink) -> Result<(), AgentError> {
-        events.working(None)?;
+        events.working(None).await?;
         let _ = self.remote.0.started_tx.send(events.task_id().to_owned());
         let mut n = 0;
         while let Some(step) = self.remote.next_step().await {
             match step {
                 Step::Artifact(text) => {
                     n += 1;
-                    events.artifact(
-                        Artifact::new(format!("step-{n}"), "step", vec![Part::text(text)]),
-                        false,
-                        true,
-                    )?;
+                    events
+                        .artifact(
+                            Artifact::new(format!("step-{n}"), "step", vec![Part::text(text)]),
+                            false,
+                            true,
+                        )
+                        .await?;
                 }
                 Step::Flood(count) => {
                     for i in 0..count {
                         let chunk =
                             Artifact::new("flood", "flood", vec![Part::text(i.to_string())]);
-                        events.artifact(chunk, i > 0, i + 1 == count)?;
+                        events.artifact(chunk, i > 0, i + 1 == count).await?;
                     }
                 }
                 Step::Complete => {
-                    events.complete(None)?;
+                    events.complete(None).await?;
                     let _ = self.remote.0.finished_tx.send(events.task_id().to_owned());
                     break;
                 }
@@ -198,28 +200,36 @@ impl AgentExecutor for ScriptedAgent {
             let word = text.split_whitespace().next().unwrap_or_default();
             match word {
                 "wait" => return self.wait_for_steps(&events).await,
-                "reply" => events.message(events.agent_message(vec![Part::text("pong")]))?,
+                "reply" => {
+                    events
+                        .message(events.agent_message(vec![Part::text("pong")]))
+                        .await?
+                }
                 "silent" => {}
                 "panic" => {
-                    events.working(None)?;
+                    events.working(None).await?;
                     panic!("{PANIC_DETAIL}");
                 }
                 _ if ctx.task.is_some() && text == "done" => {
-                    events.complete(Some(events.text_message("finished")))?;
+                    events
+                        .complete(Some(events.text_message("finished")))
+                        .await?;
                 }
                 _ if word == "ask" || ctx.task.is_some() => {
-                    events.working(None)?;
-                    events.input_required(events.text_message("what next?"))?;
+                    events.working(None).await?;
+                    events
+                        .input_required(events.text_message("what next?"))
+                        .await?;
                 }
                 _ => {
-                    events.working(None)?;
+                    events.working(None).await?;
                     let answer = Artifact::new(
                         "answer",
                         "answer",
                         vec![Part::text(format!("you said: {text}"))],
                     );
-                    events.artifact(answer, false, true)?;
-                    events.complete(None)?;
+                    events.artifact(answer, false, true).await?;
+                    events.complete(None).await?;
                 }
             }
             Ok(())

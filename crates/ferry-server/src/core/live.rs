@@ -1,0 +1,286 @@
+//! Live tasks: what exists of a task only while something in this process follows it (a
+//! running turn, a subscriber, a blocked sender). The data lives in the store; a `LiveTask`
+//! adds the things a store cannot hold: the broadcast channel to subscribers, the wake-up of
+//! blocked senders, the running turn's abort handle and turn counters, and a cached view of
+//! the latest snapshot.
+//!
+//! The map of live tasks is sharded and holds them weakly: when the last holder lets go, the
+//! task's entry removes itself, so the map only ever holds what is followed now.
+
+use bytes::Bytes;
+use ferry_proto::{A2aError, Message, StreamResponse, Task};
+use ferry_store::TaskKey;
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Arc, OnceLock, Weak};
+use tokio::sync::{Notify, broadcast};
+
+/// Capacity of a task's live channel; a subscriber that falls further behind catches up from
+/// the store.
+pub(crate) const LIVE_CHANNEL_CAPACITY: usize = 64;
+
+/// An event as it was stored, with its sequence number, serialized at most once for all
+/// subscribers.
+#[derive(Debug)]
+pub struct LoggedEvent {
+    /// Position in the task's log (the SSE `id:`), from 1.
+    pub seq: u64,
+    /// The event.
+    pub event: Arc<StreamResponse>,
+    json: OnceLock<Bytes>,
+}
+
+impl LoggedEvent {
+    /// Event `seq`.
+    pub(crate) fn new(seq: u64, event: Arc<StreamResponse>) -> Self {
+        Self {
+            seq,
+            event,
+            json: OnceLock::new(),
+        }
+    }
+
+    /// The event's ProtoJSON bytes, serialized once and shared.
+    pub fn json(&self) -> &Bytes {
+        self.json
+            .get_or_init(|| Bytes::from(serde_json::to_vec(&*self.event).unwrap_or_default()))
+    }
+}
+
+/// True when `event` leaves its task in a terminal state (the end of every stream).
+pub(crate) fn ends_task(event: &StreamResponse) -> bool {
+    match event {
+        StreamResponse::StatusUpdate(u) => u.status.state.is_terminal(),
+        StreamResponse::Task(t) => t.status.state.is_terminal(),
+        StreamResponse::Message(_) | StreamResponse::ArtifactUpdate(_) => false,
+    }
+}
+
+/// What live subscribers receive.
+#[derive(Debug, Clone)]
+pub(crate) enum LiveItem {
+    /// An event that was stored.
+    Event(Arc<LoggedEvent>),
+    /// A direct message reply to a new request (never stored: there is no task).
+    Reply(Arc<Message>),
+    /// Turn number `turn` ended (the agent's `execute` returned) after event `seq`.
+    TurnEnded {
+        /// The turn.
+        turn: u64,
+        /// The last event the turn produced (or before it).
+        seq: u64,
+    },
+    /// The task expired and was forgotten.
+    Gone,
+}
+
+/// The mutable part of a live task.
+#[derive(Debug)]
+pub(crate) struct View {
+    /// The latest snapshot (for a task not yet published: SUBMITTED with its first message).
+    pub task: Arc<Task>,
+    /// The sequence number of the last stored event (0: none yet).
+    pub seq: u64,
+    /// The sequence number of the latest status-changing event (0 when none).
+    pub status_seq: u64,
+    /// The task's first event, as created (what `returnImmediately` answers with).
+    pub created: Option<Arc<StreamResponse>>,
+    /// True once the task is stored (its first non-message event arrived).
+    pub published: bool,
+    /// A direct reply given instead of a task.
+    pub reply: Option<Message>,
+    /// An error that ended a turn before the task was published.
+    pub early_error: Option<A2aError>,
+    /// Turns started so far (in this process).
+    pub turns_started: u64,
+    /// Turns finished so far.
+    pub turns_finished: u64,
+    /// Aborts the running turn.
+    pub running: Option<tokio::task::AbortHandle>,
+    /// True once the task expired: it takes no more events.
+    pub gone: bool,
+    live: Option<broadcast::Sender<LiveItem>>,
+}
+
+impl View {
+    fn new(task: Arc<Task>, seq: u64, published: bool) -> Self {
+        Self {
+            task,
+            seq,
+            status_seq: seq,
+            created: None,
+            published,
+            reply: None,
+            early_error: None,
+            turns_started: 0,
+            turns_finished: 0,
+            running: None,
+            gone: false,
+            live: None,
+        }
+    }
+
+    /// Subscribes to live items; call with the view locked, so nothing is missed between the
+    /// snapshot the caller takes and the first live item.
+    pub(crate) fn subscribe(&mut self) -> broadcast::Receiver<LiveItem> {
+        match &self.live {
+            Some(tx) => tx.subscribe(),
+            None => {
+                let (tx, rx) = broadcast::channel(LIVE_CHANNEL_CAPACITY);
+                self.live = Some(tx);
+                rx
+            }
+        }
+    }
+
+    /// Sends a live item to current subscribers (if any).
+    pub(crate) fn broadcast(&mut self, item: LiveItem) {
+        if let Some(tx) = &self.live
+            && tx.send(item).is_err()
+        {
+            // Nobody listens any more: drop the channel so idle tasks hold no buffer.
+            self.live = None;
+        }
+    }
+}
+
+/// A task followed in this process.
+#[derive(Debug)]
+pub(crate) struct LiveTask {
+    /// Which task.
+    pub key: TaskKey,
+    /// Its context.
+    pub context_id: String,
+    /// The cached snapshot and the live parts; held briefly, never across an await.
+    pub view: Mutex<View>,
+    /// Held by the one writer of the task while it stores an event (across the store call).
+    pub(crate) writer: tokio::sync::Mutex<()>,
+    /// Woken on every change (blocked senders wait on it).
+    pub changed: Notify,
+    home: Weak<LiveTasks>,
+}
+
+impl Drop for LiveTask {
+    fn drop(&mut self) {
+        if let Some(home) = self.home.upgrade() {
+            home.forget(&self.key, self);
+        }
+    }
+}
+
+const SHARDS: usize = 32;
+
+/// One shard of the map: live tasks by key, held weakly.
+type Shard = Mutex<HashMap<TaskKey, Weak<LiveTask>>>;
+
+/// The live tasks, by key, held weakly.
+#[derive(Debug)]
+pub(crate) struct LiveTasks {
+    shards: Box<[Shard]>,
+    hasher: RandomState,
+}
+
+impl LiveTasks {
+    /// An empty map.
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Self {
+            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            hasher: RandomState::new(),
+        })
+    }
+
+    fn shard(&self, key: &TaskKey) -> &Shard {
+        let i = (self.hasher.hash_one(key) as usize) % SHARDS;
+        &self.shards[i]
+    }
+
+    /// The live task `key`, if something follows it now.
+    pub(crate) fn get(&self, key: &TaskKey) -> Option<Arc<LiveTask>> {
+        self.shard(key).lock().get(key).and_then(Weak::upgrade)
+    }
+
+    /// The live task for `task` (its latest snapshot at `seq`): the one already followed,
+    /// or a new one.
+    pub(crate) fn follow(
+        self: &Arc<Self>,
+        tenant: &str,
+        task: Arc<Task>,
+        seq: u64,
+        published: bool,
+    ) -> Arc<LiveTask> {
+        let key = TaskKey::new(tenant, task.id.as_str());
+        let mut shard = self.shard(&key).lock();
+        if let Some(existing) = shard.get(&key).and_then(Weak::upgrade) {
+            return existing;
+        }
+        let live = Arc::new(LiveTask {
+            key: key.clone(),
+            context_id: task.context_id.clone(),
+            view: Mutex::new(View::new(task, seq, published)),
+            writer: tokio::sync::Mutex::new(()),
+            changed: Notify::new(),
+            home: Arc::downgrade(self),
+        });
+        shard.insert(key, Arc::downgrade(&live));
+        live
+    }
+
+    /// Removes the entry of `dying` (called from its `Drop`), unless another live task took
+    /// the key since.
+    fn forget(&self, key: &TaskKey, dying: &LiveTask) {
+        let mut shard = self.shard(key).lock();
+        if shard
+            .get(key)
+            .is_some_and(|w| std::ptr::eq(w.as_ptr(), dying))
+        {
+            shard.remove(key);
+        }
+    }
+
+    /// Every live task (for shutdown).
+    pub(crate) fn all(&self) -> Vec<Arc<LiveTask>> {
+        let mut out = Vec::new();
+        for shard in self.shards.iter() {
+            out.extend(shard.lock().values().filter_map(Weak::upgrade));
+        }
+        out
+    }
+
+    /// How many tasks are followed now.
+    pub(crate) fn len(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().len()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferry_proto::{TaskState, TaskStatus};
+
+    fn task(id: &str) -> Arc<Task> {
+        Arc::new(Task::new(
+            id,
+            "c",
+            TaskStatus::now(TaskState::Working, None),
+        ))
+    }
+
+    #[test]
+    fn an_entry_lives_exactly_as_long_as_its_holders() {
+        let map = LiveTasks::new();
+        let a = map.follow("", task("a"), 1, true);
+        let again = map.follow("", task("a"), 7, true);
+        assert!(Arc::ptr_eq(&a, &again), "one live task per key");
+        assert_eq!(again.view.lock().seq, 1, "the followed one, not a new one");
+        drop(again);
+        assert_eq!(map.len(), 1);
+        drop(a);
+        assert_eq!(map.len(), 0, "the last holder's drop removed the entry");
+        assert!(map.get(&TaskKey::new("", "a")).is_none());
+        let b = map.follow("t", task("a"), 2, true);
+        assert_eq!(map.len(), 1, "tenants are apart: a new entry");
+        drop(b);
+        assert_eq!(map.len(), 0);
+    }
+}

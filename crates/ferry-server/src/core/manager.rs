@@ -1,0 +1,510 @@
+//! `TaskManager`: applies events to tasks. It enforces the state machine (terminal tasks are
+//! immutable, a direct message only as the only event of a new request) and the per-task
+//! limits, stores each event with its new snapshot, and only then updates the live view,
+//! fans the event out and wakes whoever waits.
+//!
+//! One writer per task: a task's writer lock is held across its store call, so events are
+//! stored in the order they were emitted; readers never wait for it (they read the view, or
+//! the store). No synchronous lock is held across store I/O. A writer that finds the store
+//! moved on (a conflict: someone else wrote the task) reloads the snapshot and applies its
+//! event again on top.
+
+use crate::clock::Clock;
+use crate::core::live::{LiveItem, LiveTask, LiveTasks, LoggedEvent};
+use ferry_agent::{AgentEvent, EmitError};
+use ferry_proto::{
+    A2aError, Artifact, ErrorKind, Message, Part, Role, StreamResponse, Task,
+    TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
+};
+use ferry_store::{ListQuery, Page, StoreError, StoredEvent, StoredTask, TaskKey, TaskStore};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// The limits the manager keeps per task, and how long tasks are kept.
+#[derive(Debug, Clone, Copy)]
+pub struct TaskLimits {
+    /// How long a terminal task is kept after it ended.
+    pub terminal_ttl: Duration,
+    /// How long a task that is not terminal is kept without any event (INPUT_REQUIRED and
+    /// AUTH_REQUIRED waiting for a reply, WORKING without progress).
+    pub idle_ttl: Duration,
+    /// Messages a task's history may hold.
+    pub max_history_messages: usize,
+    /// Approximate bytes a task's artifacts may hold together.
+    pub max_artifact_bytes: usize,
+}
+
+/// What the status message of a task failed at start-up says.
+pub(crate) const RESTART_FAILURE: &str = "the server stopped while this task was working, and its turn did not survive the restart; send the request again";
+
+/// Applies events to tasks over a [`TaskStore`].
+#[derive(Debug)]
+pub struct TaskManager {
+    store: Arc<dyn TaskStore>,
+    live: Arc<LiveTasks>,
+    clock: Arc<dyn Clock>,
+    /// Wall-clock milliseconds at `epoch_instant`: store times are wall-clock (they outlive the
+    /// process), measured with the injected clock (so tests move them).
+    epoch_ms: u64,
+    epoch_instant: Instant,
+    limits: TaskLimits,
+}
+
+impl TaskManager {
+    /// A manager over `store`, measuring time with `clock`.
+    pub fn new(store: Arc<dyn TaskStore>, clock: Arc<dyn Clock>, limits: TaskLimits) -> Self {
+        let epoch_ms = u64::try_from(jiff::Timestamp::now().as_millisecond()).unwrap_or(0);
+        let epoch_instant = clock.now();
+        Self {
+            store,
+            live: LiveTasks::new(),
+            clock,
+            epoch_ms,
+            epoch_instant,
+            limits,
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn TaskStore> {
+        &self.store
+    }
+
+    /// The limits.
+    pub fn limits(&self) -> &TaskLimits {
+        &self.limits
+    }
+
+    /// Now, in wall-clock milliseconds, as the injected clock sees it.
+    pub fn now_ms(&self) -> u64 {
+        let since = self
+            .clock
+            .now()
+            .saturating_duration_since(self.epoch_instant);
+        self.epoch_ms
+            .saturating_add(u64::try_from(since.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    /// When a task in `state`, changed now, may be forgotten.
+    fn expiry(&self, state: TaskState) -> Option<u64> {
+        let ttl = if state.is_terminal() {
+            self.limits.terminal_ttl
+        } else {
+            self.limits.idle_ttl
+        };
+        Some(
+            self.now_ms()
+                .saturating_add(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX)),
+        )
+    }
+
+    /// The stored form of `task` at `seq`.
+    fn stored(&self, tenant: &str, task: Arc<Task>, seq: u64) -> StoredTask {
+        let status_ms = task
+            .status
+            .timestamp
+            .map_or(0, |t| u64::try_from(t.as_millis()).unwrap_or(0));
+        let expires_ms = self.expiry(task.status.state);
+        StoredTask {
+            tenant: tenant.to_owned(),
+            task,
+            seq,
+            status_ms,
+            expires_ms,
+        }
+    }
+
+    /// A new task, not stored until its first event: SUBMITTED, `message` its history.
+    pub(crate) fn begin(&self, tenant: &str, task: Task) -> Arc<LiveTask> {
+        self.live.follow(tenant, Arc::new(task), 0, false)
+    }
+
+    /// The task `key`, followed from now on: the live one, or loaded from the store. `None`
+    /// when there is no such (published) task.
+    pub(crate) async fn open(&self, key: &TaskKey) -> Result<Option<Arc<LiveTask>>, A2aError> {
+        if let Some(live) = self.live.get(key) {
+            let published = live.view.lock().published;
+            return Ok(published.then_some(live));
+        }
+        let Some(stored) = self.store.get(key).await.map_err(store_error)? else {
+            return Ok(None);
+        };
+        Ok(Some(self.live.follow(
+            &key.tenant,
+            stored.task,
+            stored.seq,
+            true,
+        )))
+    }
+
+    /// The latest snapshot of `key`, without following it.
+    pub(crate) async fn snapshot(&self, key: &TaskKey) -> Result<Option<Arc<Task>>, A2aError> {
+        if let Some(live) = self.live.get(key) {
+            let view = live.view.lock();
+            return Ok(view.published.then(|| view.task.clone()));
+        }
+        Ok(self
+            .store
+            .get(key)
+            .await
+            .map_err(store_error)?
+            .map(|t| t.task))
+    }
+
+    /// A page of tasks (ListTasks).
+    pub(crate) async fn list(&self, query: &ListQuery) -> Result<Page, StoreError> {
+        self.store.list(query).await
+    }
+
+    /// Stored events of `key` after `seq` (at most `limit`).
+    pub(crate) async fn events_after(
+        &self,
+        key: &TaskKey,
+        seq: u64,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        self.store.events_after(key, seq, limit).await
+    }
+
+    /// Tasks in the store, by state.
+    pub(crate) async fn count_by_state(&self) -> Result<Vec<(TaskState, u64)>, StoreError> {
+        self.store.count_by_state().await
+    }
+
+    /// Tasks followed in this process now.
+    pub(crate) fn live_count(&self) -> usize {
+        self.live.len()
+    }
+
+    /// Applies one of the agent's events to `live`; returns once it is stored.
+    pub(crate) async fn apply(&self, live: &LiveTask, event: AgentEvent) -> Result<(), EmitError> {
+        validate(&event)?;
+        let _writer = live.writer.lock().await;
+        loop {
+            let (current, seq, published) = {
+                let view = live.view.lock();
+                if view.gone {
+                    return Err(EmitError::Closed);
+                }
+                let state = view.task.status.state;
+                if state.is_terminal() {
+                    return Err(EmitError::TaskTerminal {
+                        task_id: live.key.id.clone(),
+                        state: state.as_str(),
+                    });
+                }
+                if view.reply.is_some() {
+                    return Err(EmitError::MessageAfterTask);
+                }
+                (view.task.clone(), view.seq, view.published)
+            };
+            if let AgentEvent::Message(message) = &event {
+                if published {
+                    return Err(EmitError::MessageAfterTask);
+                }
+                reply(live, message.clone());
+                return Ok(());
+            }
+            if !published {
+                self.publish(live, current).await?;
+                continue;
+            }
+            let (next, stream_event, changes_status) =
+                self.next_snapshot(live, &current, &event)?;
+            let next = Arc::new(next);
+            let stream_event = Arc::new(stream_event);
+            let stored = self.stored(&live.key.tenant, next.clone(), seq);
+            match self
+                .store
+                .append(&live.key, seq, stream_event.clone(), stored)
+                .await
+            {
+                Ok(new_seq) => {
+                    let logged = Arc::new(LoggedEvent::new(new_seq, stream_event));
+                    let mut view = live.view.lock();
+                    view.task = next;
+                    view.seq = new_seq;
+                    if changes_status {
+                        view.status_seq = new_seq;
+                    }
+                    view.broadcast(LiveItem::Event(logged));
+                    drop(view);
+                    live.changed.notify_waiters();
+                    return Ok(());
+                }
+                Err(StoreError::Conflict { .. }) => self.reload(live).await?,
+                Err(StoreError::NotFound(_)) => {
+                    forget(live);
+                    return Err(EmitError::Closed);
+                }
+                Err(e) => return Err(EmitError::Unavailable(e.to_string())),
+            }
+        }
+    }
+
+    /// Stores a new task and its first event (the task itself); on a full store, expires
+    /// what is due and tries once more. A failure is the request's answer (`early_error`).
+    async fn publish(&self, live: &LiveTask, task: Arc<Task>) -> Result<(), EmitError> {
+        let stored = self.stored(&live.key.tenant, task.clone(), 0);
+        let mut created = self.store.create(stored.clone()).await;
+        if matches!(created, Err(StoreError::Full { .. })) {
+            if let Err(e) = self.sweep().await {
+                tracing::warn!(error = %e, "expiring tasks to make room failed");
+            }
+            created = self.store.create(stored.clone()).await;
+        }
+        let first = match created {
+            Ok(()) => {
+                let event = Arc::new(StreamResponse::Task(Task::clone(&task)));
+                self.store
+                    .append(&live.key, 0, event.clone(), stored)
+                    .await
+                    .map(|seq| (seq, event))
+            }
+            Err(e) => Err(e),
+        };
+        match first {
+            Ok((seq, event)) => {
+                let logged = Arc::new(LoggedEvent::new(seq, event.clone()));
+                let mut view = live.view.lock();
+                view.published = true;
+                view.seq = seq;
+                view.status_seq = seq;
+                view.created = Some(event);
+                view.broadcast(LiveItem::Event(logged));
+                Ok(())
+            }
+            Err(e) => {
+                let error = refusal(&e);
+                live.view.lock().early_error = Some(error);
+                live.changed.notify_waiters();
+                Err(EmitError::Unavailable(e.to_string()))
+            }
+        }
+    }
+
+    /// Reloads the view from the store after a conflict.
+    async fn reload(&self, live: &LiveTask) -> Result<(), EmitError> {
+        match self.store.get(&live.key).await {
+            Ok(Some(stored)) => {
+                let mut view = live.view.lock();
+                view.task = stored.task;
+                view.seq = stored.seq;
+                Ok(())
+            }
+            Ok(None) => {
+                forget(live);
+                Err(EmitError::Closed)
+            }
+            Err(e) => Err(EmitError::Unavailable(e.to_string())),
+        }
+    }
+
+    /// The snapshot after `event`, the event as streamed, and whether it changed the status.
+    fn next_snapshot(
+        &self,
+        live: &LiveTask,
+        current: &Task,
+        event: &AgentEvent,
+    ) -> Result<(Task, StreamResponse, bool), EmitError> {
+        let mut next = current.clone();
+        match event {
+            AgentEvent::Status { state, message } => {
+                let message = message.clone().map(|mut m| {
+                    fill_ids(live, &mut m);
+                    m
+                });
+                if let Some(m) = &message {
+                    self.check_history(live, next.history.len() + 1)?;
+                    next.history.push(m.clone());
+                }
+                next.status = TaskStatus::now(*state, message);
+                let update = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
+                    task_id: live.key.id.clone(),
+                    context_id: live.context_id.clone(),
+                    status: next.status.clone(),
+                    metadata: None,
+                });
+                Ok((next, update, true))
+            }
+            AgentEvent::Artifact {
+                artifact,
+                append,
+                last_chunk,
+            } => {
+                merge_artifact(&mut next.artifacts, artifact, *append);
+                let bytes: usize = next
+                    .artifacts
+                    .iter()
+                    .map(ferry_store::size::artifact_bytes)
+                    .sum();
+                if bytes > self.limits.max_artifact_bytes {
+                    return Err(EmitError::Limit(format!(
+                        "task {} would hold {bytes} bytes of artifacts, over the limit of {}",
+                        live.key.id, self.limits.max_artifact_bytes
+                    )));
+                }
+                let update = StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
+                    task_id: live.key.id.clone(),
+                    context_id: live.context_id.clone(),
+                    artifact: artifact.clone(),
+                    append: *append,
+                    last_chunk: *last_chunk,
+                    metadata: None,
+                });
+                Ok((next, update, false))
+            }
+            AgentEvent::Message(_) => Err(EmitError::MessageAfterTask),
+        }
+    }
+
+    /// Refuses a history of `len` messages over the limit.
+    pub(crate) fn check_history(&self, live: &LiveTask, len: usize) -> Result<(), EmitError> {
+        if len > self.limits.max_history_messages {
+            return Err(EmitError::Limit(format!(
+                "task {} would hold {len} history messages, over the limit of {}",
+                live.key.id, self.limits.max_history_messages
+            )));
+        }
+        Ok(())
+    }
+
+    /// Forgets the tasks whose time is up; what still follows them ends ("expired"), and a
+    /// turn still running for one is aborted. Returns how many went.
+    pub async fn sweep(&self) -> Result<usize, StoreError> {
+        let gone = self.store.expire(self.now_ms()).await?;
+        for key in &gone {
+            if let Some(live) = self.live.get(key) {
+                forget(&live);
+            }
+        }
+        Ok(gone.len())
+    }
+
+    /// After a restart: the tasks left SUBMITTED or WORKING have no turn any more; they
+    /// become FAILED, saying so. Returns how many.
+    pub async fn recover(&self) -> Result<usize, StoreError> {
+        let keys = self.store.unfinished().await?;
+        let mut failed = 0;
+        for key in keys {
+            let Ok(Some(live)) = self.open(&key).await else {
+                continue;
+            };
+            let mut message = Message::agent(
+                uuid::Uuid::new_v4().to_string(),
+                vec![Part::text(RESTART_FAILURE)],
+            );
+            fill_ids(&live, &mut message);
+            let event = AgentEvent::Status {
+                state: TaskState::Failed,
+                message: Some(message),
+            };
+            match self.apply(&live, event).await {
+                Ok(()) => failed += 1,
+                Err(e) => {
+                    tracing::warn!(task = %key.id, error = %e, "could not fail a task the restart orphaned")
+                }
+            }
+        }
+        Ok(failed)
+    }
+
+    /// Aborts every turn still running (after the drain timeout).
+    pub(crate) fn abort_running(&self) {
+        for live in self.live.all() {
+            if let Some(running) = live.view.lock().running.take() {
+                running.abort();
+            }
+        }
+    }
+}
+
+/// Marks a task gone (expired, or no longer in the store): its turn is aborted, its
+/// subscribers end, its waiters wake.
+fn forget(live: &LiveTask) {
+    let running = {
+        let mut view = live.view.lock();
+        view.gone = true;
+        view.broadcast(LiveItem::Gone);
+        view.running.take()
+    };
+    if let Some(running) = running {
+        running.abort();
+    }
+    live.changed.notify_waiters();
+}
+
+/// Records a direct reply to a new request: the only event such a request gets.
+fn reply(live: &LiveTask, mut message: Message) {
+    message.context_id.clone_from(&live.context_id);
+    message.task_id.clear();
+    if message.role == Role::Unspecified {
+        message.role = Role::Agent;
+    }
+    let mut view = live.view.lock();
+    view.reply = Some(message.clone());
+    view.broadcast(LiveItem::Reply(Arc::new(message)));
+    drop(view);
+    live.changed.notify_waiters();
+}
+
+fn fill_ids(live: &LiveTask, message: &mut Message) {
+    message.context_id.clone_from(&live.context_id);
+    message.task_id.clone_from(&live.key.id);
+    if message.role == Role::Unspecified {
+        message.role = Role::Agent;
+    }
+}
+
+/// Adds, replaces or extends the artifact with `artifact`'s id.
+fn merge_artifact(artifacts: &mut Vec<Artifact>, artifact: &Artifact, append: bool) {
+    match artifacts
+        .iter_mut()
+        .find(|a| a.artifact_id == artifact.artifact_id)
+    {
+        Some(existing) if append => existing.parts.extend(artifact.parts.iter().cloned()),
+        Some(existing) => *existing = artifact.clone(),
+        None => artifacts.push(artifact.clone()),
+    }
+}
+
+/// The checks an event passes before anything is published.
+fn validate(event: &AgentEvent) -> Result<(), EmitError> {
+    let invalid = |why: &str| Err(EmitError::Invalid(why.into()));
+    match event {
+        AgentEvent::Message(m) if m.parts.is_empty() => {
+            invalid("a message needs at least one part")
+        }
+        AgentEvent::Status {
+            state: TaskState::Unspecified,
+            ..
+        } => invalid("TASK_STATE_UNSPECIFIED is not a state to report"),
+        AgentEvent::Artifact { artifact, .. } if artifact.artifact_id.is_empty() => {
+            invalid("an artifact needs an artifactId")
+        }
+        AgentEvent::Artifact { artifact, .. } if artifact.parts.is_empty() => {
+            invalid("an artifact needs at least one part")
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A store failure as the caller's answer: 503 with a retry hint.
+pub(crate) fn refusal(error: &StoreError) -> A2aError {
+    match error {
+        StoreError::Full {
+            retry_after_secs, ..
+        } => A2aError::new(ErrorKind::Unavailable, error.to_string())
+            .with_reason("TASK_STORE_FULL")
+            .with_meta("retryAfterSeconds", retry_after_secs.to_string()),
+        _ => A2aError::new(ErrorKind::Unavailable, error.to_string())
+            .with_reason("TASK_STORE_UNAVAILABLE")
+            .with_meta("retryAfterSeconds", "1"),
+    }
+}
+
+/// A store failure while reading.
+pub(crate) fn store_error(error: StoreError) -> A2aError {
+    refusal(&error)
+}
