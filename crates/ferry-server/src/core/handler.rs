@@ -362,7 +362,7 @@ impl RequestHandler {
                     .check_history(&live, view.task.history.len() + 1)
                     .map_err(|e| {
                         A2aError::unsupported(format!("{e}; start a new task in the same context"))
-                            .with_reason("TASK_HISTORY_FULL")
+                            .with_meta("limit", "max_history_messages")
                             .with_meta("taskId", id)
                     })?;
             }

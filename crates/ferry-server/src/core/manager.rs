@@ -316,7 +316,11 @@ impl TaskManager {
                     m
                 });
                 if let Some(m) = &message {
-                    self.check_history(live, next.history.len() + 1)?;
+                    // The message that ends a task always fits: a task ends once, and a
+                    // failure must be able to say why.
+                    if !state.is_terminal() {
+                        self.check_history(live, next.history.len() + 1)?;
+                    }
                     next.history.push(m.clone());
                 }
                 next.status = TaskStatus::now(*state, message);

@@ -235,6 +235,78 @@ async fn resume_after_last_event_id(b: Binding) {
     );
 }
 
+/// A stream dropped before its task ended resumes after the end too: `Last-Event-ID` replays
+/// what it missed, the terminal event last, and the stream closes; resuming at the last event
+/// of a finished task is an empty stream; a resume point older than the store keeps starts
+/// with the snapshot, as documented.
+async fn resume_after_the_task_ended(b: Binding) {
+    let config = ServerConfig {
+        max_events_per_task: 3,
+        ..ServerConfig::default()
+    };
+    let (srv, remote) = TestServer::scripted_with(config).await;
+    let id = srv.start_waiting(b, Value::Null).await;
+    let (mut stream, _) = subscribe(&srv, b, &id).await;
+    remote.step(Step::Artifact("one".into()));
+    stream.next_ok().await;
+    let seen = stream.last_seq().expect("an id");
+    drop(stream);
+    remote.step(Step::Artifact("two".into()));
+    remote.step(Step::Complete);
+    remote.finished().await;
+    let at = seen.to_string();
+    let sp = ServiceParams {
+        last_event_id: Some(&at),
+        ..ServiceParams::default()
+    };
+    let (_, resumed) = srv
+        .stream_with(b, "SubscribeToTask", json!({"id": id}), sp)
+        .await;
+    let mut resumed = resumed.unwrap_or_else(|e| panic!("resumed: {}", e.body));
+    let replayed = sequenced(&mut resumed).await;
+    let seqs: Vec<u64> = replayed.iter().map(|(s, _)| *s).collect();
+    assert_eq!(seqs, [seen + 1, seen + 2], "{replayed:?}");
+    assert_eq!(
+        shapes(replayed.iter().map(|(_, e)| e)),
+        [
+            ("artifactUpdate", None),
+            ("statusUpdate", Some("TASK_STATE_COMPLETED"))
+        ]
+    );
+
+    let last = (seen + 2).to_string();
+    let sp = ServiceParams {
+        last_event_id: Some(&last),
+        ..ServiceParams::default()
+    };
+    let (_, at_end) = srv
+        .stream_with(b, "SubscribeToTask", json!({"id": id}), sp)
+        .await;
+    let rest = at_end
+        .unwrap_or_else(|e| panic!("resumed at the end: {}", e.body))
+        .remaining()
+        .await;
+    assert!(rest.is_empty(), "nothing after the last event: {rest:?}");
+
+    let oldest = "1".to_string();
+    let sp = ServiceParams {
+        last_event_id: Some(&oldest),
+        ..ServiceParams::default()
+    };
+    let (_, from_snapshot) = srv
+        .stream_with(b, "SubscribeToTask", json!({"id": id}), sp)
+        .await;
+    let events = from_snapshot
+        .unwrap_or_else(|e| panic!("resumed too late: {}", e.body))
+        .remaining()
+        .await;
+    assert_eq!(
+        shapes(&events),
+        [("task", Some("TASK_STATE_COMPLETED"))],
+        "only 3 events are kept: the snapshot stands in for the rest"
+    );
+}
+
 /// Point 45: subscribing to a terminal task is UnsupportedOperation; to an unknown one,
 /// TaskNotFound.
 async fn subscribe_refusals(b: Binding) {
@@ -412,6 +484,7 @@ scenarios!(per_binding:
     subscribe_to_active_task,
     subscription_spans_turns,
     resume_after_last_event_id,
+    resume_after_the_task_ended,
     subscribe_refusals,
     concurrent_subscribers,
     falling_behind_ends_with_error_event,

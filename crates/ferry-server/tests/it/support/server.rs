@@ -46,14 +46,25 @@ impl TestServer {
         config: ServerConfig,
         clock: Arc<dyn ferry_server::clock::Clock>,
     ) -> Self {
+        Self::with_parts(agent, config, clock, None).await
+    }
+
+    /// [`TestServer::with_clock`] over `store` (default: a new memory store).
+    pub(crate) async fn with_parts(
+        agent: impl AgentExecutor,
+        config: ServerConfig,
+        clock: Arc<dyn ferry_server::clock::Clock>,
+        store: Option<Arc<dyn ferry_server::TaskStore>>,
+    ) -> Self {
         let bind = "127.0.0.1:0".parse().expect("a loopback socket address");
         let token = config.token.clone();
-        let server = A2aServer::builder(Arc::new(agent))
+        let mut builder = A2aServer::builder(Arc::new(agent))
             .config(ServerConfig { bind, ..config })
-            .clock(clock)
-            .bind()
-            .await
-            .expect("bind 127.0.0.1:0");
+            .clock(clock);
+        if let Some(store) = store {
+            builder = builder.store(store);
+        }
+        let server = builder.bind().await.expect("bind 127.0.0.1:0");
         let addr = server.local_addr();
         let base = format!("http://{addr}");
         let (stop, stopped) = oneshot::channel::<()>();
