@@ -1,5 +1,7 @@
 //! The conformance agent: behaviour chosen by the prefix of `message.messageId`, as the
-//! official conformance kit expects (`shared/notes/conformance.md` §4.2), plus `ferry-turns-3`.
+//! official conformance kit expects (`shared/notes/conformance.md` §4.2), plus `ferry-turns-3`
+//! and `ferry-hold` (WORKING, an artifact `held`, then nothing until the task is canceled or
+//! the server goes away: a turn to kill a server in the middle of).
 
 use ferry_agent::{
     AgentDescription, AgentError, AgentExecutor, AgentFuture, EventSink, RequestContext,
@@ -25,6 +27,7 @@ enum Scenario {
     RejectTask,
     SlowComplete,
     ThreeTurns,
+    Hold,
     Echo,
 }
 
@@ -53,6 +56,7 @@ const PREFIXES: &[(&str, Scenario)] = &[
     ("tck-reject-task", Scenario::RejectTask),
     ("test-resubscribe-message-id", Scenario::SlowComplete),
     ("ferry-turns-3", Scenario::ThreeTurns),
+    ("ferry-hold", Scenario::Hold),
 ];
 
 impl Scenario {
@@ -194,6 +198,17 @@ impl AgentExecutor for ConformanceAgent {
                     events.complete(None).await?;
                 }
                 Scenario::ThreeTurns => three_turns(&ctx, &events).await?,
+                Scenario::Hold => {
+                    events.working(None).await?;
+                    events
+                        .artifact(
+                            artifact("held", vec![text("holding until canceled")]),
+                            false,
+                            true,
+                        )
+                        .await?;
+                    std::future::pending::<()>().await;
+                }
                 Scenario::Echo => {
                     events.working(None).await?;
                     let mut parts = ctx.message.parts.clone();

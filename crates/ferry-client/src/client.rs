@@ -3,7 +3,7 @@
 
 use crate::error::ClientError;
 use crate::retry::RetryPolicy;
-use crate::stream::EventStream;
+use crate::stream::{EventStream, StreamKind};
 use ferry_net::{SafeClientBuilder, Url, is_loopback_host};
 use ferry_proto::{
     A2aError, AgentCard, BINDING_HTTP_JSON, BINDING_JSONRPC, CancelTaskRequest,
@@ -368,7 +368,12 @@ impl A2aClient {
         let response = self
             .open_stream(Operation::SendStreamingMessage, &req, None)
             .await?;
-        Ok(EventStream::new(self.clone(), response, None))
+        Ok(EventStream::new(
+            self.clone(),
+            response,
+            None,
+            StreamKind::Send,
+        ))
     }
 
     /// `SubscribeToTask`.
@@ -378,7 +383,30 @@ impl A2aClient {
             self.clone(),
             response,
             Some(id.to_owned()),
+            StreamKind::Subscribe,
         ))
+    }
+
+    /// `SubscribeToTask` resumed after `last_event_id` (an SSE id this task's stream
+    /// carried): the events after it, then live ones. A point older than the server keeps
+    /// starts with the task's snapshot instead.
+    pub async fn subscribe_after(
+        &self,
+        id: &str,
+        last_event_id: &str,
+    ) -> Result<EventStream, ClientError> {
+        let response = self.open_subscription(id, Some(last_event_id)).await?;
+        Ok(EventStream::new(
+            self.clone(),
+            response,
+            Some(id.to_owned()),
+            StreamKind::Subscribe,
+        ))
+    }
+
+    /// The retry policy (streams resume with it).
+    pub(crate) fn retry_policy(&self) -> RetryPolicy {
+        self.retry
     }
 
     /// Opens a subscription, resuming after `last_event_id` when given.

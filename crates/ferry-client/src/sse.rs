@@ -1,9 +1,11 @@
 //! A WHATWG server-sent-events parser: bytes in, events out, in any chunking.
 //!
 //! Lines end in LF, CR or CRLF; `data:` lines of one event are joined with `\n`; a leading
-//! space after the colon is dropped; comment lines (`:`) are ignored; `id:` sets the last event
-//! id (kept across events, as the spec says); `event:` names the event; a blank line dispatches.
-//! An event without data is not dispatched.
+//! space after the colon is dropped; comment lines (`:`) are ignored; `id:` sets the id buffer,
+//! which becomes the last event id only when its event is dispatched (so a connection that
+//! drops between an `id:` and its blank line does not skip that event on reconnect); the id is
+//! kept across events, as the spec says; `event:` names the event; a blank line dispatches. An
+//! event without data is not dispatched.
 
 /// One dispatched event.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,6 +26,7 @@ pub struct SseParser {
     data: String,
     has_data: bool,
     event: String,
+    id_buffer: Option<String>,
     last_id: Option<String>,
     limit: usize,
 }
@@ -48,9 +51,20 @@ impl SseParser {
         }
     }
 
-    /// The last event id seen.
+    /// The id of the last event dispatched (the point to reconnect after).
     pub fn last_id(&self) -> Option<&str> {
         self.last_id.as_deref()
+    }
+
+    /// Forgets the half-read event of a connection that dropped, keeping the last event id:
+    /// the next connection's bytes start a fresh event.
+    pub fn discard_partial(&mut self) {
+        self.line.clear();
+        self.after_cr = false;
+        self.data.clear();
+        self.has_data = false;
+        self.event.clear();
+        self.id_buffer.clone_from(&self.last_id);
     }
 
     /// Feeds bytes; returns the events they completed.
@@ -84,6 +98,7 @@ impl SseParser {
         let line = std::mem::take(&mut self.line);
         let line = String::from_utf8_lossy(&line);
         if line.is_empty() {
+            self.last_id.clone_from(&self.id_buffer);
             if self.has_data {
                 let event = if self.event.is_empty() {
                     "message".to_owned()
@@ -117,7 +132,7 @@ impl SseParser {
                 self.has_data = true;
             }
             "event" => self.event = value.to_owned(),
-            "id" if !value.contains('\0') => self.last_id = Some(value.to_owned()),
+            "id" if !value.contains('\0') => self.id_buffer = Some(value.to_owned()),
             _ => {}
         }
     }
@@ -126,6 +141,19 @@ impl SseParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_id_counts_only_once_its_event_is_dispatched() {
+        let mut p = SseParser::new(1 << 20);
+        p.feed(b"id: 1\ndata: a\n\nid: 2\ndata: b")
+            .expect("within limit");
+        assert_eq!(p.last_id(), Some("1"), "event 2 is not complete");
+        p.discard_partial();
+        let events = p.feed(b"id: 2\ndata: b\n\n").expect("within limit");
+        assert_eq!(events.len(), 1);
+        assert_eq!(events[0].data, "b", "nothing of the dropped half survived");
+        assert_eq!(p.last_id(), Some("2"));
+    }
 
     fn all(input: &[u8], chunk: usize) -> Vec<SseEvent> {
         let mut p = SseParser::new(1 << 20);

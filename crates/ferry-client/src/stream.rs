@@ -1,19 +1,37 @@
 //! A task's event stream as the caller sees it: one continuous sequence of `StreamResponse`s,
-//! even when the connection drops (the client resubscribes with `Last-Event-ID`).
+//! even when the connection drops or the server restarts. The client then resubscribes with
+//! `Last-Event-ID` (the id of the last event it handed out), waiting between attempts as its
+//! retry policy says (and as long as a `Retry-After` asks), and the server replays what
+//! happened meanwhile: no gap, no duplicate.
+//!
+//! A stream counts as dropped when the connection breaks, or when it ends before the task
+//! reached a state where it would end: terminal for a subscription, terminal or interrupted
+//! (INPUT_REQUIRED, AUTH_REQUIRED) for the stream of a send.
 
 use crate::client::{A2aClient, Binding};
 use crate::error::ClientError;
 use crate::sse::{SseEvent, SseParser};
 use bytes::Bytes;
-use ferry_proto::{A2aError, StreamResponse};
+use ferry_proto::{A2aError, StreamResponse, TaskState};
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 use std::collections::VecDeque;
 
 /// Largest SSE event accepted.
 const MAX_EVENT_BYTES: usize = 4 << 20;
-/// How many times a dropped stream is resumed.
-const MAX_RESUMES: u32 = 3;
+/// Reconnection attempts after one drop (waits of the retry policy in between).
+const ATTEMPTS_PER_DROP: u32 = 8;
+/// Drops in a row without an event in between before the stream gives up.
+const MAX_DROPS_WITHOUT_PROGRESS: u32 = 4;
+
+/// Which operation opened the stream (they end differently).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StreamKind {
+    /// `SendStreamingMessage`: ends when the turn ends (terminal or interrupted).
+    Send,
+    /// `SubscribeToTask`: ends at a terminal state.
+    Subscribe,
+}
 
 /// A stream of task events.
 pub struct EventStream {
@@ -22,7 +40,9 @@ pub struct EventStream {
     parser: SseParser,
     pending: VecDeque<SseEvent>,
     task_id: Option<String>,
-    resumes_left: u32,
+    kind: StreamKind,
+    last_state: Option<TaskState>,
+    drops_without_progress: u32,
     done: bool,
 }
 
@@ -39,6 +59,7 @@ impl EventStream {
         client: A2aClient,
         response: reqwest::Response,
         task_id: Option<String>,
+        kind: StreamKind,
     ) -> Self {
         Self {
             client,
@@ -46,8 +67,26 @@ impl EventStream {
             parser: SseParser::new(MAX_EVENT_BYTES),
             pending: VecDeque::new(),
             task_id,
-            resumes_left: MAX_RESUMES,
+            kind,
+            last_state: None,
+            drops_without_progress: 0,
             done: false,
+        }
+    }
+
+    /// The id of the last event handed out (what a resume continues after).
+    pub fn last_event_id(&self) -> Option<&str> {
+        self.parser.last_id()
+    }
+
+    /// True when the stream ended where it should: the task is terminal, or (a send's
+    /// stream) interrupted, or there was no task (a direct message).
+    fn ended_where_it_should(&self) -> bool {
+        match self.last_state {
+            None => self.task_id.is_none(),
+            Some(state) => {
+                state.is_terminal() || (self.kind == StreamKind::Send && state.is_interrupted())
+            }
         }
     }
 
@@ -69,29 +108,61 @@ impl EventStream {
                     }
                 },
                 Some(Err(e)) => {
-                    if let Err(e) = self.resume(e).await {
+                    if let Err(e) = self.resume(ClientError::from_reqwest(e)).await {
                         self.done = true;
                         return Some(Err(e));
                     }
                 }
-                None => self.done = true,
+                None if self.ended_where_it_should() => self.done = true,
+                None => {
+                    let cause =
+                        ClientError::Unreachable("the stream ended before its task did".to_owned());
+                    if let Err(e) = self.resume(cause).await {
+                        self.done = true;
+                        return Some(Err(e));
+                    }
+                }
             }
         }
     }
 
-    /// Reconnects after a dropped connection: `SubscribeToTask` with the last event id.
-    async fn resume(&mut self, cause: reqwest::Error) -> Result<(), ClientError> {
-        let (Some(task_id), true) = (self.task_id.clone(), self.resumes_left > 0) else {
-            return Err(ClientError::from_reqwest(cause));
+    /// Reconnects after a drop: `SubscribeToTask` with the last event id, retried with the
+    /// client's backoff while the server is unreachable or busy (a restart).
+    async fn resume(&mut self, cause: ClientError) -> Result<(), ClientError> {
+        let Some(task_id) = self.task_id.clone() else {
+            return Err(cause);
         };
-        self.resumes_left -= 1;
+        if self.drops_without_progress >= MAX_DROPS_WITHOUT_PROGRESS {
+            return Err(cause);
+        }
+        self.drops_without_progress += 1;
+        self.parser.discard_partial();
         let last = self.parser.last_id().map(str::to_owned);
-        let response = self
-            .client
-            .open_subscription(&task_id, last.as_deref())
-            .await?;
-        self.body = response.bytes_stream().boxed();
-        Ok(())
+        let policy = self.client.retry_policy();
+        let mut attempt = 0;
+        loop {
+            match self
+                .client
+                .open_subscription(&task_id, last.as_deref())
+                .await
+            {
+                Ok(response) => {
+                    self.body = response.bytes_stream().boxed();
+                    return Ok(());
+                }
+                Err(e) if e.is_transient() && attempt + 1 < ATTEMPTS_PER_DROP => {
+                    let retry_after = match &e {
+                        ClientError::Protocol(p) => {
+                            p.retry_after_secs().map(std::time::Duration::from_secs)
+                        }
+                        _ => None,
+                    };
+                    tokio::time::sleep(policy.wait(attempt, retry_after)).await;
+                    attempt += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     fn decode(&mut self, event: SseEvent) -> Result<StreamResponse, ClientError> {
@@ -121,6 +192,12 @@ impl EventStream {
         if self.task_id.is_none() {
             self.task_id = task_id.cloned();
         }
+        match &response {
+            StreamResponse::Task(t) => self.last_state = Some(t.status.state),
+            StreamResponse::StatusUpdate(s) => self.last_state = Some(s.status.state),
+            StreamResponse::ArtifactUpdate(_) | StreamResponse::Message(_) => {}
+        }
+        self.drops_without_progress = 0;
         if terminal {
             self.done = true;
         }

@@ -158,12 +158,17 @@ enum TaskAction {
         /// The task id.
         id: String,
     },
-    /// Follow a task's events until it ends.
+    /// Follow a task's events until it ends (a dropped stream resumes by itself, without a
+    /// gap).
     Subscribe {
         /// The agent.
         url: String,
         /// The task id.
         id: String,
+        /// Resume after this event id (an SSE `id:` of the task's stream): the events after
+        /// it, then live ones; also on a task that has ended since.
+        #[arg(long, value_name = "EVENT_ID")]
+        after: Option<u64>,
     },
 }
 
@@ -487,9 +492,13 @@ pub(crate) fn task(args: TaskArgs) -> anyhow::Result<()> {
                 let (client, _) = connect(&args.flags, &url).await?;
                 show_task(&client.cancel_task(&id).await?, output)
             }
-            TaskAction::Subscribe { url, id } => {
+            TaskAction::Subscribe { url, id, after } => {
                 let (client, _) = connect(&args.flags, &url).await?;
-                follow(client.subscribe(&id).await?, output).await
+                let stream = match after {
+                    Some(after) => client.subscribe_after(&id, &after.to_string()).await?,
+                    None => client.subscribe(&id).await?,
+                };
+                follow(stream, output).await
             }
             TaskAction::List {
                 url,
