@@ -63,12 +63,36 @@ pub(crate) struct ServeArgs {
     /// Accept this Host header besides loopback names and the --public-url host (repeatable).
     #[arg(long = "allowed-host", value_name = "HOST")]
     allowed_hosts: Vec<String>,
-    /// Maximum number of tasks kept in memory; only finished ones are evicted [default: 10000].
+    /// Where tasks are kept: memory, sqlite:PATH or postgres://user:password@host/db
+    /// [default: memory]. Prefer FERRY_STORE for a URL with a password.
+    #[arg(
+        long,
+        env = "FERRY_STORE",
+        hide_env_values = true,
+        value_name = "STORE"
+    )]
+    store: Option<String>,
+    /// Maximum number of tasks the memory store keeps; only finished ones are evicted
+    /// [default: 10000].
     #[arg(long, env = "FERRY_TASK_CAPACITY")]
     task_capacity: Option<usize>,
+    /// Approximate bytes the memory store keeps; 503 with Retry-After above it
+    /// [default: 1073741824].
+    #[arg(long, env = "FERRY_MAX_STORE_BYTES")]
+    max_store_bytes: Option<usize>,
     /// Seconds a finished task stays retrievable [default: 3600].
     #[arg(long, env = "FERRY_TASK_TTL")]
     task_ttl: Option<u64>,
+    /// Seconds a task that is not finished (waiting for input, or working without progress)
+    /// is kept without any event before it is forgotten [default: 3600].
+    #[arg(long, env = "FERRY_IDLE_TTL")]
+    idle_ttl: Option<u64>,
+    /// Messages a task's history may hold [default: 1000].
+    #[arg(long, env = "FERRY_MAX_HISTORY_MESSAGES")]
+    max_history_messages: Option<usize>,
+    /// Approximate bytes a task's artifacts may hold together [default: 67108864].
+    #[arg(long, env = "FERRY_MAX_ARTIFACT_BYTES")]
+    max_artifact_bytes: Option<usize>,
     /// Largest request body in bytes; 413 above it, before any of it is read [default: 1048576].
     #[arg(long, env = "FERRY_MAX_BODY_BYTES")]
     max_body_bytes: Option<usize>,
@@ -170,8 +194,13 @@ impl ServeArgs {
             c.token = Some(token.clone());
         }
         c.allowed_hosts.extend(self.allowed_hosts.iter().cloned());
+        set(&mut c.store, &self.store);
         set(&mut c.task_capacity, &self.task_capacity);
+        set(&mut c.max_store_bytes, &self.max_store_bytes);
         set(&mut c.task_ttl_secs, &self.task_ttl);
+        set(&mut c.idle_ttl_secs, &self.idle_ttl);
+        set(&mut c.max_history_messages, &self.max_history_messages);
+        set(&mut c.max_artifact_bytes, &self.max_artifact_bytes);
         set(&mut c.max_body_bytes, &self.max_body_bytes);
         set(&mut c.max_json_depth, &self.max_json_depth);
         set(&mut c.max_in_flight, &self.max_in_flight);
@@ -274,7 +303,11 @@ async fn serve(args: ServeArgs, configs: Configs) -> anyhow::Result<()> {
             agent
         }
     };
+    let store = open_store(&config.store).await?;
     let mut builder = A2aServer::builder(agent).config(config);
+    if let Some(store) = store {
+        builder = builder.store(store);
+    }
     if cdp.enabled {
         builder = builder.extension(Arc::new(ferry_cdp_config::CdpConfig::new(cdp.required)));
     }
@@ -289,6 +322,22 @@ async fn serve(args: ServeArgs, configs: Configs) -> anyhow::Result<()> {
     }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The store the setting names; `None` for the memory store (the server's default). A store
+/// that cannot be reached is a start-up error that says which, without its password.
+async fn open_store(setting: &str) -> anyhow::Result<Option<Arc<dyn ferry_server::TaskStore>>> {
+    if setting.is_empty() || setting == "memory" {
+        return Ok(None);
+    }
+    let store = ferry_store_sql::open(setting).await.with_context(|| {
+        format!(
+            "cannot open the task store {} (--store, FERRY_STORE or `store` in the config file)",
+            ferry_server::redact_store_url(setting)
+        )
+    })?;
+    tracing::info!(store = %ferry_server::redact_store_url(setting), "task store opened");
+    Ok(Some(store))
 }
 
 /// A server error with what the operator can do about it: the library says what is wrong,

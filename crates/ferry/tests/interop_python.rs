@@ -13,6 +13,10 @@
 //! | `turns`  | `conformance` | three streaming turns on one task: INPUT_REQUIRED ×2, then COMPLETED  |
 //! | `tasks`  | `conformance` | GetTask, ListTasks, SubscribeToTask from a second client, CancelTask, typed errors |
 //!
+//! Every scenario also runs with the server's tasks in SQLite (`--store sqlite:…`, a fresh
+//! file) and in PostgreSQL (a fresh schema of the machine's server, dropped afterwards; the
+//! same skip-or-fail rule when it is not there).
+//!
 //! The Python interpreter is `$FERRY_PYTHON` if set, else `<workspace>/.venv/bin/python`
 //! (`scripts/test.sh` creates that venv from `interop/python/requirements.txt`). If it is
 //! missing or cannot `import a2a`, the tests fail when `CI=true` and are skipped with a loud
@@ -23,7 +27,7 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
-use support::{Server, output_with_timeout, python_or_skip, workspace_root};
+use support::{PgSchema, Server, output_with_timeout, python_or_skip, scratch_dir, workspace_root};
 
 /// What the interpreter must be able to import for these tests.
 const PYTHON_IMPORTS: &str = "a2a.client, a2a.types.a2a_pb2";
@@ -71,10 +75,53 @@ impl Binding {
 /// Starts the server for `agent`, runs `scenario` over `binding` with the Python SDK, and
 /// asserts the script exits 0 (printing its output and the server's on failure).
 fn run_scenario(scenario: &str, agent: Agent, binding: Binding) {
-    let test = format!("interop_python {scenario}/{}", binding.name());
+    run_scenario_on(scenario, agent, binding, Store::Memory);
+}
+
+/// Where the server of a scenario keeps its tasks.
+#[derive(Debug, Clone, Copy)]
+enum Store {
+    /// The default.
+    Memory,
+    /// A fresh SQLite file.
+    Sqlite,
+    /// A fresh schema in the machine's PostgreSQL.
+    Postgres,
+}
+
+/// [`run_scenario`] with the server keeping its tasks in `store`.
+fn run_scenario_on(scenario: &str, agent: Agent, binding: Binding, store: Store) {
+    let test = format!("interop_python {scenario}/{}/{store:?}", binding.name());
     let Some(python) = python_or_skip(&test, PYTHON_IMPORTS) else {
         return;
     };
+    let mut args = vec![
+        "--agent".to_owned(),
+        agent.flag().to_owned(),
+        "--bind".to_owned(),
+        "127.0.0.1:0".to_owned(),
+    ];
+    // Kept until the server is gone.
+    let mut _schema = None;
+    let mut _dir = None;
+    match store {
+        Store::Memory => {}
+        Store::Sqlite => {
+            let dir = scratch_dir("interop-sqlite");
+            args.extend([
+                "--store".to_owned(),
+                format!("sqlite:{}", dir.join("tasks.db").display()),
+            ]);
+            _dir = Some(dir);
+        }
+        Store::Postgres => {
+            let Some(schema) = PgSchema::create_or_skip(&test) else {
+                return;
+            };
+            args.extend(["--store".to_owned(), schema.store_url()]);
+            _schema = Some(schema);
+        }
+    }
     let root = workspace_root();
     let script: &Path = Path::new("interop/python/interop_client.py");
     assert!(
@@ -83,7 +130,7 @@ fn run_scenario(scenario: &str, agent: Agent, binding: Binding) {
         root.join(script).display()
     );
 
-    let server = Server::start(["--agent", agent.flag(), "--bind", "127.0.0.1:0"]);
+    let server = Server::start(&args);
     let (out, timed_out) = output_with_timeout(
         Command::new(&python)
             .arg(script)
@@ -145,4 +192,32 @@ fn tasks_over_jsonrpc() {
 #[test]
 fn tasks_over_rest() {
     run_scenario("tasks", Agent::Conformance, Binding::Rest);
+}
+
+/// The scenarios again with each durable store.
+macro_rules! on_durable_stores {
+    ($($name:ident: $scenario:literal, $agent:ident, $binding:ident;)+) => {$(
+        mod $name {
+            use super::{Agent, Binding, Store, run_scenario_on};
+
+            #[test]
+            fn sqlite() {
+                run_scenario_on($scenario, Agent::$agent, Binding::$binding, Store::Sqlite);
+            }
+
+            #[test]
+            fn postgres() {
+                run_scenario_on($scenario, Agent::$agent, Binding::$binding, Store::Postgres);
+            }
+        }
+    )+};
+}
+
+on_durable_stores! {
+    echo_over_jsonrpc_stored: "echo", Echo, JsonRpc;
+    echo_over_rest_stored: "echo", Echo, Rest;
+    turns_over_jsonrpc_stored: "turns", Conformance, JsonRpc;
+    turns_over_rest_stored: "turns", Conformance, Rest;
+    tasks_over_jsonrpc_stored: "tasks", Conformance, JsonRpc;
+    tasks_over_rest_stored: "tasks", Conformance, Rest;
 }

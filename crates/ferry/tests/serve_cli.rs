@@ -94,6 +94,43 @@ fn interpolation_and_redaction() {
 }
 
 #[test]
+fn a_store_url_is_shown_and_refused_without_its_password() {
+    let file = config_file(
+        "store",
+        "store = \"postgres://ferry:${FERRY_IT_DB_PASSWORD}@127.0.0.1:1/tasks\"\n",
+    );
+    let o = run(ferry()
+        .args(["serve", "--print-config", "--config"])
+        .arg(&file)
+        .env("FERRY_IT_DB_PASSWORD", "hunter3"));
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stdout(&o).contains("hunter3"), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("store = \"postgres://ferry:***@127.0.0.1:1/tasks\""),
+        "{}",
+        stdout(&o)
+    );
+
+    // Nothing listens on port 1: a clear start-up error, promptly, still without the password.
+    let o = run(ferry()
+        .args(["serve", "--bind", "127.0.0.1:0", "--config"])
+        .arg(&file)
+        .env("FERRY_IT_DB_PASSWORD", "hunter3"));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("cannot open the task store postgres://ferry:***@127.0.0.1:1/tasks"),
+        "{err}"
+    );
+    assert!(!err.contains("hunter3"), "{err}");
+    assert!(!stdout(&o).contains("agent card"), "it never listened");
+
+    let o = run(ferry().args(["serve", "--bind", "127.0.0.1:0", "--store", "mysql://x/y"]));
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("mysql"), "{}", stderr(&o));
+}
+
+#[test]
 fn unknown_keys_are_errors() {
     let file = config_file("unknown", "max_strems = 3\n");
     let o = run(ferry()

@@ -2,7 +2,8 @@
 //! running the binary with a time limit, starting `ferry serve` on a free port, plain HTTP GETs
 //! with the standard library, scratch directories, and finding the Python interpreter of the
 //! interop tests (`$FERRY_PYTHON`, else `<workspace>/.venv/bin/python`; skipped loudly outside
-//! CI, a failure when `CI=true`).
+//! CI, a failure when `CI=true`), and a schema of one's own in the machine's PostgreSQL (the
+//! same rule when it is not there).
 //!
 //! Every test binary uses a different subset of these helpers, hence the `dead_code` allowance.
 #![allow(dead_code)]
@@ -489,4 +490,68 @@ pub(crate) fn signing_config(
         next.join(", ")
     );
     write(dir, "ferry.toml", &toml)
+}
+
+/// A schema of its own in the machine's PostgreSQL (127.0.0.1:5432, trust auth, database
+/// `test`; `FERRY_TEST_POSTGRES` overrides the URL), dropped with everything in it on drop.
+pub(crate) struct PgSchema {
+    admin_url: String,
+    name: String,
+}
+
+impl PgSchema {
+    /// A fresh schema, or `None` (skipped loudly) when PostgreSQL or `psql` is not there;
+    /// in CI that is a failure.
+    pub(crate) fn create_or_skip(test: &str) -> Option<PgSchema> {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let admin_url = std::env::var("FERRY_TEST_POSTGRES")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let name = format!("ferry_cli_{}_{n}", std::process::id());
+        if psql(&admin_url, &format!("CREATE SCHEMA {name}")) {
+            return Some(PgSchema { admin_url, name });
+        }
+        assert!(
+            !in_ci(),
+            "{test}: PostgreSQL at {admin_url} is not reachable (or psql is missing), and CI needs it"
+        );
+        eprintln!(
+            "SKIPPED {test}: PostgreSQL at {admin_url} is not reachable (or psql is missing)"
+        );
+        None
+    }
+
+    /// The store URL whose connections use this schema (libpq's `options`).
+    pub(crate) fn store_url(&self) -> String {
+        let sep = if self.admin_url.contains('?') {
+            '&'
+        } else {
+            '?'
+        };
+        format!(
+            "{}{sep}options=-csearch_path%3D{}",
+            self.admin_url, self.name
+        )
+    }
+}
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        psql(
+            &self.admin_url,
+            &format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name),
+        );
+    }
+}
+
+/// Runs one statement with `psql`; false when PostgreSQL (or psql) is not there.
+fn psql(url: &str, sql: &str) -> bool {
+    Command::new("psql")
+        .args([url, "-v", "ON_ERROR_STOP=1", "-q", "-c", sql])
+        .env("PGOPTIONS", "--client-min-messages=warning")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .status()
+        .is_ok_and(|s| s.success())
 }

@@ -1,0 +1,319 @@
+//! The PostgreSQL store: tasks in a shared database, for one or several ferry processes.
+//!
+//! The URL is libpq's (`postgres://user:password@host:5432/database?sslmode=require`). A
+//! schema other than the user's default is chosen the libpq way, with the connection's
+//! `search_path`: `?options=-csearch_path%3Dferry` (or sqlx's `?options[search_path]=ferry`).
+//! The schema must exist; the tables and sqlx's `_sqlx_migrations` are created in it.
+//!
+//! Every connection is opened with `statement_timeout` and
+//! `idle_in_transaction_session_timeout` set to [`StoreOptions::statement_timeout`], so the
+//! server ends a statement (or an abandoned transaction) that takes longer; the client bounds
+//! each operation by the same time, in case the server is not answering at all.
+//!
+//! Migrations run at open under sqlx's advisory lock, so processes opening the same schema at
+//! once apply them exactly once.
+
+use crate::StoreOptions;
+use crate::error::{OpenError, Redacted, describe, describe_migration, seconds};
+use crate::store::{Batched, Dialect, SqlStore, write_connections};
+use crate::writer::{self, FinalRow, Plan, Writer};
+use ferry_proto::{StreamResponse, TaskState};
+use ferry_store::{ListQuery, Page, StoreFuture, StoredEvent, StoredTask, TaskKey, TaskStore};
+use sqlx::migrate::Migrator;
+use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgPoolOptions, PgQueryResult};
+use sqlx::{ConnectOptions, Connection, Executor, Postgres, Row};
+use std::sync::Arc;
+
+/// The schema, embedded: applied when a store opens.
+static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
+
+impl Dialect for Postgres {
+    const ENGINE: &'static str = "postgresql";
+    const LANES: usize = 2;
+    const BEGIN_WRITE: &'static str = "BEGIN";
+    // The rows are locked in key order, the order write batches lock them in (see the
+    // writer), so that expiry and the writers of several replicas never deadlock.
+    const EXPIRE: &'static str = "DELETE FROM tasks WHERE (tenant, id) IN \
+         (SELECT tenant, id FROM tasks WHERE expires_ms <= $1 ORDER BY tenant, id FOR UPDATE) \
+         RETURNING tenant, id";
+
+    fn rows_affected(result: &PgQueryResult) -> u64 {
+        result.rows_affected()
+    }
+
+    fn begin_and_lock<'c>(
+        conn: &'c mut PgConnection,
+        keys: &'c [(&'c str, &'c str)],
+    ) -> Batched<'c, Vec<(String, String, i64)>> {
+        Box::pin(async move {
+            conn.execute("BEGIN").await?;
+            let (tenants, ids): (Vec<&str>, Vec<&str>) = keys.iter().copied().unzip();
+            let rows = sqlx::query::<Postgres>(
+                "SELECT t.tenant, t.id, t.seq FROM tasks t \
+                 JOIN unnest($1::text[], $2::text[]) AS k (tenant, id) \
+                 ON t.tenant = k.tenant AND t.id = k.id \
+                 ORDER BY t.tenant, t.id FOR UPDATE OF t",
+            )
+            .bind(tenants)
+            .bind(ids)
+            .fetch_all(&mut *conn)
+            .await?;
+            rows.iter()
+                .map(|row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))
+                .collect()
+        })
+    }
+
+    // One statement for the whole plan, whatever its size (arrays, prepared once). The tasks
+    // found are locked, so their updates cannot miss; a new task can still have been created
+    // by another process since the plan was made: then the insert skips it, the guards keep
+    // the update and the events from being written, and the counts say so.
+    fn write_and_commit<'c>(conn: &'c mut PgConnection, plan: &'c Plan<'c>) -> Batched<'c, bool> {
+        Box::pin(async move {
+            let events = &plan.events;
+            let query = sqlx::query::<Postgres>(
+                "WITH inserted AS ( \
+                   INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, expires_ms, \
+                     snapshot) \
+                   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], \
+                     $5::int8[], $6::int8[], $7::int8[], $8::text[]) \
+                   ON CONFLICT (tenant, id) DO NOTHING RETURNING 1 \
+                 ), updated AS ( \
+                   UPDATE tasks t SET context_id = v.context_id, state = v.state, seq = v.seq, \
+                     status_ms = v.status_ms, expires_ms = v.expires_ms, snapshot = v.snapshot \
+                   FROM unnest($9::text[], $10::text[], $11::text[], $12::text[], \
+                     $13::int8[], $14::int8[], $15::int8[], $16::text[]) \
+                     AS v (tenant, id, context_id, state, seq, status_ms, expires_ms, snapshot) \
+                   WHERE t.tenant = v.tenant AND t.id = v.id \
+                     AND (SELECT count(*) FROM inserted) = $21 \
+                   RETURNING 1 \
+                 ), appended AS ( \
+                   INSERT INTO events (tenant, task_id, seq, event) \
+                   SELECT * FROM unnest($17::text[], $18::text[], $19::int8[], $20::text[]) \
+                   WHERE (SELECT count(*) FROM inserted) = $21 \
+                   RETURNING 1 \
+                 ) \
+                 SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM updated), \
+                   (SELECT count(*) FROM appended)",
+            );
+            let query = bind_columns(query, &plan.inserts);
+            let query = bind_columns(query, &plan.updates)
+                .bind(events.iter().map(|e| e.tenant).collect::<Vec<_>>())
+                .bind(events.iter().map(|e| e.id).collect::<Vec<_>>())
+                .bind(events.iter().map(|e| e.seq).collect::<Vec<_>>())
+                .bind(events.iter().map(|e| e.event).collect::<Vec<_>>())
+                .bind(len(plan.inserts.len()));
+            let row = query.fetch_one(&mut *conn).await?;
+            let counts: (i64, i64, i64) = (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
+            let planned = (
+                len(plan.inserts.len()),
+                len(plan.updates.len()),
+                len(events.len()),
+            );
+            if counts == planned {
+                conn.execute("COMMIT").await?;
+                Ok(true)
+            } else {
+                conn.execute("ROLLBACK").await?;
+                Ok(false)
+            }
+        })
+    }
+}
+
+/// A count as PostgreSQL's `count(*)` gives it.
+fn len(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+type PgQuery<'q> = sqlx::query::Query<'q, Postgres, PgArguments>;
+
+/// Binds the 8 columns of task rows as 8 arrays, in table order: one statement for any
+/// number of rows, prepared once.
+fn bind_columns<'q>(query: PgQuery<'q>, rows: &[FinalRow<'q>]) -> PgQuery<'q> {
+    query
+        .bind(
+            rows.iter()
+                .map(|r| r.row.tenant.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(rows.iter().map(|r| r.row.id.as_str()).collect::<Vec<_>>())
+        .bind(
+            rows.iter()
+                .map(|r| r.row.context_id.as_str())
+                .collect::<Vec<_>>(),
+        )
+        .bind(rows.iter().map(|r| r.row.state).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.seq).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.row.status_ms).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| r.row.expires_ms).collect::<Vec<_>>())
+        .bind(
+            rows.iter()
+                .map(|r| r.row.snapshot.as_str())
+                .collect::<Vec<_>>(),
+        )
+}
+
+/// A [`TaskStore`] in a PostgreSQL database (shared: several ferry processes may use one).
+///
+/// Writes go through one writer task per store that commits them in batches; reads use a pool
+/// of their own. Dropping the store stops the writer once the writes queued before are
+/// committed.
+#[derive(Debug)]
+pub struct PostgresStore {
+    inner: SqlStore<Postgres>,
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` (`postgres://` or `postgresql://`), checks that it
+    /// answers within [`StoreOptions::timeout`], and brings the schema up to date. Errors
+    /// name the URL without its password.
+    ///
+    /// Must be called within a tokio runtime (the writer task is spawned on it).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ferry_store_sql::{PostgresStore, StoreOptions};
+    ///
+    /// let url = "postgres://ferry@127.0.0.1:5432/ferry?options=-csearch_path%3Dferry";
+    /// let store = PostgresStore::open(url, &StoreOptions::default()).await?;
+    /// # drop(store);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn open(url: &str, options: &StoreOptions) -> Result<PostgresStore, OpenError> {
+        let parsed = url::Url::parse(url).map_err(|e| OpenError::InvalidUrl {
+            // An unparsed URL cannot be redacted: show none of it.
+            url: "postgres://…".to_owned(),
+            reason: e.to_string(),
+        })?;
+        let redacted = Redacted::new(&parsed);
+        let mut connect =
+            PgConnectOptions::from_url(&parsed).map_err(|e| OpenError::InvalidUrl {
+                url: redacted.url.clone(),
+                reason: redacted.scrub(describe(&e, options.timeout)),
+            })?;
+        if connect.get_application_name().is_none() {
+            connect = connect.application_name("ferry");
+        }
+        let limit = options.statement_timeout.as_millis().to_string();
+        let connect = connect.options([
+            ("statement_timeout", limit.as_str()),
+            ("idle_in_transaction_session_timeout", limit.as_str()),
+        ]);
+        let unreachable = |reason: String| OpenError::Connect {
+            url: redacted.url.clone(),
+            reason: redacted.scrub(reason),
+        };
+
+        // One connection first: a clear error if the server cannot be reached (the pool
+        // would retry a refused connection until its timeout and then only say it timed out).
+        let mut first = match tokio::time::timeout(options.timeout, connect.connect()).await {
+            Ok(Ok(conn)) => conn,
+            Ok(Err(e)) => return Err(unreachable(describe(&e, options.timeout))),
+            Err(_) => {
+                return Err(unreachable(format!(
+                    "no answer within {}",
+                    seconds(options.timeout)
+                )));
+            }
+        };
+        let migrated = tokio::time::timeout(options.statement_timeout, MIGRATOR.run(&mut first));
+        let failure = match migrated.await {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(describe_migration(&e, options.timeout)),
+            Err(_) => Some(format!(
+                "not done within {}",
+                seconds(options.statement_timeout)
+            )),
+        };
+        let _ = first.close().await;
+        if let Some(reason) = failure {
+            return Err(OpenError::Migrate {
+                store: redacted.url.clone(),
+                reason: redacted.scrub(reason),
+            });
+        }
+
+        let writes = PgPoolOptions::new()
+            .max_connections(write_connections::<Postgres>())
+            .acquire_timeout(options.timeout)
+            .connect_lazy_with(connect.clone());
+        let reads = PgPoolOptions::new()
+            .max_connections(options.read_connections.max(1))
+            .acquire_timeout(options.timeout)
+            .connect_lazy_with(connect);
+        let (writes_queue, queue) = writer::channel(options.max_batch);
+        tokio::spawn(
+            Writer {
+                pool: writes.clone(),
+                max_batch: options.max_batch,
+                statement_timeout: options.statement_timeout,
+                acquire_timeout: options.timeout,
+            }
+            .run(queue),
+        );
+        Ok(PostgresStore {
+            inner: SqlStore {
+                reads,
+                writes,
+                writer: writes_queue,
+                statement_timeout: options.statement_timeout,
+                acquire_timeout: options.timeout,
+            },
+        })
+    }
+}
+
+impl TaskStore for PostgresStore {
+    fn create(&self, task: StoredTask) -> StoreFuture<'_, ()> {
+        Box::pin(self.inner.create(task))
+    }
+
+    fn append(
+        &self,
+        key: &TaskKey,
+        expected_seq: u64,
+        event: Arc<StreamResponse>,
+        snapshot: StoredTask,
+    ) -> StoreFuture<'_, u64> {
+        let key = key.clone();
+        Box::pin(async move {
+            self.inner
+                .append(&key, expected_seq, &event, &snapshot)
+                .await
+        })
+    }
+
+    fn get(&self, key: &TaskKey) -> StoreFuture<'_, Option<StoredTask>> {
+        let key = key.clone();
+        Box::pin(async move { self.inner.get(&key).await })
+    }
+
+    fn list(&self, query: &ListQuery) -> StoreFuture<'_, Page> {
+        let query = query.clone();
+        Box::pin(async move { self.inner.list(&query).await })
+    }
+
+    fn events_after(
+        &self,
+        key: &TaskKey,
+        seq: u64,
+        limit: usize,
+    ) -> StoreFuture<'_, Vec<StoredEvent>> {
+        let key = key.clone();
+        Box::pin(async move { self.inner.events_after(&key, seq, limit).await })
+    }
+
+    fn expire(&self, now_ms: u64) -> StoreFuture<'_, Vec<TaskKey>> {
+        Box::pin(self.inner.expire(now_ms))
+    }
+
+    fn unfinished(&self) -> StoreFuture<'_, Vec<TaskKey>> {
+        Box::pin(self.inner.unfinished())
+    }
+
+    fn count_by_state(&self) -> StoreFuture<'_, Vec<(TaskState, u64)>> {
+        Box::pin(self.inner.count_by_state())
+    }
+}

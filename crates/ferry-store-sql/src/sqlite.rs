@@ -1,0 +1,330 @@
+//! The SQLite store: tasks in one local file, for a single ferry process.
+//!
+//! Durability: the file is in WAL mode with `synchronous=FULL`, so the WAL is synced at every
+//! commit and an acknowledged write survives a crash or a power loss; group commit (see the
+//! writer) makes that one sync per batch, not per write. WAL also lets reads run beside the
+//! writer: they use their own pool and never wait for a batch.
+//!
+//! One process should own a file: SQLite serializes writers across processes (a second one
+//! waits up to the busy timeout), and its migrations take no lock across processes, so two
+//! processes creating the same new file at the same instant may see one of them fail.
+
+use crate::StoreOptions;
+use crate::error::{OpenError, describe, describe_migration, seconds};
+use crate::store::{Batched, Dialect, SqlStore, write_connections};
+use crate::writer::{self, FinalRow, Plan, Writer};
+use ferry_proto::{StreamResponse, TaskState};
+use ferry_store::{ListQuery, Page, StoreFuture, StoredEvent, StoredTask, TaskKey, TaskStore};
+use sqlx::migrate::Migrator;
+use sqlx::sqlite::{
+    SqliteArguments, SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions,
+    SqliteQueryResult, SqliteSynchronous,
+};
+use sqlx::{ConnectOptions, Connection, Row, Sqlite};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The schema, embedded: applied when a store opens (a new file gets all of it, an older one
+/// what it lacks).
+static MIGRATOR: Migrator = sqlx::migrate!("migrations/sqlite");
+
+impl Dialect for Sqlite {
+    const ENGINE: &'static str = "sqlite";
+    const LANES: usize = 1;
+    // IMMEDIATE takes the write lock at BEGIN, where the busy timeout can wait for it; a
+    // deferred transaction upgrading later could fail at once instead.
+    const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
+    const EXPIRE: &'static str =
+        "DELETE FROM tasks WHERE expires_ms IS NOT NULL AND expires_ms <= $1 RETURNING tenant, id";
+
+    fn rows_affected(result: &SqliteQueryResult) -> u64 {
+        result.rows_affected()
+    }
+
+    // Both steps are one call to the driver each (several statements in one string): a
+    // call is a round trip to the connection's worker thread, and those, not SQLite, are what
+    // a batch mostly waits for. No other connection can write between the two steps (this one
+    // holds the write lock from BEGIN IMMEDIATE on), so the plan cannot go stale.
+    fn begin_and_lock<'c>(
+        conn: &'c mut SqliteConnection,
+        keys: &'c [(&'c str, &'c str)],
+    ) -> Batched<'c, Vec<(String, String, i64)>> {
+        Box::pin(async move {
+            let mut sql = String::from("BEGIN IMMEDIATE;");
+            for chunk in keys.chunks(ROWS_PER_STATEMENT) {
+                sql.push_str(&format!(
+                    " SELECT tenant, id, seq FROM tasks WHERE (tenant, id) IN (VALUES {});",
+                    rows(chunk.len(), 2)
+                ));
+            }
+            let mut query = sqlx::query::<Sqlite>(&sql);
+            for (tenant, id) in keys {
+                query = query.bind(*tenant).bind(*id);
+            }
+            query
+                .fetch_all(&mut *conn)
+                .await?
+                .iter()
+                .map(|row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))
+                .collect()
+        })
+    }
+
+    fn write_and_commit<'c>(
+        conn: &'c mut SqliteConnection,
+        plan: &'c Plan<'c>,
+    ) -> Batched<'c, bool> {
+        Box::pin(async move {
+            let mut sql = String::new();
+            for chunk in plan.inserts.chunks(ROWS_PER_STATEMENT) {
+                sql.push_str(&format!(
+                    "INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, \
+                     expires_ms, snapshot) VALUES {};",
+                    rows(chunk.len(), 8)
+                ));
+            }
+            for chunk in plan.updates.chunks(ROWS_PER_STATEMENT) {
+                sql.push_str(&format!(
+                    " WITH v (tenant, id, context_id, state, seq, status_ms, expires_ms, \
+                     snapshot) AS (VALUES {}) \
+                     UPDATE tasks SET context_id = v.context_id, state = v.state, seq = v.seq, \
+                     status_ms = v.status_ms, expires_ms = v.expires_ms, snapshot = v.snapshot \
+                     FROM v WHERE tasks.tenant = v.tenant AND tasks.id = v.id;",
+                    rows(chunk.len(), 8)
+                ));
+            }
+            for chunk in plan.events.chunks(ROWS_PER_STATEMENT) {
+                sql.push_str(&format!(
+                    " INSERT INTO events (tenant, task_id, seq, event) VALUES {};",
+                    rows(chunk.len(), 4)
+                ));
+            }
+            sql.push_str(" COMMIT;");
+            let mut query = sqlx::query::<Sqlite>(&sql);
+            for r in plan.inserts.iter().chain(&plan.updates) {
+                query = bind_row(query, r);
+            }
+            for e in &plan.events {
+                query = query.bind(e.tenant).bind(e.id).bind(e.seq).bind(e.event);
+            }
+            query.execute(&mut *conn).await?;
+            Ok(true)
+        })
+    }
+}
+
+/// `n` rows of `columns` anonymous placeholders, for a multi-row `VALUES`: `(?, ?), (?, ?)`.
+/// Anonymous, because the driver looks a named one up by name for every value, and counts
+/// them on across the statements of one string, so each statement binds the next values.
+fn rows(n: usize, columns: usize) -> String {
+    let row = format!("({})", vec!["?"; columns].join(", "));
+    vec![row; n].join(", ")
+}
+
+/// Prepared statements the writer's connection keeps: its batch statements differ by their
+/// row counts.
+const WRITER_STATEMENTS: usize = 1024;
+
+/// Rows per multi-row statement: with 8 values a row, far below SQLite's limit of 32 766
+/// bound values per statement, whatever `max_batch` is.
+const ROWS_PER_STATEMENT: usize = 500;
+
+type SqliteQuery<'q> = sqlx::query::Query<'q, Sqlite, SqliteArguments<'q>>;
+
+/// Binds the 8 columns of a task row, in table order.
+fn bind_row<'q>(query: SqliteQuery<'q>, r: &FinalRow<'q>) -> SqliteQuery<'q> {
+    query
+        .bind(r.row.tenant.as_str())
+        .bind(r.row.id.as_str())
+        .bind(r.row.context_id.as_str())
+        .bind(r.row.state)
+        .bind(r.seq)
+        .bind(r.row.status_ms)
+        .bind(r.row.expires_ms)
+        .bind(r.row.snapshot.as_str())
+}
+
+/// A [`TaskStore`] in an SQLite file (embedded: no server, one process).
+///
+/// Writes go through one writer task that commits them in batches; reads use a pool of their
+/// own. Dropping the store stops the writer once the writes queued before are committed.
+#[derive(Debug)]
+pub struct SqliteStore {
+    inner: SqlStore<Sqlite>,
+}
+
+impl SqliteStore {
+    /// Opens (creating it if missing) the database file at `path` and brings its schema up to
+    /// date. The directory must exist. An in-memory database (`:memory:`) is refused: it
+    /// would be one database per connection; use `ferry_store::MemoryStore` instead.
+    ///
+    /// Must be called within a tokio runtime (the writer task is spawned on it).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ferry_store::TaskStore;
+    /// use ferry_store_sql::{SqliteStore, StoreOptions};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let store = SqliteStore::open(dir.path().join("tasks.db"), &StoreOptions::default()).await?;
+    /// assert!(store.unfinished().await?.is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn open(
+        path: impl AsRef<Path>,
+        options: &StoreOptions,
+    ) -> Result<SqliteStore, OpenError> {
+        let path = path.as_ref();
+        let shown = path.display().to_string();
+        let refuse = |reason: String| OpenError::Sqlite {
+            path: shown.clone(),
+            reason,
+        };
+        if path.as_os_str().is_empty() {
+            return Err(refuse("no file path given".to_owned()));
+        }
+        if path == Path::new(":memory:") {
+            return Err(refuse(
+                "an in-memory database cannot hold a store (use the memory store)".to_owned(),
+            ));
+        }
+        let parent = path.parent().filter(|d| !d.as_os_str().is_empty());
+        if let Some(dir) = parent.filter(|d| !d.is_dir()) {
+            return Err(refuse(format!(
+                "its directory {} does not exist",
+                dir.display()
+            )));
+        }
+        let connect = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Full)
+            .foreign_keys(true)
+            .busy_timeout(options.timeout);
+
+        // The first connection creates the file, turns on WAL (kept in the file) and migrates.
+        let mut first = match tokio::time::timeout(options.timeout, connect.connect()).await {
+            Ok(Ok(conn)) => conn,
+            Ok(Err(e)) => return Err(refuse(describe(&e, options.timeout))),
+            Err(_) => {
+                return Err(refuse(format!(
+                    "no answer within {}",
+                    seconds(options.timeout)
+                )));
+            }
+        };
+        let migrated = tokio::time::timeout(options.statement_timeout, MIGRATOR.run(&mut first));
+        let failure = match migrated.await {
+            Ok(Ok(())) => None,
+            Ok(Err(e)) => Some(describe_migration(&e, options.timeout)),
+            Err(_) => Some(format!(
+                "not done within {}",
+                seconds(options.statement_timeout)
+            )),
+        };
+        // Closing only ends this connection; the pools open their own.
+        let _ = first.close().await;
+        if let Some(reason) = failure {
+            return Err(OpenError::Migrate {
+                store: shown,
+                reason,
+            });
+        }
+
+        // The writer's connection keeps the multi-row statements of every batch size.
+        let writes = SqlitePoolOptions::new()
+            .max_connections(write_connections::<Sqlite>())
+            .acquire_timeout(options.timeout)
+            .connect_lazy_with(connect.clone().statement_cache_capacity(WRITER_STATEMENTS));
+        let reads = SqlitePoolOptions::new()
+            .max_connections(options.read_connections.max(1))
+            .acquire_timeout(options.timeout)
+            .connect_lazy_with(connect);
+        let (writes_queue, queue) = writer::channel(options.max_batch);
+        tokio::spawn(
+            Writer {
+                pool: writes.clone(),
+                max_batch: options.max_batch,
+                statement_timeout: options.statement_timeout,
+                acquire_timeout: options.timeout,
+            }
+            .run(queue),
+        );
+        Ok(SqliteStore {
+            inner: SqlStore {
+                reads,
+                writes,
+                writer: writes_queue,
+                statement_timeout: options.statement_timeout,
+                acquire_timeout: options.timeout,
+            },
+        })
+    }
+}
+
+impl TaskStore for SqliteStore {
+    fn create(&self, task: StoredTask) -> StoreFuture<'_, ()> {
+        Box::pin(self.inner.create(task))
+    }
+
+    fn append(
+        &self,
+        key: &TaskKey,
+        expected_seq: u64,
+        event: Arc<StreamResponse>,
+        snapshot: StoredTask,
+    ) -> StoreFuture<'_, u64> {
+        let key = key.clone();
+        Box::pin(async move {
+            self.inner
+                .append(&key, expected_seq, &event, &snapshot)
+                .await
+        })
+    }
+
+    fn get(&self, key: &TaskKey) -> StoreFuture<'_, Option<StoredTask>> {
+        let key = key.clone();
+        Box::pin(async move { self.inner.get(&key).await })
+    }
+
+    fn list(&self, query: &ListQuery) -> StoreFuture<'_, Page> {
+        let query = query.clone();
+        Box::pin(async move { self.inner.list(&query).await })
+    }
+
+    fn events_after(
+        &self,
+        key: &TaskKey,
+        seq: u64,
+        limit: usize,
+    ) -> StoreFuture<'_, Vec<StoredEvent>> {
+        let key = key.clone();
+        Box::pin(async move { self.inner.events_after(&key, seq, limit).await })
+    }
+
+    fn expire(&self, now_ms: u64) -> StoreFuture<'_, Vec<TaskKey>> {
+        Box::pin(self.inner.expire(now_ms))
+    }
+
+    fn unfinished(&self) -> StoreFuture<'_, Vec<TaskKey>> {
+        Box::pin(self.inner.unfinished())
+    }
+
+    fn count_by_state(&self) -> StoreFuture<'_, Vec<(TaskState, u64)>> {
+        Box::pin(self.inner.count_by_state())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_of_placeholders() {
+        assert_eq!(rows(2, 2), "(?, ?), (?, ?)");
+        assert_eq!(rows(1, 3), "(?, ?, ?)");
+    }
+}

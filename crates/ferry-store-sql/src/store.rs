@@ -1,0 +1,479 @@
+//! What the SQLite and the PostgreSQL store share: the reads, expiry and the queueing of
+//! writes, written once over sqlx's driver traits. Each store module supplies its
+//! [`Dialect`] — its pools, and the two statements of a write batch, which differ (arrays on
+//! PostgreSQL, multi-row `VALUES` on SQLite) — and the rest of the SQL is the same text for
+//! both (`$1` placeholders, which sqlx's SQLite driver also takes).
+//!
+//! Rust does not carry higher-ranked bounds on a trait's associated types to the trait's
+//! users, so the driver bounds are spelled out on each generic item rather than once on
+//! `Dialect`.
+
+use crate::error::{describe, seconds};
+use crate::writer::{Plan, TaskRow, Writes};
+use ferry_proto::{StreamResponse, Task, TaskState};
+use ferry_store::{ListQuery, Page, StoreError, StoredEvent, StoredTask, TaskKey};
+use sqlx::pool::PoolConnection;
+use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool};
+use sqlx::{Row, Type};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What differs between the databases.
+pub(crate) trait Dialect: Database {
+    /// The name messages give ("sqlite", "postgresql").
+    const ENGINE: &'static str;
+    /// Write batches in flight at once (see the writer).
+    const LANES: usize;
+    /// The statement that opens a write batch's transaction.
+    const BEGIN_WRITE: &'static str;
+    /// Deletes the tasks due at or before `$1` (with their events, by cascade) and returns
+    /// their `tenant, id`.
+    const EXPIRE: &'static str;
+
+    /// How many rows a statement changed.
+    fn rows_affected(result: &Self::QueryResult) -> u64;
+
+    /// Opens a write batch's transaction and reads the `tenant, id, seq` of those of the
+    /// tasks `keys` (sorted, distinct) that exist, which stay locked until the transaction
+    /// ends (PostgreSQL: row locks, taken in key order; SQLite: the database's write lock).
+    fn begin_and_lock<'c>(
+        conn: &'c mut Self::Connection,
+        keys: &'c [(&'c str, &'c str)],
+    ) -> Batched<'c, Vec<(String, String, i64)>>;
+
+    /// Writes `plan` in the transaction `begin_and_lock` opened and commits it; `false`, after
+    /// rolling back, when the rows no longer match the plan (another process created one of
+    /// its tasks meanwhile).
+    fn write_and_commit<'c>(
+        conn: &'c mut Self::Connection,
+        plan: &'c Plan<'c>,
+    ) -> Batched<'c, bool>;
+}
+
+/// A statement of a write batch in progress (boxed: the trait's methods are implemented per
+/// database).
+pub(crate) type Batched<'c, T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, sqlx::Error>> + Send + 'c>>;
+
+/// The SUBMITTED and WORKING tasks of every tenant. The states are literals (not bound) so
+/// that the partial index `tasks_unfinished` serves the query; a test checks them against
+/// [`TaskState::as_str`].
+pub(crate) const UNFINISHED: &str = "SELECT tenant, id FROM tasks \
+     WHERE state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING') ORDER BY tenant, id";
+
+/// Connections of a store's write pool: the writer keeps one per lane, expiry uses another.
+pub(crate) fn write_connections<DB: Dialect>() -> u32 {
+    u32::try_from(DB::LANES.max(1))
+        .unwrap_or(1)
+        .saturating_add(1)
+}
+
+/// The store over either database: two pools (reads, and writes with expiry) and the writer.
+#[derive(Debug)]
+pub(crate) struct SqlStore<DB: Database> {
+    pub(crate) reads: Pool<DB>,
+    pub(crate) writes: Pool<DB>,
+    pub(crate) writer: Writes,
+    /// How long one operation may take once it has a connection.
+    pub(crate) statement_timeout: Duration,
+    /// How long an operation waits for a connection (named in its error).
+    pub(crate) acquire_timeout: Duration,
+}
+
+/// A time or sequence number as stored: SQL integers are signed 64-bit, so values past
+/// `i64::MAX` (292 million years of milliseconds) are kept as `i64::MAX`.
+pub(crate) fn stored(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn loaded(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
+}
+
+/// The row of `task` in `tenant`, snapshot serialized, at sequence number `seq`.
+pub(crate) fn task_row(
+    tenant: &str,
+    id: &str,
+    task: &StoredTask,
+    seq: u64,
+) -> Result<TaskRow, StoreError> {
+    let snapshot = serde_json::to_string(&*task.task).map_err(|e| {
+        StoreError::Unavailable(format!("cannot serialize the snapshot of task {id}: {e}"))
+    })?;
+    Ok(TaskRow {
+        tenant: tenant.to_owned(),
+        id: id.to_owned(),
+        context_id: task.task.context_id.clone(),
+        state: task.state().as_str(),
+        seq: stored(seq),
+        status_ms: stored(task.status_ms),
+        expires_ms: task.expires_ms.map(stored),
+        snapshot,
+    })
+}
+
+/// Where a page ended: the `"status_ms:id"` of its last task, the memory store's token form
+/// (so tokens read the same whatever the store).
+struct Position<'a> {
+    status_ms: i64,
+    id: &'a str,
+}
+
+fn parse_token(token: &str) -> Result<Position<'_>, StoreError> {
+    let (ms, id) = token.split_once(':').ok_or(StoreError::BadPageToken)?;
+    let status_ms: u64 = ms.parse().map_err(|_| StoreError::BadPageToken)?;
+    Ok(Position {
+        status_ms: stored(status_ms),
+        id,
+    })
+}
+
+impl<DB> SqlStore<DB>
+where
+    DB: Dialect,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'q> i64: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<i64>: Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'r> i64: Decode<'r, DB>,
+    for<'r> Option<i64>: Decode<'r, DB>,
+    for<'r> &'r str: Decode<'r, DB>,
+    usize: ColumnIndex<DB::Row>,
+{
+    fn unavailable(&self, reason: String) -> StoreError {
+        StoreError::Unavailable(format!("{}: {reason}", DB::ENGINE))
+    }
+
+    async fn connection(&self, pool: &Pool<DB>) -> Result<PoolConnection<DB>, StoreError> {
+        pool.acquire()
+            .await
+            .map_err(|e| self.unavailable(describe(&e, self.acquire_timeout)))
+    }
+
+    /// The answer of an operation that ran on `conn` with a timeout; a connection whose
+    /// operation failed or timed out is dropped, not handed out again.
+    fn finish<T>(
+        &self,
+        conn: PoolConnection<DB>,
+        result: Result<Result<T, sqlx::Error>, tokio::time::error::Elapsed>,
+    ) -> Result<T, StoreError> {
+        let reason = match result {
+            Ok(Ok(value)) => return Ok(value),
+            Ok(Err(e)) => describe(&e, self.acquire_timeout),
+            Err(_) => format!("no answer within {}", seconds(self.statement_timeout)),
+        };
+        drop(conn.detach());
+        Err(self.unavailable(reason))
+    }
+
+    /// A stored snapshot read back; the columns are `seq, status_ms, expires_ms, snapshot`
+    /// from `first` on.
+    fn stored_task(
+        &self,
+        tenant: &str,
+        row: &DB::Row,
+        first: usize,
+    ) -> Result<StoredTask, StoreError> {
+        let decode = |e: sqlx::Error| self.unavailable(describe(&e, self.acquire_timeout));
+        let seq: i64 = row.try_get(first).map_err(decode)?;
+        let status_ms: i64 = row.try_get(first + 1).map_err(decode)?;
+        let expires_ms: Option<i64> = row.try_get(first + 2).map_err(decode)?;
+        let snapshot: &str = row.try_get(first + 3).map_err(decode)?;
+        let task: Task = serde_json::from_str(snapshot)
+            .map_err(|e| self.unavailable(format!("a stored snapshot does not parse: {e}")))?;
+        Ok(StoredTask {
+            tenant: tenant.to_owned(),
+            task: Arc::new(task),
+            seq: loaded(seq),
+            status_ms: loaded(status_ms),
+            expires_ms: expires_ms.map(loaded),
+        })
+    }
+
+    pub(crate) async fn create(&self, task: StoredTask) -> Result<(), StoreError> {
+        let row = task_row(&task.tenant, &task.task.id, &task, task.seq)?;
+        self.writer.create(row).await
+    }
+
+    pub(crate) async fn append(
+        &self,
+        key: &TaskKey,
+        expected_seq: u64,
+        event: &StreamResponse,
+        snapshot: &StoredTask,
+    ) -> Result<u64, StoreError> {
+        let row = task_row(&key.tenant, &key.id, snapshot, expected_seq)?;
+        let event = serde_json::to_string(event).map_err(|e| {
+            StoreError::Unavailable(format!("cannot serialize an event of task {}: {e}", key.id))
+        })?;
+        self.writer.append(row, expected_seq, event).await
+    }
+
+    pub(crate) async fn get(&self, key: &TaskKey) -> Result<Option<StoredTask>, StoreError> {
+        let mut conn = self.connection(&self.reads).await?;
+        let result = tokio::time::timeout(
+            self.statement_timeout,
+            sqlx::query::<DB>(
+                "SELECT seq, status_ms, expires_ms, snapshot FROM tasks \
+                 WHERE tenant = $1 AND id = $2",
+            )
+            .bind(key.tenant.as_str())
+            .bind(key.id.as_str())
+            .fetch_optional(&mut *conn),
+        )
+        .await;
+        let row = self.finish(conn, result)?;
+        row.map(|row| self.stored_task(&key.tenant, &row, 0))
+            .transpose()
+    }
+
+    pub(crate) async fn list(&self, query: &ListQuery) -> Result<Page, StoreError> {
+        let after = query.page_token.as_deref().map(parse_token).transpose()?;
+        let size = query.page_size.max(1);
+        let mut select = Select::filtered(query);
+        let count_sql = format!("SELECT COUNT(*) FROM tasks{}", select.sql);
+        let count_binds = select.binds.clone();
+        if let Some(position) = &after {
+            // Latest first, then by id: what comes after (ms, id) is an older status, or the
+            // same one with a greater id.
+            let ms = select.bind(Bind::Int(position.status_ms));
+            let id = select.bind(Bind::Text(position.id));
+            select.sql.push_str(&format!(
+                " AND status_ms <= {ms} AND (status_ms < {ms} OR id > {id})"
+            ));
+        }
+        // One more than a page: whether it exists says if there is a next page.
+        let limit = select.bind(Bind::Int(stored(size as u64).saturating_add(1)));
+        let page_sql = format!(
+            "SELECT id, seq, status_ms, expires_ms, snapshot FROM tasks{} \
+             ORDER BY status_ms DESC, id ASC LIMIT {limit}",
+            select.sql
+        );
+        let mut conn = self.connection(&self.reads).await?;
+        let result = tokio::time::timeout(self.statement_timeout, async {
+            let total: i64 = bind_all(sqlx::query::<DB>(&count_sql), &count_binds)
+                .fetch_one(&mut *conn)
+                .await?
+                .try_get(0)?;
+            let rows = bind_all(sqlx::query::<DB>(&page_sql), &select.binds)
+                .fetch_all(&mut *conn)
+                .await?;
+            Ok((total, rows))
+        })
+        .await;
+        let (total, rows) = self.finish(conn, result)?;
+        let more = rows.len() > size;
+        let mut tasks = Vec::with_capacity(size.min(rows.len()));
+        let mut last_id = String::new();
+        for row in rows.iter().take(size) {
+            let id: &str = row
+                .try_get(0)
+                .map_err(|e| self.unavailable(describe(&e, self.acquire_timeout)))?;
+            last_id = id.to_owned();
+            tasks.push(self.stored_task(&query.tenant, row, 1)?);
+        }
+        let next_page_token = more
+            .then(|| tasks.last().map(|t| format!("{}:{last_id}", t.status_ms)))
+            .flatten();
+        Ok(Page {
+            tasks,
+            next_page_token,
+            total: usize::try_from(total).unwrap_or(0),
+        })
+    }
+
+    pub(crate) async fn count_by_state(&self) -> Result<Vec<(TaskState, u64)>, StoreError> {
+        let mut conn = self.connection(&self.reads).await?;
+        let result = tokio::time::timeout(
+            self.statement_timeout,
+            sqlx::query::<DB>("SELECT state, COUNT(*) FROM tasks GROUP BY state ORDER BY state")
+                .fetch_all(&mut *conn),
+        )
+        .await;
+        let rows = self.finish(conn, result)?;
+        rows.iter()
+            .map(|row| {
+                let decode = |e: sqlx::Error| self.unavailable(describe(&e, self.acquire_timeout));
+                let name: &str = row.try_get(0).map_err(decode)?;
+                let count: i64 = row.try_get(1).map_err(decode)?;
+                let state = TaskState::from_name(name).ok_or_else(|| {
+                    self.unavailable(format!("a stored task has the unknown state {name:?}"))
+                })?;
+                Ok((state, loaded(count)))
+            })
+            .collect()
+    }
+
+    pub(crate) async fn events_after(
+        &self,
+        key: &TaskKey,
+        seq: u64,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.connection(&self.reads).await?;
+        let result = tokio::time::timeout(
+            self.statement_timeout,
+            sqlx::query::<DB>(
+                "SELECT seq, event FROM events WHERE tenant = $1 AND task_id = $2 AND seq > $3 \
+                 ORDER BY seq LIMIT $4",
+            )
+            .bind(key.tenant.as_str())
+            .bind(key.id.as_str())
+            .bind(stored(seq))
+            .bind(stored(limit as u64))
+            .fetch_all(&mut *conn),
+        )
+        .await;
+        let rows = self.finish(conn, result)?;
+        rows.iter()
+            .map(|row| {
+                let decode = |e: sqlx::Error| self.unavailable(describe(&e, self.acquire_timeout));
+                let seq: i64 = row.try_get(0).map_err(decode)?;
+                let event: &str = row.try_get(1).map_err(decode)?;
+                let event: StreamResponse = serde_json::from_str(event)
+                    .map_err(|e| self.unavailable(format!("a stored event does not parse: {e}")))?;
+                Ok(StoredEvent {
+                    seq: loaded(seq),
+                    event: Arc::new(event),
+                })
+            })
+            .collect()
+    }
+
+    /// On the write pool: expiry deletes, and waits for a write batch rather than racing it.
+    pub(crate) async fn expire(&self, now_ms: u64) -> Result<Vec<TaskKey>, StoreError> {
+        let mut conn = self.connection(&self.writes).await?;
+        let result = tokio::time::timeout(
+            self.statement_timeout,
+            sqlx::query::<DB>(DB::EXPIRE)
+                .bind(stored(now_ms))
+                .fetch_all(&mut *conn),
+        )
+        .await;
+        let rows = self.finish(conn, result)?;
+        let mut keys =
+            keys(&rows).map_err(|e| self.unavailable(describe(&e, self.acquire_timeout)))?;
+        keys.sort();
+        Ok(keys)
+    }
+
+    pub(crate) async fn unfinished(&self) -> Result<Vec<TaskKey>, StoreError> {
+        let mut conn = self.connection(&self.reads).await?;
+        let result = tokio::time::timeout(
+            self.statement_timeout,
+            sqlx::query::<DB>(UNFINISHED).fetch_all(&mut *conn),
+        )
+        .await;
+        let rows = self.finish(conn, result)?;
+        keys(&rows).map_err(|e| self.unavailable(describe(&e, self.acquire_timeout)))
+    }
+}
+
+/// The `tenant, id` of each row.
+fn keys<R>(rows: &[R]) -> Result<Vec<TaskKey>, sqlx::Error>
+where
+    R: Row,
+    for<'r> &'r str: Decode<'r, R::Database> + Type<R::Database>,
+    usize: ColumnIndex<R>,
+{
+    rows.iter()
+        .map(|row| {
+            let tenant: &str = row.try_get(0)?;
+            let id: &str = row.try_get(1)?;
+            Ok(TaskKey::new(tenant, id))
+        })
+        .collect()
+}
+
+/// A value bound to a dynamically built statement.
+#[derive(Debug, Clone, Copy)]
+enum Bind<'a> {
+    Text(&'a str),
+    Int(i64),
+}
+
+/// The WHERE clause of a listing and its values, numbered `$1, $2, …` (both drivers take
+/// that form).
+struct Select<'a> {
+    sql: String,
+    binds: Vec<Bind<'a>>,
+}
+
+impl<'a> Select<'a> {
+    /// The filters of `query`, without its page position.
+    fn filtered(query: &'a ListQuery) -> Select<'a> {
+        let mut select = Select {
+            sql: String::new(),
+            binds: Vec::new(),
+        };
+        let tenant = select.bind(Bind::Text(&query.tenant));
+        select.sql = format!(" WHERE tenant = {tenant}");
+        if let Some(context) = &query.context_id {
+            let p = select.bind(Bind::Text(context));
+            select.sql.push_str(&format!(" AND context_id = {p}"));
+        }
+        if let Some(state) = query.state {
+            let p = select.bind(Bind::Text(state.as_str()));
+            select.sql.push_str(&format!(" AND state = {p}"));
+        }
+        if let Some(since) = query.status_since_ms {
+            let p = select.bind(Bind::Int(stored(since)));
+            select.sql.push_str(&format!(" AND status_ms >= {p}"));
+        }
+        select
+    }
+
+    /// Adds a value; its placeholder.
+    fn bind(&mut self, value: Bind<'a>) -> String {
+        self.binds.push(value);
+        format!("${}", self.binds.len())
+    }
+}
+
+fn bind_all<'q, DB>(
+    mut query: sqlx::query::Query<'q, DB, DB::Arguments<'q>>,
+    binds: &[Bind<'q>],
+) -> sqlx::query::Query<'q, DB, DB::Arguments<'q>>
+where
+    DB: Database,
+    for<'b> i64: Encode<'b, DB> + Type<DB>,
+    for<'b> &'b str: Encode<'b, DB> + Type<DB>,
+{
+    for bind in binds {
+        query = match *bind {
+            Bind::Text(s) => query.bind(s),
+            Bind::Int(n) => query.bind(n),
+        };
+    }
+    query
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_unfinished_query_names_the_wire_states() {
+        for state in [TaskState::Submitted, TaskState::Working] {
+            assert!(
+                UNFINISHED.contains(&format!("'{}'", state.as_str())),
+                "{state}"
+            );
+        }
+    }
+
+    #[test]
+    fn page_tokens_are_status_then_id() {
+        let p = parse_token("300:a:b").expect("token");
+        assert_eq!((p.status_ms, p.id), (300, "a:b"), "ids may hold colons");
+        assert!(matches!(parse_token("x:a"), Err(StoreError::BadPageToken)));
+        assert!(matches!(parse_token("300"), Err(StoreError::BadPageToken)));
+        let token = format!("{}:z", u64::MAX);
+        let far = parse_token(&token).expect("token");
+        assert_eq!(far.status_ms, i64::MAX, "far times clamp as stored ones do");
+    }
+}

@@ -1,0 +1,580 @@
+//! Group commit: every create and append of a store goes through one writer task, which
+//! applies all the writes queued meanwhile in one transaction and commits once.
+//!
+//! A commit is the expensive part of a write (SQLite syncs its WAL, PostgreSQL its log), and
+//! it costs about the same for one row as for a hundred. So callers put their write on a
+//! channel with a oneshot for the answer; the writer takes every queued write (up to
+//! `max_batch`), applies them in one transaction, commits, and only then answers each caller.
+//! No write is acknowledged before the commit that holds it is durable.
+//!
+//! A batch is applied in a handful of statements whatever its size, because round trips (to
+//! the server, or to SQLite's worker thread) are what a batch mostly waits for:
+//!
+//! 1. open the transaction and read the sequence numbers of every task the batch touches,
+//!    locking them (PostgreSQL: `SELECT … FOR UPDATE`, in key order; SQLite: `BEGIN
+//!    IMMEDIATE` holds the database's write lock);
+//! 2. decide every write in the order it was queued, as if they ran one after the other: a
+//!    create is refused if its task exists, an append if the task is missing or not at the
+//!    sequence number it expects — so two appends to one task in one batch see each other;
+//! 3. insert the new tasks, update each changed task once (with its last snapshot), insert
+//!    the events, commit.
+//!
+//! If step 3 finds the plan stale — on PostgreSQL another process may create a task this
+//! batch also creates, between steps 1 and 3 — nothing of it is kept: the transaction is
+//! rolled back and the batch applied again write by write (an append as `UPDATE … WHERE seq =
+//! expected` then its event's `INSERT`, a create as `INSERT … ON CONFLICT DO NOTHING`).
+//!
+//! Rows are locked in key order, so PostgreSQL replicas sharing a database (and the writer's
+//! own lanes, see [`Writer::run`]) never deadlock each other.
+//!
+//! A write that is refused (`Exists`, `Conflict`, `NotFound`) changes nothing and does not
+//! fail its batch. When the transaction fails — a statement, the commit, the connection, or
+//! the statement timeout — every write of the batch is answered `Unavailable`, the connection
+//! is dropped, and the writer goes on with the next batch on a fresh one.
+
+use crate::error::{describe, seconds};
+use crate::store::Dialect;
+use ferry_store::StoreError;
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use sqlx::pool::PoolConnection;
+use sqlx::{Connection, Database, Encode, Executor, IntoArguments, Pool, Type};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, oneshot};
+
+/// A task row as written: the snapshot already serialized (by the caller, so that JSON
+/// encoding runs in parallel and the writer only talks to the database).
+#[derive(Debug)]
+pub(crate) struct TaskRow {
+    pub(crate) tenant: String,
+    pub(crate) id: String,
+    pub(crate) context_id: String,
+    pub(crate) state: &'static str,
+    pub(crate) seq: i64,
+    pub(crate) status_ms: i64,
+    pub(crate) expires_ms: Option<i64>,
+    pub(crate) snapshot: String,
+}
+
+/// One queued write and where its answer goes.
+#[derive(Debug)]
+pub(crate) enum Write {
+    /// Insert a new task.
+    Create {
+        row: TaskRow,
+        reply: oneshot::Sender<Result<(), StoreError>>,
+    },
+    /// Replace the snapshot of a task at `expected` and add event `expected + 1`.
+    Append {
+        row: TaskRow,
+        expected: u64,
+        event: String,
+        reply: oneshot::Sender<Result<u64, StoreError>>,
+    },
+}
+
+impl Write {
+    fn key(&self) -> (&str, &str) {
+        match self {
+            Write::Create { row, .. } | Write::Append { row, .. } => (&row.tenant, &row.id),
+        }
+    }
+
+    /// Sends `outcome` to the caller (who may have stopped waiting: then nobody hears it).
+    fn answer(self, outcome: Result<u64, StoreError>) {
+        match self {
+            Write::Create { reply, .. } => {
+                let _ = reply.send(outcome.map(|_| ()));
+            }
+            Write::Append { reply, .. } => {
+                let _ = reply.send(outcome);
+            }
+        }
+    }
+}
+
+/// The store's side of the writer: where writes are queued.
+#[derive(Debug, Clone)]
+pub(crate) struct Writes {
+    queue: mpsc::Sender<Write>,
+}
+
+/// The writer's side: what it takes writes from.
+#[derive(Debug)]
+pub(crate) struct Queue(mpsc::Receiver<Write>);
+
+/// Writes waiting per writer, in batches: beyond it callers wait to queue (backpressure).
+const QUEUED_BATCHES: usize = 8;
+
+/// A writer's channel for batches of at most `max_batch` writes.
+pub(crate) fn channel(max_batch: usize) -> (Writes, Queue) {
+    let (queue, receiver) = mpsc::channel(max_batch.max(1) * QUEUED_BATCHES);
+    (Writes { queue }, Queue(receiver))
+}
+
+fn stopped() -> StoreError {
+    StoreError::Unavailable("the store's writer has stopped".to_owned())
+}
+
+impl Writes {
+    /// Queues the creation of `row` and waits until it is committed (or refused).
+    pub(crate) async fn create(&self, row: TaskRow) -> Result<(), StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.queue
+            .send(Write::Create { row, reply })
+            .await
+            .map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
+    }
+
+    /// Queues an append and waits until it is committed (or refused).
+    pub(crate) async fn append(
+        &self,
+        row: TaskRow,
+        expected: u64,
+        event: String,
+    ) -> Result<u64, StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.queue
+            .send(Write::Append {
+                row,
+                expected,
+                event,
+                reply,
+            })
+            .await
+            .map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
+    }
+}
+
+/// How the writer works: its pool (the store's write pool), the most writes per transaction,
+/// and how long a batch may take.
+#[derive(Debug)]
+pub(crate) struct Writer<DB: Database> {
+    pub(crate) pool: Pool<DB>,
+    pub(crate) max_batch: usize,
+    pub(crate) statement_timeout: Duration,
+    pub(crate) acquire_timeout: Duration,
+}
+
+impl<DB> Writer<DB>
+where
+    DB: Dialect,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'q> i64: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<i64>: Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'r> i64: sqlx::Decode<'r, DB>,
+    usize: sqlx::ColumnIndex<DB::Row>,
+{
+    /// Applies batches until every `Writes` handle is gone (the store was dropped), then
+    /// returns; writes queued before that are still applied and answered.
+    ///
+    /// Up to [`Dialect::LANES`] batches are in flight at once, each on a connection of its
+    /// own: on PostgreSQL the next batch is applied while the last one waits for its commit
+    /// to be flushed (row locks, taken in key order, keep them from stepping on each other).
+    /// SQLite has one lane: it has one writer at a time anyway.
+    pub(crate) async fn run(self, mut queue: Queue) {
+        let max_batch = self.max_batch.max(1);
+        let mut batch = Vec::with_capacity(max_batch);
+        let mut free: Vec<Option<Held<DB>>> = (0..DB::LANES.max(1)).map(|_| None).collect();
+        let mut running = FuturesUnordered::new();
+        let mut open = true;
+        while open || !running.is_empty() {
+            tokio::select! {
+                taken = queue.0.recv_many(&mut batch, max_batch), if open && !free.is_empty() => {
+                    if taken == 0 {
+                        open = false;
+                        continue;
+                    }
+                    let held = free.pop().flatten();
+                    let writes = std::mem::replace(&mut batch, Vec::with_capacity(max_batch));
+                    running.push(self.lane(held, writes));
+                }
+                Some(held) = running.next(), if !running.is_empty() => free.push(held),
+            }
+        }
+    }
+
+    /// Applies `batch` on the lane's connection, answers its writers, and gives the
+    /// connection back for the lane's next batch.
+    async fn lane(&self, mut held: Option<Held<DB>>, batch: Vec<Write>) -> Option<Held<DB>> {
+        let outcomes = self.commit(&mut held, &batch).await;
+        for (write, outcome) in batch.into_iter().zip(outcomes) {
+            write.answer(outcome);
+        }
+        held
+    }
+
+    /// The connection for the next batch: the one kept from the last (checked first if it
+    /// sat idle a while, as a restart or an idle cut may have ended it), else a fresh one.
+    async fn connection<'h>(
+        &self,
+        held: &'h mut Option<Held<DB>>,
+    ) -> Result<&'h mut Held<DB>, sqlx::Error> {
+        if let Some(h) = held.as_mut().filter(|h| h.used.elapsed() >= IDLE_CHECK) {
+            let alive = tokio::time::timeout(self.acquire_timeout, h.conn.ping()).await;
+            if !matches!(alive, Ok(Ok(())))
+                && let Some(dead) = held.take()
+            {
+                drop(dead.conn.detach());
+            }
+        }
+        if held.is_none() {
+            *held = Some(Held {
+                conn: self.pool.acquire().await?,
+                used: Instant::now(),
+            });
+        }
+        held.as_mut().ok_or(sqlx::Error::PoolClosed)
+    }
+
+    /// The outcome of each write of `batch`, in its order, once the batch is committed (or
+    /// `Unavailable` for all when it could not be).
+    async fn commit(
+        &self,
+        held: &mut Option<Held<DB>>,
+        batch: &[Write],
+    ) -> Vec<Result<u64, StoreError>> {
+        let failed = |reason: String| {
+            tracing::warn!(store = DB::ENGINE, writes = batch.len(), %reason, "write batch failed");
+            vec![Err(StoreError::Unavailable(format!("{}: {reason}", DB::ENGINE))); batch.len()]
+        };
+        let h = match self.connection(held).await {
+            Ok(h) => h,
+            Err(e) => return failed(describe(&e, self.acquire_timeout)),
+        };
+        let result = tokio::time::timeout(self.statement_timeout, apply(&mut h.conn, batch)).await;
+        h.used = Instant::now();
+        let reason = match result {
+            Ok(Ok(outcomes)) => return outcomes,
+            Ok(Err(e)) => describe(&e, self.acquire_timeout),
+            Err(_) => format!(
+                "the write did not finish within {}",
+                seconds(self.statement_timeout)
+            ),
+        };
+        // The connection may be broken or mid-statement: never use it again.
+        if let Some(broken) = held.take() {
+            drop(broken.conn.detach());
+        }
+        failed(reason)
+    }
+}
+
+/// The writer's connection, kept from batch to batch (no pool round trip per batch), and
+/// when it last finished one.
+#[derive(Debug)]
+struct Held<DB: Database> {
+    conn: PoolConnection<DB>,
+    used: Instant,
+}
+
+/// A kept connection idle this long is pinged before the next batch trusts it.
+const IDLE_CHECK: Duration = Duration::from_secs(1);
+
+/// Applies `batch` in one transaction on `conn` and commits; the outcome of each write.
+///
+/// The batch is planned, then written with a few statements whatever its size (see
+/// [`planned`]); if the plan turns out stale (another process created one of its tasks
+/// meanwhile), it is rolled back and the batch applied again write by write.
+async fn apply<DB>(
+    conn: &mut DB::Connection,
+    batch: &[Write],
+) -> Result<Vec<Result<u64, StoreError>>, sqlx::Error>
+where
+    DB: Dialect,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'q> i64: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<i64>: Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'r> i64: sqlx::Decode<'r, DB>,
+    usize: sqlx::ColumnIndex<DB::Row>,
+{
+    if let Some(outcomes) = planned::<DB>(conn, batch).await? {
+        return Ok(outcomes);
+    }
+    let mut tx = conn.begin_with(DB::BEGIN_WRITE).await?;
+    let outcomes = one_by_one::<DB>(&mut tx, batch).await?;
+    tx.commit().await?;
+    Ok(outcomes)
+}
+
+/// The state of one task while a batch is planned.
+#[derive(Debug)]
+struct Slot<'a> {
+    /// Its sequence number so far (`None`: no such task).
+    seq: Option<i64>,
+    /// Whether it was stored before the batch (then it is updated, else inserted).
+    stored: bool,
+    /// The row to write, when the batch changes the task.
+    row: Option<&'a TaskRow>,
+}
+
+/// A task row as a batch writes it: the caller's row at its final sequence number.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FinalRow<'a> {
+    pub(crate) row: &'a TaskRow,
+    pub(crate) seq: i64,
+}
+
+/// An event as a batch writes it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NewEvent<'a> {
+    pub(crate) tenant: &'a str,
+    pub(crate) id: &'a str,
+    pub(crate) seq: i64,
+    pub(crate) event: &'a str,
+}
+
+/// What a batch writes once its writes are decided: new tasks, changed tasks (each once,
+/// with its last snapshot) and the events, each list in key order.
+#[derive(Debug, Default)]
+pub(crate) struct Plan<'a> {
+    pub(crate) inserts: Vec<FinalRow<'a>>,
+    pub(crate) updates: Vec<FinalRow<'a>>,
+    pub(crate) events: Vec<NewEvent<'a>>,
+}
+
+/// The batch in a few statements: open the transaction and read (and lock) the sequence
+/// numbers of every task it touches, decide every write in queue order as if they ran one
+/// after the other — so that two appends to one task see each other — then write the plan
+/// and commit. `None` when the plan went stale (rolled back: nothing was written).
+async fn planned<DB: Dialect>(
+    conn: &mut DB::Connection,
+    batch: &[Write],
+) -> Result<Option<Vec<Result<u64, StoreError>>>, sqlx::Error> {
+    let mut keys: Vec<(&str, &str)> = batch.iter().map(Write::key).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    let found = DB::begin_and_lock(conn, &keys).await?;
+    let mut slots: BTreeMap<(&str, &str), Slot<'_>> = keys
+        .iter()
+        .map(|&key| {
+            let slot = Slot {
+                seq: None,
+                stored: false,
+                row: None,
+            };
+            (key, slot)
+        })
+        .collect();
+    for (tenant, id, seq) in &found {
+        if let Some(slot) = slots.get_mut(&(tenant.as_str(), id.as_str())) {
+            slot.seq = Some(*seq);
+            slot.stored = true;
+        }
+    }
+    let mut plan = Plan::default();
+    let mut outcomes = Vec::with_capacity(batch.len());
+    for write in batch {
+        let Some(slot) = slots.get_mut(&write.key()) else {
+            // Unreachable: every key of the batch has a slot.
+            outcomes.push(Err(StoreError::Unavailable(
+                "a write lost its task".to_owned(),
+            )));
+            continue;
+        };
+        outcomes.push(decide(write, slot, &mut plan.events));
+    }
+    plan.events.sort_by_key(|e| (e.tenant, e.id, e.seq));
+    for slot in slots.values() {
+        if let (Some(row), Some(seq)) = (slot.row, slot.seq) {
+            let rows = if slot.stored {
+                &mut plan.updates
+            } else {
+                &mut plan.inserts
+            };
+            rows.push(FinalRow { row, seq });
+        }
+    }
+    Ok(DB::write_and_commit(conn, &plan).await?.then_some(outcomes))
+}
+
+/// The outcome of `write` on the task in `slot`, which it updates (and the event it adds).
+fn decide<'a>(
+    write: &'a Write,
+    slot: &mut Slot<'a>,
+    events: &mut Vec<NewEvent<'a>>,
+) -> Result<u64, StoreError> {
+    match write {
+        Write::Create { row, .. } => match slot.seq {
+            Some(_) => Err(StoreError::Exists(row.id.clone())),
+            None => {
+                slot.seq = Some(row.seq);
+                slot.row = Some(row);
+                Ok(0)
+            }
+        },
+        Write::Append {
+            row,
+            expected,
+            event,
+            ..
+        } => {
+            let actual = slot
+                .seq
+                .ok_or_else(|| StoreError::NotFound(row.id.clone()))?;
+            let next = i64::try_from(*expected)
+                .ok()
+                .filter(|&e| e == actual)
+                .and_then(|e| e.checked_add(1))
+                .ok_or_else(|| StoreError::Conflict {
+                    task: row.id.clone(),
+                    expected: *expected,
+                    actual: u64::try_from(actual).unwrap_or(0),
+                })?;
+            slot.seq = Some(next);
+            slot.row = Some(row);
+            events.push(NewEvent {
+                tenant: &row.tenant,
+                id: &row.id,
+                seq: next,
+                event,
+            });
+            // `next` came from a u64 plus one, and is positive.
+            Ok(next.unsigned_abs())
+        }
+    }
+}
+
+/// The batch one write at a time: an append is an `UPDATE … WHERE seq = expected` (no row:
+/// the task moved on or does not exist) then its event's `INSERT`; a create an `INSERT … ON
+/// CONFLICT DO NOTHING`. In key order (stable), as [`planned`] locks rows.
+async fn one_by_one<DB>(
+    conn: &mut DB::Connection,
+    batch: &[Write],
+) -> Result<Vec<Result<u64, StoreError>>, sqlx::Error>
+where
+    DB: Dialect,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'q> i64: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<i64>: Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'r> i64: sqlx::Decode<'r, DB>,
+    usize: sqlx::ColumnIndex<DB::Row>,
+{
+    let mut order: Vec<usize> = (0..batch.len()).collect();
+    // Stable: writes to one task keep the order they were queued in.
+    order.sort_by_key(|&i| batch[i].key());
+    let mut outcomes = vec![Ok(0); batch.len()];
+    for i in order {
+        outcomes[i] = match &batch[i] {
+            Write::Create { row, .. } => create::<DB>(conn, row).await?,
+            Write::Append {
+                row,
+                expected,
+                event,
+                ..
+            } => append::<DB>(conn, row, *expected, event).await?,
+        };
+    }
+    Ok(outcomes)
+}
+
+async fn create<DB>(
+    conn: &mut DB::Connection,
+    row: &TaskRow,
+) -> Result<Result<u64, StoreError>, sqlx::Error>
+where
+    DB: Dialect,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'q> i64: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<i64>: Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+{
+    let done = sqlx::query::<DB>(
+        "INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, expires_ms, snapshot) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant, id) DO NOTHING",
+    )
+    .bind(row.tenant.as_str())
+    .bind(row.id.as_str())
+    .bind(row.context_id.as_str())
+    .bind(row.state)
+    .bind(row.seq)
+    .bind(row.status_ms)
+    .bind(row.expires_ms)
+    .bind(row.snapshot.as_str())
+    .execute(&mut *conn)
+    .await?;
+    Ok(if DB::rows_affected(&done) == 0 {
+        Err(StoreError::Exists(row.id.clone()))
+    } else {
+        Ok(0)
+    })
+}
+
+async fn append<DB>(
+    conn: &mut DB::Connection,
+    row: &TaskRow,
+    expected: u64,
+    event: &str,
+) -> Result<Result<u64, StoreError>, sqlx::Error>
+where
+    DB: Dialect,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'q> i64: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<i64>: Encode<'q, DB> + Type<DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+    for<'r> i64: sqlx::Decode<'r, DB>,
+    usize: sqlx::ColumnIndex<DB::Row>,
+{
+    // A sequence number past i64 cannot be stored, so no stored task is at it: the update
+    // is skipped and the answer is the task's actual number (or NotFound).
+    let numbers = i64::try_from(expected)
+        .ok()
+        .and_then(|e| Some((e, e.checked_add(1)?)));
+    if let Some((expected_i, next)) = numbers {
+        let done = sqlx::query::<DB>(
+            "UPDATE tasks SET context_id = $1, state = $2, seq = $3, status_ms = $4, \
+             expires_ms = $5, snapshot = $6 WHERE tenant = $7 AND id = $8 AND seq = $9",
+        )
+        .bind(row.context_id.as_str())
+        .bind(row.state)
+        .bind(next)
+        .bind(row.status_ms)
+        .bind(row.expires_ms)
+        .bind(row.snapshot.as_str())
+        .bind(row.tenant.as_str())
+        .bind(row.id.as_str())
+        .bind(expected_i)
+        .execute(&mut *conn)
+        .await?;
+        if DB::rows_affected(&done) == 1 {
+            sqlx::query::<DB>(
+                "INSERT INTO events (tenant, task_id, seq, event) VALUES ($1, $2, $3, $4)",
+            )
+            .bind(row.tenant.as_str())
+            .bind(row.id.as_str())
+            .bind(next)
+            .bind(event)
+            .execute(&mut *conn)
+            .await?;
+            // `next` came from a u64 plus one, and is positive.
+            return Ok(Ok(next.unsigned_abs()));
+        }
+    }
+    let actual = sqlx::query::<DB>("SELECT seq FROM tasks WHERE tenant = $1 AND id = $2")
+        .bind(row.tenant.as_str())
+        .bind(row.id.as_str())
+        .fetch_optional(&mut *conn)
+        .await?;
+    Ok(Err(match actual {
+        None => StoreError::NotFound(row.id.clone()),
+        Some(found) => {
+            let actual: i64 = sqlx::Row::try_get(&found, 0)?;
+            StoreError::Conflict {
+                task: row.id.clone(),
+                expected,
+                actual: u64::try_from(actual).unwrap_or(0),
+            }
+        }
+    }))
+}

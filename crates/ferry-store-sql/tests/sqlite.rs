@@ -1,0 +1,149 @@
+//! The SQLite store: the conformance suite, restarts, group commit, failures and opening.
+//! Each test works in a temporary directory of its own, removed at its end.
+
+mod scenarios;
+
+use ferry_store::{TaskStore, conformance};
+use ferry_store_sql::{OpenError, SqliteStore, StoreOptions, open};
+use sqlx::{ConnectOptions, Connection, Executor, SqliteConnection};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A fresh directory and the path of a database file in it (not created yet).
+fn temp_db() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("tasks.db");
+    (dir, path)
+}
+
+async fn open_store(path: &Path) -> SqliteStore {
+    SqliteStore::open(path, &StoreOptions::default())
+        .await
+        .expect("open the sqlite store")
+}
+
+/// A connection of the test's own to the store's file (to look at it, or to break it).
+async fn side_connection(path: &Path) -> SqliteConnection {
+    sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(path)
+        .connect()
+        .await
+        .expect("side connection")
+}
+
+#[tokio::test]
+async fn the_sqlite_store_passes_the_conformance_suite() {
+    let (_dir, path) = temp_db();
+    conformance::run_all(&open_store(&path).await).await;
+}
+
+#[tokio::test]
+async fn tasks_and_events_survive_a_reopen_of_the_file() {
+    let (_dir, path) = temp_db();
+    let store = open_store(&path).await;
+    conformance::run_restart_checks(&store, || async {
+        Box::new(open_store(&path).await) as Box<dyn TaskStore>
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_burst_of_appends_lands_with_consecutive_numbers() {
+    let (_dir, path) = temp_db();
+    scenarios::a_burst_of_appends_lands_with_consecutive_numbers(&open_store(&path).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_writers_on_several_threads_all_land() {
+    let (_dir, path) = temp_db();
+    scenarios::racing_writers_all_land(Arc::new(open_store(&path).await)).await;
+}
+
+#[tokio::test]
+async fn a_failed_batch_writes_nothing_and_the_writer_goes_on() {
+    let (_dir, path) = temp_db();
+    let store = open_store(&path).await;
+    let rename = |from: &'static str, to: &'static str| {
+        let path = path.clone();
+        async move {
+            side_connection(&path)
+                .await
+                .execute(format!("ALTER TABLE {from} RENAME TO {to}").as_str())
+                .await
+                .expect("rename");
+        }
+    };
+    scenarios::a_failed_batch_writes_nothing_and_the_writer_goes_on(
+        &store,
+        rename("events", "events_away"),
+        rename("events_away", "events"),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn the_file_is_created_in_wal_mode_and_opens_by_url() {
+    let (_dir, path) = temp_db();
+    let url = format!("sqlite:{}", path.display());
+    let store = open(&url).await.expect("open by url");
+    let t = conformance::task("", "t-1", "ctx", ferry_proto::TaskState::Working, 10);
+    store.create(t.clone()).await.expect("create");
+    drop(store);
+    assert!(path.exists(), "the file was created");
+    let mut side = side_connection(&path).await;
+    let mode: String = sqlx::query_scalar("PRAGMA journal_mode")
+        .fetch_one(&mut side)
+        .await
+        .expect("journal mode");
+    assert_eq!(
+        mode, "wal",
+        "WAL: readers beside the writer, one sync per commit"
+    );
+    side.close().await.expect("close");
+    let again = open(&format!("sqlite://{}", path.display()))
+        .await
+        .expect("reopen by url");
+    assert_eq!(again.get(&t.key()).await, Ok(Some(t)), "the task was kept");
+}
+
+#[tokio::test]
+async fn a_file_in_a_missing_directory_is_a_clear_error() {
+    let (dir, _) = temp_db();
+    let path = dir.path().join("no-such-dir").join("tasks.db");
+    let refused = SqliteStore::open(&path, &StoreOptions::default()).await;
+    let Err(error @ OpenError::Sqlite { .. }) = &refused else {
+        panic!("expected OpenError::Sqlite, got {refused:?}");
+    };
+    let message = error.to_string();
+    eprintln!("{message}");
+    assert!(
+        message.starts_with("cannot open the sqlite task store ")
+            && message.contains(&path.display().to_string())
+            && message.ends_with("does not exist"),
+        "names the file and the reason: {message}"
+    );
+}
+
+#[tokio::test]
+async fn unknown_schemes_and_in_memory_databases_are_refused() {
+    for (url, scheme) in [
+        ("mysql://root:hunter22@localhost/tasks", "mysql"),
+        ("tasks.db", ""),
+    ] {
+        match open(url).await {
+            Err(OpenError::UnknownScheme { scheme: got }) => assert_eq!(got, scheme),
+            other => panic!("{url}: expected UnknownScheme, got {other:?}"),
+        }
+    }
+    let refused = open("mysql://root:hunter22@localhost/tasks").await.err();
+    let message = refused.map(|e| e.to_string()).unwrap_or_default();
+    assert!(!message.contains("hunter22"), "{message}");
+    assert!(
+        matches!(open("sqlite::memory:").await, Err(OpenError::Sqlite { .. })),
+        "an in-memory database would be one database per connection"
+    );
+    assert!(matches!(
+        open("sqlite:").await,
+        Err(OpenError::InvalidUrl { .. })
+    ));
+}

@@ -1,0 +1,203 @@
+//! Durable stores as a user runs them: `ferry serve --store sqlite:…` (and `postgres://…`)
+//! killed with SIGKILL in the middle of a streamed task, then started again on the same port
+//! and store. The `ferry send --stream` that was following the task resumes by itself and
+//! shows every event exactly once — the task, WORKING, the artifact, then the FAILED status the
+//! restarted server gives a task whose turn died — and a later `ferry task subscribe --after`
+//! replays exactly what follows the event it names.
+//!
+//! The PostgreSQL case needs the server the machine runs (127.0.0.1:5432, trust auth,
+//! database `test`; `FERRY_TEST_POSTGRES` overrides the URL): it skips loudly without it, and
+//! fails in CI.
+
+mod support;
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+use support::{PgSchema, Server, ferry, scratch_dir};
+
+/// How long any one step may take on a loaded machine before the test fails.
+const STEP_DEADLINE: Duration = Duration::from_secs(60);
+
+/// A client process whose stdout lines arrive on a channel; killed on drop.
+struct Client {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Client {
+    fn spawn(cmd: &mut Command) -> Client {
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn ferry");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, lines) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        Client { child, lines }
+    }
+
+    /// The next JSON line, or `None` at the end of the output.
+    fn next_event(&self) -> Option<Value> {
+        match self.lines.recv_timeout(STEP_DEADLINE) {
+            Ok(line) => Some(
+                serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}")),
+            ),
+            Err(mpsc::RecvTimeoutError::Disconnected) => None,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                panic!("no output within {STEP_DEADLINE:?}")
+            }
+        }
+    }
+
+    /// Every remaining event, then the exit status.
+    fn finish(mut self) -> (Vec<Value>, std::process::ExitStatus) {
+        let mut events = Vec::new();
+        while let Some(event) = self.next_event() {
+            events.push(event);
+        }
+        let status = self.child.wait().expect("wait for ferry");
+        (events, status)
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `ferry serve --agent conformance --store STORE --bind 127.0.0.1:PORT`.
+fn serve(store: &str, port: u16) -> Server {
+    Server::start([
+        "--agent",
+        "conformance",
+        "--bind",
+        &format!("127.0.0.1:{port}"),
+        "--store",
+        store,
+    ])
+}
+
+fn port_of(base_url: &str) -> u16 {
+    base_url
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("a port in the base URL")
+}
+
+/// What one streamed event is: its member name and state (or artifact id).
+fn shape(event: &Value) -> String {
+    let (kind, body) = event
+        .as_object()
+        .and_then(|o| o.iter().next())
+        .expect("a one-member object");
+    let detail = body["status"]["state"]
+        .as_str()
+        .or_else(|| body["artifact"]["artifactId"].as_str())
+        .unwrap_or_default();
+    format!("{kind} {detail}")
+}
+
+/// The whole scenario over one store.
+fn kill_mid_stream_then_resume(store: &str) {
+    let first = serve(store, 0);
+    let port = port_of(&first.base_url);
+    let url = first.base_url.clone();
+    let message_id = format!("ferry-hold-{}", std::process::id());
+    let client = Client::spawn(ferry().args([
+        "send",
+        &url,
+        "hold on",
+        "--stream",
+        "--message-id",
+        &message_id,
+        "-o",
+        "json",
+    ]));
+    let mut seen = Vec::new();
+    while !seen
+        .last()
+        .is_some_and(|e: &Value| shape(e).ends_with(" held"))
+    {
+        let event = client.next_event().expect("events until the artifact");
+        seen.push(event);
+    }
+    let task_id = seen[0]["task"]["id"]
+        .as_str()
+        .expect("the stream starts with the task")
+        .to_owned();
+
+    // SIGKILL, mid-turn: the agent is still holding the task WORKING.
+    drop(first);
+    let second = serve(store, port);
+    let (rest, status) = client.finish();
+    assert!(status.success(), "the client resumed and ended cleanly");
+    let shapes: Vec<String> = seen.iter().chain(&rest).map(shape).collect();
+    assert_eq!(
+        shapes,
+        [
+            "task TASK_STATE_SUBMITTED",
+            "statusUpdate TASK_STATE_WORKING",
+            "artifactUpdate held",
+            "statusUpdate TASK_STATE_FAILED",
+        ],
+        "every event exactly once, across the restart\nserver output:\n{}",
+        second.output()
+    );
+    let failure = &rest[rest.len() - 1]["statusUpdate"]["status"]["message"]["parts"][0]["text"];
+    assert!(
+        failure.as_str().is_some_and(|t| t.contains("restart")),
+        "the failure says why: {failure}"
+    );
+
+    // A resubscription after event 2 (WORKING) replays exactly what followed it.
+    let replay = Client::spawn(ferry().args([
+        "task",
+        "subscribe",
+        &second.base_url,
+        &task_id,
+        "--after",
+        "2",
+        "-o",
+        "json",
+    ]));
+    let (replayed, status) = replay.finish();
+    assert!(status.success());
+    let shapes: Vec<String> = replayed.iter().map(shape).collect();
+    assert_eq!(
+        shapes,
+        ["artifactUpdate held", "statusUpdate TASK_STATE_FAILED"]
+    );
+}
+
+#[test]
+fn sqlite_survives_kill_9_mid_stream() {
+    let dir = scratch_dir("sqlite-kill");
+    let store = format!("sqlite:{}", dir.join("tasks.db").display());
+    kill_mid_stream_then_resume(&store);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn postgres_survives_kill_9_mid_stream() {
+    let Some(schema) = PgSchema::create_or_skip("stores_cli postgres") else {
+        return;
+    };
+    kill_mid_stream_then_resume(&schema.store_url());
+}
