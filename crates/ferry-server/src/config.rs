@@ -205,8 +205,29 @@ impl ServerConfig {
     }
 }
 
-/// The store setting with the password of a URL replaced by `***`.
+/// The store setting with the password of a URL (`user:password@`, `?password=`) replaced by
+/// `***`.
 pub fn redact_store_url(url: &str) -> String {
+    let (url, query) = match url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (url, None),
+    };
+    let mut shown = redact_user_info(url);
+    if let Some(query) = query {
+        let params: Vec<String> = query
+            .split('&')
+            .map(|p| match p.split_once('=') {
+                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                _ => p.to_owned(),
+            })
+            .collect();
+        shown.push('?');
+        shown.push_str(&params.join("&"));
+    }
+    shown
+}
+
+fn redact_user_info(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
@@ -243,5 +264,31 @@ mod error_table {
                 "unknown error table {other:?}; use v1.0.1 or v1.0.0"
             ))),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact_store_url;
+
+    #[test]
+    fn a_store_url_loses_only_its_password() {
+        assert_eq!(
+            redact_store_url("postgres://ferry:s3cret@db:5432/tasks?sslmode=require"),
+            "postgres://ferry:***@db:5432/tasks?sslmode=require"
+        );
+        assert_eq!(
+            redact_store_url("postgres://ferry@db/tasks"),
+            "postgres://ferry@db/tasks"
+        );
+        assert_eq!(
+            redact_store_url("sqlite:/var/lib/ferry/tasks.db"),
+            "sqlite:/var/lib/ferry/tasks.db"
+        );
+        assert_eq!(redact_store_url("memory"), "memory");
+        assert_eq!(
+            redact_store_url("postgres://db/tasks?user=ferry&password=s3cret"),
+            "postgres://db/tasks?user=ferry&password=***"
+        );
     }
 }

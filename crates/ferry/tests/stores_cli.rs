@@ -201,3 +201,40 @@ fn postgres_survives_kill_9_mid_stream() {
     };
     kill_mid_stream_then_resume(&schema.store_url());
 }
+
+/// A store that fails after start-up fails the request with 503 and a retry hint (the CLI
+/// says why), instead of hanging or answering with a task that stopped changing.
+#[test]
+fn a_store_that_fails_later_answers_503() {
+    let Some(schema) = PgSchema::create_or_skip("stores_cli postgres failure") else {
+        return;
+    };
+    let server = Server::start([
+        "--agent",
+        "echo",
+        "--bind",
+        "127.0.0.1:0",
+        "--store",
+        &schema.store_url(),
+    ]);
+    let send = |text: &str| {
+        ferry()
+            .args(["send", &server.base_url, text, "-o", "json"])
+            .output()
+            .expect("ferry send runs")
+    };
+    let ok = send("before");
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(schema.run("ALTER TABLE {schema}.events RENAME TO events_gone"));
+    let failed = send("after");
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(!failed.status.success());
+    assert!(
+        stderr.contains("the task store is unavailable"),
+        "says why: {stderr}"
+    );
+}

@@ -222,7 +222,7 @@ impl RequestHandler {
                 if let Some(reply) = &view.reply {
                     return Ok(JsonDoc::of(&SendMessageResponse::Message(reply.clone())));
                 }
-                if let Some(e) = &view.early_error {
+                if let Some(e) = view.early_error.as_ref().or(view.store_error.as_ref()) {
                     return Err(e.clone());
                 }
                 if view.gone {
@@ -372,6 +372,7 @@ impl RequestHandler {
                 Arc::make_mut(&mut view.task).history.push(message.clone());
             }
             view.turns_started += 1;
+            view.store_error = None;
             let turn = view.turns_started;
             let start_seq = view.seq + 1;
             let stream = match (want_stream, is_new) {

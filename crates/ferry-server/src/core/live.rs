@@ -92,6 +92,8 @@ pub(crate) struct View {
     pub reply: Option<Message>,
     /// An error that ended a turn before the task was published.
     pub early_error: Option<A2aError>,
+    /// Why the store refused an event of the running turn (the waiting sender's answer).
+    pub store_error: Option<A2aError>,
     /// Turns started so far (in this process).
     pub turns_started: u64,
     /// Turns finished so far.
@@ -113,6 +115,7 @@ impl View {
             published,
             reply: None,
             early_error: None,
+            store_error: None,
             turns_started: 0,
             turns_finished: 0,
             running: None,

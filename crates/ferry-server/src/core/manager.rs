@@ -238,7 +238,13 @@ impl TaskManager {
                     forget(live);
                     return Err(EmitError::Closed);
                 }
-                Err(e) => return Err(EmitError::Unavailable(e.to_string())),
+                Err(e) => {
+                    // The turn's sender learns it (503) instead of a task that stopped
+                    // changing; the agent learns it from its emit.
+                    live.view.lock().store_error = Some(refusal(&e));
+                    live.changed.notify_waiters();
+                    return Err(EmitError::Unavailable(e.to_string()));
+                }
             }
         }
     }

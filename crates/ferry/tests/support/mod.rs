@@ -521,6 +521,11 @@ impl PgSchema {
         None
     }
 
+    /// Runs `sql` in the schema (`{schema}` in it is replaced by the schema's name).
+    pub(crate) fn run(&self, sql: &str) -> bool {
+        psql(&self.admin_url, &sql.replace("{schema}", &self.name))
+    }
+
     /// The store URL whose connections use this schema (libpq's `options`).
     pub(crate) fn store_url(&self) -> String {
         let sep = if self.admin_url.contains('?') {
