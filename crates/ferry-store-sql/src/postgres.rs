@@ -18,7 +18,9 @@ use crate::error::{OpenError, Redacted, describe, describe_migration, seconds};
 use crate::store::{Batched, Dialect, SqlStore, write_connections};
 use crate::writer::{self, FinalRow, Plan, Writer};
 use ferry_proto::{StreamResponse, TaskState};
-use ferry_store::{ListQuery, Page, StoreFuture, StoredEvent, StoredTask, TaskKey, TaskStore};
+use ferry_store::{
+    ListQuery, Page, Queued, StoreFuture, StoredEvent, StoredTask, TaskKey, TaskStore,
+};
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgPoolOptions, PgQueryResult};
 use sqlx::{ConnectOptions, Connection, Executor, Postgres, Row};
@@ -29,7 +31,10 @@ static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");
 
 impl Dialect for Postgres {
     const ENGINE: &'static str = "postgresql";
-    const LANES: usize = 2;
+    // One batch at a time: appends of one task are queued ahead of their commits
+    // (`TaskStore::queue_append`), so a task's next write is often in the next batch, and a
+    // second lane could read that task's sequence number before the first lane locked it.
+    const LANES: usize = 1;
     const BEGIN_WRITE: &'static str = "BEGIN";
     // The rows are locked in key order, the order write batches lock them in (see the
     // writer), so that expiry and the writers of several replicas never deadlock.
@@ -281,6 +286,25 @@ impl TaskStore for PostgresStore {
         Box::pin(async move {
             self.inner
                 .append(&key, expected_seq, &event, &snapshot)
+                .await
+        })
+    }
+
+    fn pipelines(&self) -> bool {
+        true
+    }
+
+    fn queue_append(
+        &self,
+        key: &TaskKey,
+        expected_seq: u64,
+        event: Arc<StreamResponse>,
+        snapshot: StoredTask,
+    ) -> StoreFuture<'_, Queued<u64>> {
+        let key = key.clone();
+        Box::pin(async move {
+            self.inner
+                .queue_append(&key, expected_seq, &event, &snapshot)
                 .await
         })
     }

@@ -14,7 +14,9 @@ use crate::error::{OpenError, describe, describe_migration, seconds};
 use crate::store::{Batched, Dialect, SqlStore, write_connections};
 use crate::writer::{self, FinalRow, Plan, Writer};
 use ferry_proto::{StreamResponse, TaskState};
-use ferry_store::{ListQuery, Page, StoreFuture, StoredEvent, StoredTask, TaskKey, TaskStore};
+use ferry_store::{
+    ListQuery, Page, Queued, StoreFuture, StoredEvent, StoredTask, TaskKey, TaskStore,
+};
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
     SqliteArguments, SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions,
@@ -281,6 +283,25 @@ impl TaskStore for SqliteStore {
         Box::pin(async move {
             self.inner
                 .append(&key, expected_seq, &event, &snapshot)
+                .await
+        })
+    }
+
+    fn pipelines(&self) -> bool {
+        true
+    }
+
+    fn queue_append(
+        &self,
+        key: &TaskKey,
+        expected_seq: u64,
+        event: Arc<StreamResponse>,
+        snapshot: StoredTask,
+    ) -> StoreFuture<'_, Queued<u64>> {
+        let key = key.clone();
+        Box::pin(async move {
+            self.inner
+                .queue_append(&key, expected_seq, &event, &snapshot)
                 .await
         })
     }

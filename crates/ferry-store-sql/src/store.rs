@@ -203,11 +203,24 @@ where
         event: &StreamResponse,
         snapshot: &StoredTask,
     ) -> Result<u64, StoreError> {
+        self.queue_append(key, expected_seq, event, snapshot)
+            .await?
+            .await
+    }
+
+    /// Queues an append (see `TaskStore::queue_append`).
+    pub(crate) async fn queue_append(
+        &self,
+        key: &TaskKey,
+        expected_seq: u64,
+        event: &StreamResponse,
+        snapshot: &StoredTask,
+    ) -> Result<ferry_store::Queued<u64>, StoreError> {
         let row = task_row(&key.tenant, &key.id, snapshot, expected_seq)?;
         let event = serde_json::to_string(event).map_err(|e| {
             StoreError::Unavailable(format!("cannot serialize an event of task {}: {e}", key.id))
         })?;
-        self.writer.append(row, expected_seq, event).await
+        self.writer.queue_append(row, expected_seq, event).await
     }
 
     pub(crate) async fn get(&self, key: &TaskKey) -> Result<Option<StoredTask>, StoreError> {

@@ -128,13 +128,14 @@ impl Writes {
         answer.await.map_err(|_| stopped())?
     }
 
-    /// Queues an append and waits until it is committed (or refused).
-    pub(crate) async fn append(
+    /// Queues an append; the returned future resolves once it is committed (or refused).
+    /// Appends queued in order are decided in that order (see the module docs).
+    pub(crate) async fn queue_append(
         &self,
         row: TaskRow,
         expected: u64,
         event: String,
-    ) -> Result<u64, StoreError> {
+    ) -> Result<ferry_store::Queued<u64>, StoreError> {
         let (reply, answer) = oneshot::channel();
         self.queue
             .send(Write::Append {
@@ -145,7 +146,9 @@ impl Writes {
             })
             .await
             .map_err(|_| stopped())?;
-        answer.await.map_err(|_| stopped())?
+        Ok(Box::pin(
+            async move { answer.await.map_err(|_| stopped())? },
+        ))
     }
 }
 
@@ -174,9 +177,9 @@ where
     /// returns; writes queued before that are still applied and answered.
     ///
     /// Up to [`Dialect::LANES`] batches are in flight at once, each on a connection of its
-    /// own: on PostgreSQL the next batch is applied while the last one waits for its commit
-    /// to be flushed (row locks, taken in key order, keep them from stepping on each other).
-    /// SQLite has one lane: it has one writer at a time anyway.
+    /// own (row locks, taken in key order, keep them from stepping on each other). Both
+    /// databases use one lane: a second would let a batch decide a task's write before the
+    /// batch ahead of it, still holding that task's previous write, had locked the row.
     pub(crate) async fn run(self, mut queue: Queue) {
         let max_batch = self.max_batch.max(1);
         let mut batch = Vec::with_capacity(max_batch);

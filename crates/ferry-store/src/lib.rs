@@ -18,5 +18,5 @@ mod store;
 mod types;
 
 pub use memory::{MemoryLimits, MemoryStore};
-pub use store::{StoreError, StoreFuture, TaskStore};
+pub use store::{Queued, StoreError, StoreFuture, TaskStore};
 pub use types::{ListQuery, Page, StoredEvent, StoredTask, TaskKey};

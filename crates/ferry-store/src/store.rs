@@ -9,6 +9,9 @@ use std::sync::Arc;
 /// A store operation in progress (boxed, so that `Arc<dyn TaskStore>` works).
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 
+/// The outcome of a queued write: resolves once the write is durable (or refused).
+pub type Queued<T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'static>>;
+
 /// Why a store operation did not happen. Nothing was written when one is returned.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
@@ -61,6 +64,34 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
         event: Arc<ferry_proto::StreamResponse>,
         snapshot: StoredTask,
     ) -> StoreFuture<'_, u64>;
+
+    /// True when [`TaskStore::queue_append`] commits queued writes together, so that a writer
+    /// gains by queueing several before it waits (default false: the manager then awaits each
+    /// append).
+    fn pipelines(&self) -> bool {
+        false
+    }
+
+    /// [`TaskStore::append`] in two steps: the returned future resolves once the write is
+    /// queued, the [`Queued`] it yields once it is durable. Appends queued one after another
+    /// for one task are applied in that order, each on top of the one before: the second may
+    /// name the sequence number the first will produce. So a writer can have several events
+    /// of a task in flight (committed together) without waiting for each; when one fails, the
+    /// ones queued after it fail too (with a conflict). The default does the whole append
+    /// before it returns.
+    fn queue_append(
+        &self,
+        key: &TaskKey,
+        expected_seq: u64,
+        event: Arc<ferry_proto::StreamResponse>,
+        snapshot: StoredTask,
+    ) -> StoreFuture<'_, Queued<u64>> {
+        let append = self.append(key, expected_seq, event, snapshot);
+        Box::pin(async move {
+            let outcome = append.await;
+            Ok(Box::pin(async move { outcome }) as Queued<u64>)
+        })
+    }
 
     /// The task, if it exists.
     fn get(&self, key: &TaskKey) -> StoreFuture<'_, Option<StoredTask>>;

@@ -94,6 +94,14 @@ pub(crate) struct View {
     pub early_error: Option<A2aError>,
     /// Why the store refused an event of the running turn (the waiting sender's answer).
     pub store_error: Option<A2aError>,
+    /// Why a queued event failed after its emit returned (the next emit's answer).
+    pub write_failure: Option<ferry_agent::EmitError>,
+    /// The latest queued, not yet committed snapshot and its sequence number.
+    pub pending: Option<(Arc<Task>, u64)>,
+    /// Queued writes not answered yet.
+    pub in_flight: usize,
+    /// Bumped when a queued write fails: what was queued after it is void.
+    pub epoch: u64,
     /// Turns started so far (in this process).
     pub turns_started: u64,
     /// Turns finished so far.
@@ -116,11 +124,24 @@ impl View {
             reply: None,
             early_error: None,
             store_error: None,
+            write_failure: None,
+            pending: None,
+            in_flight: 0,
+            epoch: 0,
             turns_started: 0,
             turns_finished: 0,
             running: None,
             gone: false,
             live: None,
+        }
+    }
+
+    /// The snapshot the next event applies to, and its sequence number: the last queued one,
+    /// else the last stored one.
+    pub(crate) fn head(&self) -> (Arc<Task>, u64) {
+        match &self.pending {
+            Some((task, seq)) => (task.clone(), *seq),
+            None => (self.task.clone(), self.seq),
         }
     }
 
@@ -161,7 +182,22 @@ pub(crate) struct LiveTask {
     pub(crate) writer: tokio::sync::Mutex<()>,
     /// Woken on every change (blocked senders wait on it).
     pub changed: Notify,
+    /// Woken when no queued write is in flight any more.
+    pub(crate) flushed: Notify,
     home: Weak<LiveTasks>,
+}
+
+impl LiveTask {
+    /// Waits until every queued write of the task was answered.
+    pub(crate) async fn flushed(&self) {
+        loop {
+            let flushed = self.flushed.notified();
+            if self.view.lock().in_flight == 0 {
+                return;
+            }
+            flushed.await;
+        }
+    }
 }
 
 impl Drop for LiveTask {
@@ -223,6 +259,7 @@ impl LiveTasks {
             view: Mutex::new(View::new(task, seq, published)),
             writer: tokio::sync::Mutex::new(()),
             changed: Notify::new(),
+            flushed: Notify::new(),
             home: Arc::downgrade(self),
         });
         shard.insert(key, Arc::downgrade(&live));

@@ -177,17 +177,33 @@ impl TaskManager {
         self.live.len()
     }
 
-    /// Applies one of the agent's events to `live`; returns once it is stored.
-    pub(crate) async fn apply(&self, live: &LiveTask, event: AgentEvent) -> Result<(), EmitError> {
+    /// Applies one of the agent's events to `live`.
+    ///
+    /// With a store that commits several writes together ([`TaskStore::pipelines`]), an event
+    /// that does not end the task returns once it is queued, in order, and becomes visible
+    /// (to readers and subscribers) once it is committed; a terminal event returns once it is
+    /// committed, and with it everything before it; the end of a turn waits for all of its
+    /// events. A queued event that then fails is reported by the next emit. With any other
+    /// store, every emit returns once its event is stored.
+    pub(crate) async fn apply(
+        &self,
+        live: &Arc<LiveTask>,
+        event: AgentEvent,
+    ) -> Result<(), EmitError> {
         validate(&event)?;
-        let _writer = live.writer.lock().await;
+        let ends = matches!(&event, AgentEvent::Status { state, .. } if state.is_terminal());
+        let writer = live.writer.lock().await;
         loop {
-            let (current, seq, published) = {
-                let view = live.view.lock();
+            let (current, seq, published, epoch) = {
+                let mut view = live.view.lock();
                 if view.gone {
                     return Err(EmitError::Closed);
                 }
-                let state = view.task.status.state;
+                if let Some(failure) = view.write_failure.take() {
+                    return Err(failure);
+                }
+                let (task, seq) = view.head();
+                let state = task.status.state;
                 if state.is_terminal() {
                     return Err(EmitError::TaskTerminal {
                         task_id: live.key.id.clone(),
@@ -197,7 +213,7 @@ impl TaskManager {
                 if view.reply.is_some() {
                     return Err(EmitError::MessageAfterTask);
                 }
-                (view.task.clone(), view.seq, view.published)
+                (task, seq, view.published, view.epoch)
             };
             if let AgentEvent::Message(message) = &event {
                 if published {
@@ -212,40 +228,56 @@ impl TaskManager {
             }
             let (next, stream_event, changes_status) =
                 self.next_snapshot(live, &current, &event)?;
-            let next = Arc::new(next);
-            let stream_event = Arc::new(stream_event);
-            let stored = self.stored(&live.key.tenant, next.clone(), seq);
-            match self
-                .store
-                .append(&live.key, seq, stream_event.clone(), stored)
-                .await
-            {
-                Ok(new_seq) => {
-                    let logged = Arc::new(LoggedEvent::new(new_seq, stream_event));
-                    let mut view = live.view.lock();
-                    view.task = next;
-                    view.seq = new_seq;
-                    if changes_status {
-                        view.status_seq = new_seq;
-                    }
-                    view.broadcast(LiveItem::Event(logged));
-                    drop(view);
-                    live.changed.notify_waiters();
-                    return Ok(());
+            let change = Stored {
+                task: Arc::new(next),
+                event: Arc::new(stream_event),
+                changes_status,
+            };
+            let stored = self.stored(&live.key.tenant, change.task.clone(), seq);
+            if !self.store.pipelines() {
+                let outcome = self
+                    .store
+                    .append(&live.key, seq, change.event.clone(), stored)
+                    .await;
+                match outcome {
+                    Err(StoreError::Conflict { .. }) => self.reload(live).await?,
+                    outcome => return settle(live, outcome, change, None),
                 }
-                Err(StoreError::Conflict { .. }) => self.reload(live).await?,
-                Err(StoreError::NotFound(_)) => {
-                    forget(live);
-                    return Err(EmitError::Closed);
-                }
-                Err(e) => {
-                    // The turn's sender learns it (503) instead of a task that stopped
-                    // changing; the agent learns it from its emit.
-                    live.view.lock().store_error = Some(refusal(&e));
-                    live.changed.notify_waiters();
-                    return Err(EmitError::Unavailable(e.to_string()));
-                }
+                continue;
             }
+            let queued = self
+                .store
+                .queue_append(&live.key, seq, change.event.clone(), stored)
+                .await;
+            let queued = match queued {
+                Ok(queued) => queued,
+                Err(StoreError::Conflict { .. }) => {
+                    self.reload(live).await?;
+                    continue;
+                }
+                Err(e) => return settle(live, Err(e), change, None),
+            };
+            {
+                let mut view = live.view.lock();
+                view.pending = Some((change.task.clone(), seq + 1));
+                view.in_flight += 1;
+            }
+            drop(writer);
+            let owner = live.clone();
+            let mut done = Box::pin(async move {
+                let outcome = queued.await;
+                settle(&owner, outcome, change, Some(epoch))
+            });
+            if ends {
+                return done.await;
+            }
+            return match futures_util::FutureExt::now_or_never(&mut done) {
+                Some(result) => result,
+                None => {
+                    tokio::spawn(done);
+                    Ok(())
+                }
+            };
         }
     }
 
@@ -428,6 +460,80 @@ impl TaskManager {
             }
         }
     }
+}
+
+/// A change to a task, as it goes to the store.
+struct Stored {
+    task: Arc<Task>,
+    event: Arc<StreamResponse>,
+    changes_status: bool,
+}
+
+/// Applies the store's answer to a write of `change`: on success the view moves to it (if no
+/// later write got there first), the event goes out to subscribers and waiters wake; on
+/// failure the writes queued after it are void (they fail too) and the failure is kept for
+/// the next emit and the turn's sender. `queued_in` is the epoch of a queued write (`None`:
+/// the write was awaited, nothing was pending).
+fn settle(
+    live: &LiveTask,
+    outcome: Result<u64, StoreError>,
+    change: Stored,
+    queued_in: Option<u64>,
+) -> Result<(), EmitError> {
+    let mut view = live.view.lock();
+    if queued_in.is_some() {
+        view.in_flight = view.in_flight.saturating_sub(1);
+    }
+    let result = match outcome {
+        Ok(seq) => {
+            if seq > view.seq {
+                view.task = change.task;
+                view.seq = seq;
+                if change.changes_status {
+                    view.status_seq = seq;
+                }
+            }
+            if view.pending.as_ref().is_some_and(|(_, s)| *s <= seq) {
+                view.pending = None;
+            }
+            view.broadcast(LiveItem::Event(Arc::new(LoggedEvent::new(
+                seq,
+                change.event,
+            ))));
+            Ok(())
+        }
+        Err(e) => {
+            let error = match &e {
+                StoreError::NotFound(_) => EmitError::Closed,
+                _ => {
+                    // The turn's sender learns it (503) instead of a task that stopped
+                    // changing; the agent learns it from its emit.
+                    view.store_error = Some(refusal(&e));
+                    EmitError::Unavailable(e.to_string())
+                }
+            };
+            if let Some(epoch) = queued_in
+                && view.epoch == epoch
+            {
+                // What was queued after this write is void: go on from what is stored.
+                view.epoch += 1;
+                view.pending = None;
+                view.write_failure = Some(error.clone());
+            }
+            Err(error)
+        }
+    };
+    let flushed = view.in_flight == 0;
+    let gone = matches!(result, Err(EmitError::Closed));
+    drop(view);
+    if gone {
+        forget(live);
+    }
+    live.changed.notify_waiters();
+    if flushed {
+        live.flushed.notify_waiters();
+    }
+    result
 }
 
 /// Marks a task gone (expired, or no longer in the store): its turn is aborted, its

@@ -80,6 +80,8 @@ pub(crate) async fn run_turn(
         // A terminal task simply keeps its state.
         let _ = sink.fail(message).await;
     }
+    // The turn is over once all of its events are stored (queued ones included).
+    live.flushed().await;
     finish_turn(&live, turn);
 }
 

@@ -23,6 +23,8 @@ mod tasks;
 mod service;
 // The bounded store and graceful shutdown.
 mod lifecycle;
+// The same streams over a store that commits events together (SQLite).
+mod durable;
 // The front door: auth, Host/Origin, limits, probes, request ids, draining shutdown.
 mod front_door;
 // Idempotent retries, metrics, signed cards and the extended card.
