@@ -291,6 +291,10 @@ impl TaskStore for SqliteStore {
         true
     }
 
+    fn queue_create(&self, task: StoredTask) -> StoreFuture<'_, Queued<()>> {
+        Box::pin(self.inner.queue_create(task))
+    }
+
     fn queue_append(
         &self,
         key: &TaskKey,

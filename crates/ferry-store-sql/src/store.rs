@@ -196,6 +196,15 @@ where
         self.writer.create(row).await
     }
 
+    /// Queues a create (see `TaskStore::queue_create`).
+    pub(crate) async fn queue_create(
+        &self,
+        task: StoredTask,
+    ) -> Result<ferry_store::Queued<()>, StoreError> {
+        let row = task_row(&task.tenant, &task.task.id, &task, task.seq)?;
+        self.writer.queue_create(row).await
+    }
+
     pub(crate) async fn append(
         &self,
         key: &TaskKey,

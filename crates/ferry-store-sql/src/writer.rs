@@ -120,12 +120,22 @@ fn stopped() -> StoreError {
 impl Writes {
     /// Queues the creation of `row` and waits until it is committed (or refused).
     pub(crate) async fn create(&self, row: TaskRow) -> Result<(), StoreError> {
+        self.queue_create(row).await?.await
+    }
+
+    /// Queues the creation of `row`; the returned future resolves once it is committed.
+    pub(crate) async fn queue_create(
+        &self,
+        row: TaskRow,
+    ) -> Result<ferry_store::Queued<()>, StoreError> {
         let (reply, answer) = oneshot::channel();
         self.queue
             .send(Write::Create { row, reply })
             .await
             .map_err(|_| stopped())?;
-        answer.await.map_err(|_| stopped())?
+        Ok(Box::pin(
+            async move { answer.await.map_err(|_| stopped())? },
+        ))
     }
 
     /// Queues an append; the returned future resolves once it is committed (or refused).

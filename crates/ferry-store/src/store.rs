@@ -72,6 +72,16 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
         false
     }
 
+    /// [`TaskStore::create`] in two steps, like [`TaskStore::queue_append`]: appends queued
+    /// after it may name the task. The default creates the task before it returns.
+    fn queue_create(&self, task: StoredTask) -> StoreFuture<'_, Queued<()>> {
+        let create = self.create(task);
+        Box::pin(async move {
+            let outcome = create.await;
+            Ok(Box::pin(async move { outcome }) as Queued<()>)
+        })
+    }
+
     /// [`TaskStore::append`] in two steps: the returned future resolves once the write is
     /// queued, the [`Queued`] it yields once it is durable. Appends queued one after another
     /// for one task are applied in that order, each on top of the one before: the second may

@@ -281,26 +281,14 @@ impl TaskManager {
         }
     }
 
-    /// Stores a new task and its first event (the task itself); on a full store, expires
-    /// what is due and tries once more. A failure is the request's answer (`early_error`).
+    /// Stores a new task and its first event (the task itself). A failure is the request's
+    /// answer (`early_error`).
     async fn publish(&self, live: &LiveTask, task: Arc<Task>) -> Result<(), EmitError> {
         let stored = self.stored(&live.key.tenant, task.clone(), 0);
-        let mut created = self.store.create(stored.clone()).await;
-        if matches!(created, Err(StoreError::Full { .. })) {
-            if let Err(e) = self.sweep().await {
-                tracing::warn!(error = %e, "expiring tasks to make room failed");
-            }
-            created = self.store.create(stored.clone()).await;
-        }
-        let first = match created {
-            Ok(()) => {
-                let event = Arc::new(StreamResponse::Task(Task::clone(&task)));
-                self.store
-                    .append(&live.key, 0, event.clone(), stored)
-                    .await
-                    .map(|seq| (seq, event))
-            }
-            Err(e) => Err(e),
+        let first = if self.store.pipelines() {
+            self.create_queued(live, &task, stored).await
+        } else {
+            self.create_then_append(live, &task, stored).await
         };
         match first {
             Ok((seq, event)) => {
@@ -320,6 +308,46 @@ impl TaskManager {
                 Err(EmitError::Unavailable(e.to_string()))
             }
         }
+    }
+
+    /// The task and its first event, queued together (committed in one batch).
+    async fn create_queued(
+        &self,
+        live: &LiveTask,
+        task: &Arc<Task>,
+        stored: StoredTask,
+    ) -> Result<(u64, Arc<StreamResponse>), StoreError> {
+        let event = Arc::new(StreamResponse::Task(Task::clone(task)));
+        let created = self.store.queue_create(stored.clone()).await?;
+        let appended = self
+            .store
+            .queue_append(&live.key, 0, event.clone(), stored)
+            .await?;
+        created.await?;
+        Ok((appended.await?, event))
+    }
+
+    /// The task, then its first event; a full store expires what is due and is asked again.
+    async fn create_then_append(
+        &self,
+        live: &LiveTask,
+        task: &Arc<Task>,
+        stored: StoredTask,
+    ) -> Result<(u64, Arc<StreamResponse>), StoreError> {
+        let mut created = self.store.create(stored.clone()).await;
+        if matches!(created, Err(StoreError::Full { .. })) {
+            if let Err(e) = self.sweep().await {
+                tracing::warn!(error = %e, "expiring tasks to make room failed");
+            }
+            created = self.store.create(stored.clone()).await;
+        }
+        created?;
+        let event = Arc::new(StreamResponse::Task(Task::clone(task)));
+        let seq = self
+            .store
+            .append(&live.key, 0, event.clone(), stored)
+            .await?;
+        Ok((seq, event))
     }
 
     /// Reloads the view from the store after a conflict.
