@@ -27,6 +27,8 @@ pub const DEFAULT_PAGE_SIZE: i32 = 50;
 pub const MAX_PAGE_SIZE: i32 = 100;
 /// How long an agent's `cancel` may take before the server cancels the task itself.
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
+/// How long a reply waits for the end of the turn that asked for it.
+const TURN_END_GRACE: Duration = Duration::from_secs(5);
 
 /// What an operation answers with: one JSON document, or a stream of events.
 #[derive(Debug)]
@@ -341,6 +343,9 @@ impl RequestHandler {
             (live, false)
         };
 
+        if !is_new {
+            wait_for_turn_end(&live).await;
+        }
         let (turn, start_seq, task_before, stream) = {
             let mut view = live.view.lock();
             let state = view.task.status.state;
@@ -653,6 +658,28 @@ impl RequestHandler {
         self.extended_card = card;
         self
     }
+}
+
+/// A turn that asked for input (INPUT_REQUIRED, AUTH_REQUIRED) may not have ended yet when its
+/// answer reached the client: its last events are still being stored, or its task not yet
+/// scheduled. A reply that arrives in that moment waits for the end (at most
+/// [`TURN_END_GRACE`]) instead of being refused as "still working".
+async fn wait_for_turn_end(live: &LiveTask) {
+    let ended = async {
+        loop {
+            let changed = live.changed.notified();
+            {
+                let view = live.view.lock();
+                let asking = view.turns_started > view.turns_finished
+                    && view.task.status.state.is_interrupted();
+                if !asking {
+                    return;
+                }
+            }
+            changed.await;
+        }
+    };
+    let _ = tokio::time::timeout(TURN_END_GRACE, ended).await;
 }
 
 /// What `start` set in motion.
