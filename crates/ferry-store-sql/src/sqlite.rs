@@ -14,9 +14,7 @@ use crate::error::{OpenError, describe, describe_migration, seconds};
 use crate::store::{Batched, Dialect, SqlStore, write_connections};
 use crate::writer::{self, FinalRow, Plan, Writer};
 use ferry_proto::{StreamResponse, TaskState};
-use ferry_store::{
-    ListQuery, Page, Queued, StoreFuture, StoredEvent, StoredTask, TaskKey, TaskStore,
-};
+use ferry_store::{ListQuery, Page, Queued, StoreFuture, StoredEvent, StoredTask, TaskKey};
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
     SqliteArguments, SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions,
@@ -267,81 +265,7 @@ impl SqliteStore {
     }
 }
 
-impl TaskStore for SqliteStore {
-    fn create(&self, task: StoredTask) -> StoreFuture<'_, ()> {
-        Box::pin(self.inner.create(task))
-    }
-
-    fn append(
-        &self,
-        key: &TaskKey,
-        expected_seq: u64,
-        event: Arc<StreamResponse>,
-        snapshot: StoredTask,
-    ) -> StoreFuture<'_, u64> {
-        let key = key.clone();
-        Box::pin(async move {
-            self.inner
-                .append(&key, expected_seq, &event, &snapshot)
-                .await
-        })
-    }
-
-    fn pipelines(&self) -> bool {
-        true
-    }
-
-    fn queue_create(&self, task: StoredTask) -> StoreFuture<'_, Queued<()>> {
-        Box::pin(self.inner.queue_create(task))
-    }
-
-    fn queue_append(
-        &self,
-        key: &TaskKey,
-        expected_seq: u64,
-        event: Arc<StreamResponse>,
-        snapshot: StoredTask,
-    ) -> StoreFuture<'_, Queued<u64>> {
-        let key = key.clone();
-        Box::pin(async move {
-            self.inner
-                .queue_append(&key, expected_seq, &event, &snapshot)
-                .await
-        })
-    }
-
-    fn get(&self, key: &TaskKey) -> StoreFuture<'_, Option<StoredTask>> {
-        let key = key.clone();
-        Box::pin(async move { self.inner.get(&key).await })
-    }
-
-    fn list(&self, query: &ListQuery) -> StoreFuture<'_, Page> {
-        let query = query.clone();
-        Box::pin(async move { self.inner.list(&query).await })
-    }
-
-    fn events_after(
-        &self,
-        key: &TaskKey,
-        seq: u64,
-        limit: usize,
-    ) -> StoreFuture<'_, Vec<StoredEvent>> {
-        let key = key.clone();
-        Box::pin(async move { self.inner.events_after(&key, seq, limit).await })
-    }
-
-    fn expire(&self, now_ms: u64) -> StoreFuture<'_, Vec<TaskKey>> {
-        Box::pin(self.inner.expire(now_ms))
-    }
-
-    fn unfinished(&self) -> StoreFuture<'_, Vec<TaskKey>> {
-        Box::pin(self.inner.unfinished())
-    }
-
-    fn count_by_state(&self) -> StoreFuture<'_, Vec<(TaskState, u64)>> {
-        Box::pin(self.inner.count_by_state())
-    }
-}
+crate::store::delegate_task_store!(SqliteStore);
 
 #[cfg(test)]
 mod tests {
