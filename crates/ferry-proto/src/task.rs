@@ -5,11 +5,17 @@ use crate::message::proto_messages;
 use crate::{Part, Role, TaskState, Timestamp};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// A `google.protobuf.Struct`: a JSON object.
 pub type Struct = Map<String, Value>;
 
 /// The unit of work: a status, its artifacts and its history (spec §4.1).
+///
+/// Artifacts and history messages are shared (`Arc`): a server keeps a snapshot of the task
+/// after every event, and the next snapshot copies pointers to what did not change instead
+/// of every message and part. Change one with `Arc::make_mut`; on the wire they are plain
+/// objects.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(remote = "Self", rename_all = "camelCase")]
 pub struct Task {
@@ -26,14 +32,14 @@ pub struct Task {
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "de::vec_or_null"
     )]
-    pub artifacts: Vec<Artifact>,
+    pub artifacts: Vec<Arc<Artifact>>,
     /// Messages exchanged, oldest first.
     #[serde(
         default,
         skip_serializing_if = "Vec::is_empty",
         deserialize_with = "de::vec_or_null"
     )]
-    pub history: Vec<Message>,
+    pub history: Vec<Arc<Message>>,
     /// Custom metadata.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Struct>,

@@ -25,7 +25,10 @@ impl Task {
     /// ```
     /// # use ferry_proto::{Message, Task, TaskState, TaskStatus};
     /// let mut task = Task::new("t-1", "c-1", TaskStatus::now(TaskState::Working, None));
-    /// task.history = vec![Message::user("m-1", vec![]), Message::user("m-2", vec![])];
+    /// task.history = vec![
+    ///     Message::user("m-1", vec![]).into(),
+    ///     Message::user("m-2", vec![]).into(),
+    /// ];
     /// let shaped = serde_json::to_value(task.view(Some(1), false))?;
     /// assert_eq!(shaped["history"][0]["messageId"], "m-2");
     /// assert_eq!(shaped["history"].as_array().map(Vec::len), Some(1));
@@ -309,9 +312,9 @@ mod tests {
     fn task() -> Task {
         let mut t = Task::new("t-1", "c-1", TaskStatus::now(TaskState::Working, None));
         t.history = (1..=3)
-            .map(|i| Message::user(format!("m-{i}"), vec![Part::text("x")]))
+            .map(|i| Message::user(format!("m-{i}"), vec![Part::text("x")]).into())
             .collect();
-        t.artifacts = vec![Artifact::new("a", "a", vec![Part::text("y")])];
+        t.artifacts = vec![Artifact::new("a", "a", vec![Part::text("y")]).into()];
         t.metadata = Some(json!({"k": 1}).as_object().cloned().unwrap_or_default());
         t
     }

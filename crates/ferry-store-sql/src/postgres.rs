@@ -133,7 +133,7 @@ type PgQuery<'q> = sqlx::query::Query<'q, Postgres, PgArguments>;
 
 /// Binds the 8 columns of task rows as 8 arrays, in table order: one statement for any
 /// number of rows, prepared once.
-fn bind_columns<'q>(query: PgQuery<'q>, rows: &[FinalRow<'q>]) -> PgQuery<'q> {
+fn bind_columns<'q>(query: PgQuery<'q>, rows: &'q [FinalRow<'q>]) -> PgQuery<'q> {
     query
         .bind(
             rows.iter()
@@ -150,11 +150,7 @@ fn bind_columns<'q>(query: PgQuery<'q>, rows: &[FinalRow<'q>]) -> PgQuery<'q> {
         .bind(rows.iter().map(|r| r.seq).collect::<Vec<_>>())
         .bind(rows.iter().map(|r| r.row.status_ms).collect::<Vec<_>>())
         .bind(rows.iter().map(|r| r.row.expires_ms).collect::<Vec<_>>())
-        .bind(
-            rows.iter()
-                .map(|r| r.row.snapshot.as_str())
-                .collect::<Vec<_>>(),
-        )
+        .bind(rows.iter().map(|r| r.snapshot.as_str()).collect::<Vec<_>>())
 }
 
 /// A [`TaskStore`] in a PostgreSQL database (shared: several ferry processes may use one).
@@ -200,9 +196,14 @@ impl PostgresStore {
             connect = connect.application_name("ferry");
         }
         let limit = options.statement_timeout.as_millis().to_string();
+        // Every statement is planned for its own arguments (`force_custom_plan`): a plan
+        // cached while the tables were small (a new schema, before autovacuum analyzed it)
+        // would scan them whole for as long as the connection lives, and a batch's arrays
+        // are a different size every time.
         let connect = connect.options([
             ("statement_timeout", limit.as_str()),
             ("idle_in_transaction_session_timeout", limit.as_str()),
+            ("plan_cache_mode", "force_custom_plan"),
         ]);
         let unreachable = |reason: String| OpenError::Connect {
             url: redacted.url.clone(),

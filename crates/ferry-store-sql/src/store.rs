@@ -173,17 +173,10 @@ fn loaded(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
 }
 
-/// The row of `task` in `tenant`, snapshot serialized, at sequence number `seq`.
-pub(crate) fn task_row(
-    tenant: &str,
-    id: &str,
-    task: &StoredTask,
-    seq: u64,
-) -> Result<TaskRow, StoreError> {
-    let snapshot = serde_json::to_string(&*task.task).map_err(|e| {
-        StoreError::Unavailable(format!("cannot serialize the snapshot of task {id}: {e}"))
-    })?;
-    Ok(TaskRow {
+/// The row of `task` in `tenant` at sequence number `seq` (its snapshot is serialized by the
+/// writer, once per batch).
+pub(crate) fn task_row(tenant: &str, id: &str, task: &StoredTask, seq: u64) -> TaskRow {
+    TaskRow {
         tenant: tenant.to_owned(),
         id: id.to_owned(),
         context_id: task.task.context_id.clone(),
@@ -191,8 +184,8 @@ pub(crate) fn task_row(
         seq: stored(seq),
         status_ms: stored(task.status_ms),
         expires_ms: task.expires_ms.map(stored),
-        snapshot,
-    })
+        snapshot: task.task.clone(),
+    }
 }
 
 /// Where a page ended: the `"status_ms:id"` of its last task, the memory store's token form
@@ -275,7 +268,7 @@ where
     }
 
     pub(crate) async fn create(&self, task: StoredTask) -> Result<(), StoreError> {
-        let row = task_row(&task.tenant, &task.task.id, &task, task.seq)?;
+        let row = task_row(&task.tenant, &task.task.id, &task, task.seq);
         self.writer.create(row).await
     }
 
@@ -284,7 +277,7 @@ where
         &self,
         task: StoredTask,
     ) -> Result<ferry_store::Queued<()>, StoreError> {
-        let row = task_row(&task.tenant, &task.task.id, &task, task.seq)?;
+        let row = task_row(&task.tenant, &task.task.id, &task, task.seq);
         self.writer.queue_create(row).await
     }
 
@@ -308,7 +301,7 @@ where
         event: &StreamResponse,
         snapshot: &StoredTask,
     ) -> Result<ferry_store::Queued<u64>, StoreError> {
-        let row = task_row(&key.tenant, &key.id, snapshot, expected_seq)?;
+        let row = task_row(&key.tenant, &key.id, snapshot, expected_seq);
         let event = serde_json::to_string(event).map_err(|e| {
             StoreError::Unavailable(format!("cannot serialize an event of task {}: {e}", key.id))
         })?;

@@ -34,17 +34,20 @@
 
 use crate::error::{describe, seconds};
 use crate::store::Dialect;
+use ferry_proto::Task;
 use ferry_store::StoreError;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use sqlx::pool::PoolConnection;
 use sqlx::{Connection, Database, Encode, Executor, IntoArguments, Pool, Type};
-use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
-/// A task row as written: the snapshot already serialized (by the caller, so that JSON
-/// encoding runs in parallel and the writer only talks to the database).
+/// A task row as queued. The snapshot is serialized by the writer, and only for the row a
+/// batch keeps: a batch holding several writes of one task (a turn's events, queued
+/// together) writes its last snapshot only, so the earlier ones are never encoded.
 #[derive(Debug)]
 pub(crate) struct TaskRow {
     pub(crate) tenant: String,
@@ -54,7 +57,19 @@ pub(crate) struct TaskRow {
     pub(crate) seq: i64,
     pub(crate) status_ms: i64,
     pub(crate) expires_ms: Option<i64>,
-    pub(crate) snapshot: String,
+    pub(crate) snapshot: Arc<Task>,
+}
+
+impl TaskRow {
+    /// The snapshot as stored (JSON text).
+    pub(crate) fn snapshot_json(&self) -> Result<String, StoreError> {
+        serde_json::to_string(&*self.snapshot).map_err(|e| {
+            StoreError::Unavailable(format!(
+                "cannot serialize the snapshot of task {}: {e}",
+                self.id
+            ))
+        })
+    }
 }
 
 /// One queued write and where its answer goes.
@@ -328,11 +343,13 @@ struct Slot<'a> {
     row: Option<&'a TaskRow>,
 }
 
-/// A task row as a batch writes it: the caller's row at its final sequence number.
-#[derive(Debug, Clone, Copy)]
+/// A task row as a batch writes it: the caller's row at its final sequence number, with its
+/// snapshot serialized.
+#[derive(Debug, Clone)]
 pub(crate) struct FinalRow<'a> {
     pub(crate) row: &'a TaskRow,
     pub(crate) seq: i64,
+    pub(crate) snapshot: String,
 }
 
 /// An event as a batch writes it.
@@ -357,52 +374,60 @@ pub(crate) struct Plan<'a> {
 /// numbers of every task it touches, decide every write in queue order as if they ran one
 /// after the other — so that two appends to one task see each other — then write the plan
 /// and commit. `None` when the plan went stale (rolled back: nothing was written).
+///
+/// Writes to different tasks do not depend on each other, so the batch is decided task by
+/// task: sorted by key (stably, so each task's writes keep their queue order), which is also
+/// the order rows are locked and written in.
 async fn planned<DB: Dialect>(
     conn: &mut DB::Connection,
     batch: &[Write],
 ) -> Result<Option<Vec<Result<u64, StoreError>>>, sqlx::Error> {
-    let mut keys: Vec<(&str, &str)> = batch.iter().map(Write::key).collect();
-    keys.sort_unstable();
+    let mut order: Vec<usize> = (0..batch.len()).collect();
+    order.sort_by_key(|&i| batch[i].key());
+    let mut keys: Vec<(&str, &str)> = order.iter().map(|&i| batch[i].key()).collect();
     keys.dedup();
     let found = DB::begin_and_lock(conn, &keys).await?;
-    let mut slots: BTreeMap<(&str, &str), Slot<'_>> = keys
+    let stored: HashMap<(&str, &str), i64> = found
         .iter()
-        .map(|&key| {
-            let slot = Slot {
-                seq: None,
-                stored: false,
-                row: None,
-            };
-            (key, slot)
-        })
+        .map(|(tenant, id, seq)| ((tenant.as_str(), id.as_str()), *seq))
         .collect();
-    for (tenant, id, seq) in &found {
-        if let Some(slot) = slots.get_mut(&(tenant.as_str(), id.as_str())) {
-            slot.seq = Some(*seq);
-            slot.stored = true;
-        }
-    }
     let mut plan = Plan::default();
-    let mut outcomes = Vec::with_capacity(batch.len());
-    for write in batch {
-        let Some(slot) = slots.get_mut(&write.key()) else {
-            // Unreachable: every key of the batch has a slot.
-            outcomes.push(Err(StoreError::Unavailable(
-                "a write lost its task".to_owned(),
-            )));
+    let mut outcomes = vec![Ok(0); batch.len()];
+    for writes in order.chunk_by(|&a, &b| batch[a].key() == batch[b].key()) {
+        let seq = writes
+            .first()
+            .and_then(|&i| stored.get(&batch[i].key()))
+            .copied();
+        let mut slot = Slot {
+            seq,
+            stored: seq.is_some(),
+            row: None,
+        };
+        let events_before = plan.events.len();
+        for &i in writes {
+            outcomes[i] = decide(&batch[i], &mut slot, &mut plan.events);
+        }
+        let (Some(row), Some(seq)) = (slot.row, slot.seq) else {
             continue;
         };
-        outcomes.push(decide(write, slot, &mut plan.events));
-    }
-    plan.events.sort_by_key(|e| (e.tenant, e.id, e.seq));
-    for slot in slots.values() {
-        if let (Some(row), Some(seq)) = (slot.row, slot.seq) {
-            let rows = if slot.stored {
-                &mut plan.updates
-            } else {
-                &mut plan.inserts
-            };
-            rows.push(FinalRow { row, seq });
+        match row.snapshot_json() {
+            Ok(snapshot) => {
+                let rows = if slot.stored {
+                    &mut plan.updates
+                } else {
+                    &mut plan.inserts
+                };
+                rows.push(FinalRow { row, seq, snapshot });
+            }
+            Err(e) => {
+                // Nothing of this task is written; the rest of the batch is.
+                plan.events.truncate(events_before);
+                for &i in writes {
+                    if outcomes[i].is_ok() {
+                        outcomes[i] = Err(e.clone());
+                    }
+                }
+            }
         }
     }
     Ok(DB::write_and_commit(conn, &plan).await?.then_some(outcomes))
@@ -502,6 +527,10 @@ where
     for<'q> Option<i64>: Encode<'q, DB> + Type<DB>,
     for<'q> &'q str: Encode<'q, DB> + Type<DB>,
 {
+    let snapshot = match row.snapshot_json() {
+        Ok(snapshot) => snapshot,
+        Err(e) => return Ok(Err(e)),
+    };
     let done = sqlx::query::<DB>(
         "INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, expires_ms, snapshot) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant, id) DO NOTHING",
@@ -513,7 +542,7 @@ where
     .bind(row.seq)
     .bind(row.status_ms)
     .bind(row.expires_ms)
-    .bind(row.snapshot.as_str())
+    .bind(snapshot.as_str())
     .execute(&mut *conn)
     .await?;
     Ok(if DB::rows_affected(&done) == 0 {
@@ -545,6 +574,10 @@ where
         .ok()
         .and_then(|e| Some((e, e.checked_add(1)?)));
     if let Some((expected_i, next)) = numbers {
+        let snapshot = match row.snapshot_json() {
+            Ok(snapshot) => snapshot,
+            Err(e) => return Ok(Err(e)),
+        };
         let done = sqlx::query::<DB>(
             "UPDATE tasks SET context_id = $1, state = $2, seq = $3, status_ms = $4, \
              expires_ms = $5, snapshot = $6 WHERE tenant = $7 AND id = $8 AND seq = $9",
@@ -554,7 +587,7 @@ where
         .bind(next)
         .bind(row.status_ms)
         .bind(row.expires_ms)
-        .bind(row.snapshot.as_str())
+        .bind(snapshot.as_str())
         .bind(row.tenant.as_str())
         .bind(row.id.as_str())
         .bind(expected_i)

@@ -414,10 +414,7 @@ pub async fn large_parts_round_trip(store: &dyn TaskStore) {
     store.create(t.clone()).await.expect("create");
     Arc::make_mut(&mut t.task)
         .history
-        .push(ferry_proto::Message::user(
-            "m",
-            vec![Part::text(text.clone())],
-        ));
+        .push(ferry_proto::Message::user("m", vec![Part::text(text.clone())]).into());
     store
         .append(&t.key(), 0, event(&t), t.clone())
         .await

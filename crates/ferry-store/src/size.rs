@@ -20,8 +20,12 @@ pub fn task_bytes(task: &Task) -> usize {
         + task.id.len()
         + task.context_id.len()
         + task.status.message.as_ref().map_or(0, message_bytes)
-        + task.history.iter().map(message_bytes).sum::<usize>()
-        + task.artifacts.iter().map(artifact_bytes).sum::<usize>()
+        + task.history.iter().map(|m| message_bytes(m)).sum::<usize>()
+        + task
+            .artifacts
+            .iter()
+            .map(|a| artifact_bytes(a))
+            .sum::<usize>()
         + task.metadata.as_ref().map_or(0, map_bytes)
 }
 
@@ -103,7 +107,7 @@ mod tests {
             ferry_proto::TaskStatus::now(ferry_proto::TaskState::Working, None),
         );
         task.history
-            .push(Message::user("m", vec![Part::text(big.clone())]));
+            .push(Message::user("m", vec![Part::text(big.clone())]).into());
         let bytes = task_bytes(&task);
         assert!(bytes >= big.len(), "counts the text: {bytes}");
         assert!(bytes < big.len() + 1024, "and little else: {bytes}");

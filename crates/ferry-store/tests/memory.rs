@@ -92,7 +92,7 @@ fn holding(id: &str, bytes: usize) -> StoredTask {
     let mut t = task("", id, "ctx", TaskState::Working, 10);
     Arc::make_mut(&mut t.task)
         .history
-        .push(Message::user("m", vec![Part::text("x".repeat(bytes))]));
+        .push(Message::user("m", vec![Part::text("x".repeat(bytes))]).into());
     t
 }
 

@@ -74,8 +74,8 @@ fn task() -> Task {
         id: "t-1".into(),
         context_id: "c-1".into(),
         status: status(),
-        artifacts: vec![artifact()],
-        history: vec![message()],
+        artifacts: vec![artifact().into()],
+        history: vec![message().into()],
         metadata: meta(),
     }
 }

@@ -105,6 +105,10 @@ impl Dedup {
     where
         F: std::future::Future<Output = Result<JsonDoc, A2aError>>,
     {
+        // Boxed: the cell's initialization would otherwise hold the request's whole future
+        // inline (several times over), and every request's future is as big as its biggest
+        // branch — this one made SendMessage's 13 KB, copied at each layer.
+        let first = Box::pin(first);
         cell.get_or_try_init(|| first).await.cloned()
     }
 }

@@ -315,12 +315,15 @@ impl RequestHandler {
             ));
         }
         let (live, is_new) = if message.task_id.is_empty() {
+            // Time-ordered ids (UUIDv7, 74 random bits): new tasks land next to each other in
+            // a store's indexes instead of all over them, so a batch of new tasks writes a few
+            // index pages, not one page per task.
             let context_id = if message.context_id.is_empty() {
-                uuid::Uuid::new_v4().to_string()
+                uuid::Uuid::now_v7().to_string()
             } else {
                 message.context_id.clone()
             };
-            let task_id = uuid::Uuid::new_v4().to_string();
+            let task_id = uuid::Uuid::now_v7().to_string();
             message.task_id.clone_from(&task_id);
             message.context_id.clone_from(&context_id);
             let mut task = Task::new(
@@ -328,7 +331,7 @@ impl RequestHandler {
                 context_id,
                 TaskStatus::now(TaskState::Submitted, None),
             );
-            task.history.push(message.clone());
+            task.history.push(Arc::new(message.clone()));
             (self.manager.begin(&call.tenant, task), true)
         } else {
             let live = self.find(call, &message.task_id).await?;
@@ -374,7 +377,9 @@ impl RequestHandler {
             let task_before = (!is_new).then(|| Task::clone(&view.task));
             if !is_new {
                 // Stored with the turn's first event (a follow-up is answered only after it).
-                Arc::make_mut(&mut view.task).history.push(message.clone());
+                Arc::make_mut(&mut view.task)
+                    .history
+                    .push(Arc::new(message.clone()));
             }
             view.turns_started += 1;
             view.store_error = None;
@@ -531,8 +536,7 @@ impl RequestHandler {
             message: task_before
                 .history
                 .last()
-                .cloned()
-                .unwrap_or_else(|| Message::user("", Vec::new())),
+                .map_or_else(|| Message::user("", Vec::new()), |m| Message::clone(m)),
             task_id: live.key.id.clone(),
             context_id: live.context_id.clone(),
             task: Some(task_before),

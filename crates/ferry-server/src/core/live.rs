@@ -88,6 +88,9 @@ pub(crate) struct View {
     pub created: Option<Arc<StreamResponse>>,
     /// True once the task is stored (its first non-message event arrived).
     pub published: bool,
+    /// True while the task's creation is queued, not yet committed (stores that commit
+    /// writes together): further events go on top of it, nobody sees it yet.
+    pub publish_queued: bool,
     /// A direct reply given instead of a task.
     pub reply: Option<Message>,
     /// An error that ended a turn before the task was published.
@@ -121,6 +124,7 @@ impl View {
             status_seq: seq,
             created: None,
             published,
+            publish_queued: false,
             reply: None,
             early_error: None,
             store_error: None,

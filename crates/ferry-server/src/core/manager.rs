@@ -193,6 +193,9 @@ impl TaskManager {
         validate(&event)?;
         let ends = matches!(&event, AgentEvent::Status { state, .. } if state.is_terminal());
         let writer = live.writer.lock().await;
+        // The task's creation, when this event is the one that publishes it on a store that
+        // commits writes together: settled before this event is.
+        let mut creation: Option<tokio::task::JoinHandle<()>> = None;
         loop {
             let (current, seq, published, epoch) = {
                 let mut view = live.view.lock();
@@ -213,7 +216,7 @@ impl TaskManager {
                 if view.reply.is_some() {
                     return Err(EmitError::MessageAfterTask);
                 }
-                (task, seq, view.published, view.epoch)
+                (task, seq, view.published || view.publish_queued, view.epoch)
             };
             if let AgentEvent::Message(message) = &event {
                 if published {
@@ -223,7 +226,11 @@ impl TaskManager {
                 return Ok(());
             }
             if !published {
-                self.publish(live, current).await?;
+                if self.store.pipelines() {
+                    creation = Some(self.queue_publish(live, current).await?);
+                } else {
+                    self.publish(live, current).await?;
+                }
                 continue;
             }
             let (next, stream_event, changes_status) =
@@ -265,6 +272,11 @@ impl TaskManager {
             drop(writer);
             let owner = live.clone();
             let mut done = Box::pin(async move {
+                if let Some(creation) = creation {
+                    // Settles the creation first (it fails the task's early request, and
+                    // voids this write, if it failed).
+                    let _ = creation.await;
+                }
                 let outcome = queued.await;
                 settle(&owner, outcome, change, Some(epoch))
             });
@@ -281,16 +293,11 @@ impl TaskManager {
         }
     }
 
-    /// Stores a new task and its first event (the task itself). A failure is the request's
-    /// answer (`early_error`).
+    /// Stores a new task and its first event (the task itself), waiting for each. A failure
+    /// is the request's answer (`early_error`).
     async fn publish(&self, live: &LiveTask, task: Arc<Task>) -> Result<(), EmitError> {
         let stored = self.stored(&live.key.tenant, task.clone(), 0);
-        let first = if self.store.pipelines() {
-            self.create_queued(live, &task, stored).await
-        } else {
-            self.create_then_append(live, &task, stored).await
-        };
-        match first {
+        match self.create_then_append(live, &task, stored).await {
             Ok((seq, event)) => {
                 let logged = Arc::new(LoggedEvent::new(seq, event.clone()));
                 let mut view = live.view.lock();
@@ -301,30 +308,53 @@ impl TaskManager {
                 view.broadcast(LiveItem::Event(logged));
                 Ok(())
             }
-            Err(e) => {
-                let error = refusal(&e);
-                live.view.lock().early_error = Some(error);
-                live.changed.notify_waiters();
-                Err(EmitError::Unavailable(e.to_string()))
-            }
+            Err(e) => Err(publish_failed(live, &e)),
         }
     }
 
-    /// The task and its first event, queued together (committed in one batch).
-    async fn create_queued(
+    /// Queues a new task and its first event (the task itself) on a store that commits
+    /// writes together, without waiting for the commit: the event that published it goes
+    /// on top, and the request that started it waits for both (so an answer is only ever
+    /// given from what is stored). The returned task settles the creation once committed;
+    /// a failure then is the request's answer (`early_error`) and voids what was queued on
+    /// top.
+    async fn queue_publish(
         &self,
-        live: &LiveTask,
-        task: &Arc<Task>,
-        stored: StoredTask,
-    ) -> Result<(u64, Arc<StreamResponse>), StoreError> {
-        let event = Arc::new(StreamResponse::Task(Task::clone(task)));
-        let created = self.store.queue_create(stored.clone()).await?;
-        let appended = self
-            .store
-            .queue_append(&live.key, 0, event.clone(), stored)
-            .await?;
-        created.await?;
-        Ok((appended.await?, event))
+        live: &Arc<LiveTask>,
+        task: Arc<Task>,
+    ) -> Result<tokio::task::JoinHandle<()>, EmitError> {
+        let stored = self.stored(&live.key.tenant, task.clone(), 0);
+        let event = Arc::new(StreamResponse::Task(Task::clone(&task)));
+        let queued = async {
+            let created = self.store.queue_create(stored.clone()).await?;
+            let appended = self
+                .store
+                .queue_append(&live.key, 0, event.clone(), stored)
+                .await?;
+            Ok::<_, StoreError>((created, appended))
+        };
+        let (created, appended) = match queued.await {
+            Ok(queued) => queued,
+            Err(e) => return Err(publish_failed(live, &e)),
+        };
+        let epoch = {
+            let mut view = live.view.lock();
+            view.publish_queued = true;
+            view.pending = Some((task.clone(), 1));
+            view.in_flight += 1;
+            view.epoch
+        };
+        let owner = live.clone();
+        Ok(tokio::spawn(async move {
+            let outcome = match created.await {
+                Ok(()) => appended.await,
+                Err(e) => {
+                    let _ = appended.await;
+                    Err(e)
+                }
+            };
+            settle_publish(&owner, outcome, task, event, epoch);
+        }))
     }
 
     /// The task, then its first event; a full store expires what is due and is asked again.
@@ -387,7 +417,7 @@ impl TaskManager {
                     if !state.is_terminal() {
                         self.check_history(live, next.history.len() + 1)?;
                     }
-                    next.history.push(m.clone());
+                    next.history.push(Arc::new(m.clone()));
                 }
                 next.status = TaskStatus::now(*state, message);
                 let update = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
@@ -407,7 +437,7 @@ impl TaskManager {
                 let bytes: usize = next
                     .artifacts
                     .iter()
-                    .map(ferry_store::size::artifact_bytes)
+                    .map(|a| ferry_store::size::artifact_bytes(a))
                     .sum();
                 if bytes > self.limits.max_artifact_bytes {
                     return Err(EmitError::Limit(format!(
@@ -530,6 +560,12 @@ fn settle(
             ))));
             Ok(())
         }
+        Err(_) if queued_in.is_some_and(|epoch| epoch != view.epoch) => {
+            // Queued after a write that failed: void, and already reported.
+            Err(EmitError::Unavailable(
+                "an earlier event of this task could not be stored".to_owned(),
+            ))
+        }
         Err(e) => {
             let error = match &e {
                 StoreError::NotFound(_) => EmitError::Closed,
@@ -562,6 +598,57 @@ fn settle(
         live.flushed.notify_waiters();
     }
     result
+}
+
+/// Applies the store's answer to a queued creation (see [`TaskManager::queue_publish`]): on
+/// success the task is published — its first event goes out, the request that started it
+/// may answer — on failure the request fails and what was queued on top is void.
+fn settle_publish(
+    live: &LiveTask,
+    outcome: Result<u64, StoreError>,
+    task: Arc<Task>,
+    event: Arc<StreamResponse>,
+    epoch: u64,
+) {
+    let mut view = live.view.lock();
+    view.in_flight = view.in_flight.saturating_sub(1);
+    view.publish_queued = false;
+    match outcome {
+        Ok(seq) => {
+            view.published = true;
+            if seq > view.seq {
+                view.task = task;
+                view.seq = seq;
+                view.status_seq = seq;
+            }
+            if view.pending.as_ref().is_some_and(|(_, s)| *s <= seq) {
+                view.pending = None;
+            }
+            view.created = Some(event.clone());
+            view.broadcast(LiveItem::Event(Arc::new(LoggedEvent::new(seq, event))));
+        }
+        Err(e) => {
+            view.early_error = Some(refusal(&e));
+            if view.epoch == epoch {
+                view.epoch += 1;
+                view.pending = None;
+                view.write_failure = Some(EmitError::Unavailable(e.to_string()));
+            }
+        }
+    }
+    let flushed = view.in_flight == 0;
+    drop(view);
+    live.changed.notify_waiters();
+    if flushed {
+        live.flushed.notify_waiters();
+    }
+}
+
+/// A new task the store refused: the request that started it fails with the refusal.
+fn publish_failed(live: &LiveTask, error: &StoreError) -> EmitError {
+    live.view.lock().early_error = Some(refusal(error));
+    live.changed.notify_waiters();
+    EmitError::Unavailable(error.to_string())
 }
 
 /// Marks a task gone (expired, or no longer in the store): its turn is aborted, its
@@ -602,14 +689,16 @@ fn fill_ids(live: &LiveTask, message: &mut Message) {
 }
 
 /// Adds, replaces or extends the artifact with `artifact`'s id.
-fn merge_artifact(artifacts: &mut Vec<Artifact>, artifact: &Artifact, append: bool) {
+fn merge_artifact(artifacts: &mut Vec<Arc<Artifact>>, artifact: &Artifact, append: bool) {
     match artifacts
         .iter_mut()
         .find(|a| a.artifact_id == artifact.artifact_id)
     {
-        Some(existing) if append => existing.parts.extend(artifact.parts.iter().cloned()),
-        Some(existing) => *existing = artifact.clone(),
-        None => artifacts.push(artifact.clone()),
+        Some(existing) if append => Arc::make_mut(existing)
+            .parts
+            .extend(artifact.parts.iter().cloned()),
+        Some(existing) => *existing = Arc::new(artifact.clone()),
+        None => artifacts.push(Arc::new(artifact.clone())),
     }
 }
 

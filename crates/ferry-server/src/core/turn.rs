@@ -53,7 +53,7 @@ pub(crate) async fn run_turn(
         Ok(Ok(())) => None,
         Ok(Err(AgentError::Protocol(e))) => {
             let mut view = live.view.lock();
-            if view.published {
+            if view.published || view.publish_queued {
                 Some(vec![Part::text(e.message)])
             } else {
                 view.early_error = Some(e);

@@ -2,7 +2,7 @@
 //! an agent's events are queued back to back and committed in batches, yet every subscriber
 //! sees each event once, in order, with consecutive ids, and the task holds all of them.
 
-use crate::support::{Binding, ScriptedAgent, Step, TestServer};
+use crate::support::{Binding, ScriptedAgent, Step, TASK_STORE_UNAVAILABLE, TestServer};
 use ferry_server::ServerConfig;
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -10,9 +10,20 @@ use std::sync::Arc;
 /// A fresh SQLite store in its own directory (removed by the returned guard).
 async fn sqlite() -> (Arc<dyn ferry_server::TaskStore>, TempDir) {
     let dir = TempDir::new();
-    let url = format!("sqlite:{}", dir.0.join("tasks.db").display());
-    let store = ferry_store_sql::open(&url).await.expect("open sqlite");
+    let store = ferry_store_sql::open(&dir.url())
+        .await
+        .expect("open sqlite");
     (store, dir)
+}
+
+/// Runs `sql` on the store's file through a connection of its own.
+async fn run_sql(dir: &TempDir, sql: &str) {
+    use sqlx::{Connection, Executor};
+    let mut conn = sqlx::SqliteConnection::connect(&dir.url())
+        .await
+        .expect("a second connection to the store's file");
+    conn.execute(sql).await.expect("the statement runs");
+    let _ = conn.close().await;
 }
 
 /// A scratch directory removed on drop.
@@ -26,6 +37,11 @@ impl TempDir {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("create a scratch directory");
         Self(dir)
+    }
+
+    /// The store URL of the database file in it.
+    fn url(&self) -> String {
+        format!("sqlite:{}", self.0.join("tasks.db").display())
     }
 }
 
@@ -100,7 +116,35 @@ async fn a_conversation_over_the_durable_store(b: Binding) {
     );
 }
 
+/// A new task is queued with its first events and committed with them: when that commit
+/// fails, the request that started the task is answered 503 `TASK_STORE_UNAVAILABLE` — a
+/// send and a stream alike, not a stream that ends as "task not found" — and once the store
+/// takes writes again, so does the server.
+async fn a_refused_creation_is_the_requests_503(b: Binding) {
+    let (store, dir) = sqlite().await;
+    let (agent, _remote) = ScriptedAgent::new();
+    let clock = Arc::new(ferry_server::clock::TokioClock);
+    let srv = TestServer::with_parts(agent, ServerConfig::default(), clock, Some(store)).await;
+    run_sql(
+        &dir,
+        "CREATE TRIGGER refuse BEFORE INSERT ON tasks BEGIN SELECT RAISE(ABORT, 'refused'); END",
+    )
+    .await;
+    let params = crate::support::send_params("ask");
+    srv.fails(b, "SendMessage", params.clone())
+        .await
+        .assert_is(TASK_STORE_UNAVAILABLE);
+    srv.stream_fails(b, "SendStreamingMessage", params.clone())
+        .await
+        .assert_is(TASK_STORE_UNAVAILABLE);
+    assert_eq!(srv.ok(b, "ListTasks", json!({})).await["totalSize"], 0);
+    run_sql(&dir, "DROP TRIGGER refuse").await;
+    let task = srv.send_task(b, params).await;
+    assert_eq!(task["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+}
+
 scenarios!(per_binding:
+    a_refused_creation_is_the_requests_503,
     a_flood_arrives_whole_and_in_order,
     a_conversation_over_the_durable_store,
 );

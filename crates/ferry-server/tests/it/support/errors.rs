@@ -29,6 +29,10 @@ const fn row(reason: &'static str, rpc_code: i64, http: u16, status: &'static st
 /// The server cannot take a new task now: its task store holds only active tasks (503).
 pub(crate) const TASK_STORE_FULL: Expected = row("TASK_STORE_FULL", -32603, 503, "UNAVAILABLE");
 
+/// The task store did not take a write (it failed, or cannot be reached) (503).
+pub(crate) const TASK_STORE_UNAVAILABLE: Expected =
+    row("TASK_STORE_UNAVAILABLE", -32603, 503, "UNAVAILABLE");
+
 /// The front door's per-client rate limit (429).
 pub(crate) const RATE_LIMITED: Expected = row("RATE_LIMITED", -32603, 429, "RESOURCE_EXHAUSTED");
 /// The front door's limit of requests in flight (503).
