@@ -36,9 +36,14 @@ impl Dialect for Postgres {
     const BEGIN_WRITE: &'static str = "BEGIN";
     // The rows are locked in key order, the order write batches lock them in (see the
     // writer), so that expiry and the writers of several replicas never deadlock.
-    const EXPIRE: &'static str = "DELETE FROM tasks WHERE (tenant, id) IN \
-         (SELECT tenant, id FROM tasks WHERE expires_ms <= $1 ORDER BY tenant, id FOR UPDATE) \
-         RETURNING tenant, id";
+    const EXPIRE: &'static str = "WITH gone AS ( \
+           DELETE FROM tasks WHERE (tenant, id) IN \
+             (SELECT tenant, id FROM tasks WHERE expires_ms <= $1 ORDER BY tenant, id FOR UPDATE) \
+           RETURNING tenant, id \
+         ), their_events AS ( \
+           DELETE FROM events e USING gone g WHERE e.tenant = g.tenant AND e.task_id = g.id \
+         ) \
+         SELECT tenant, id FROM gone";
 
     fn rows_affected(result: &PgQueryResult) -> u64 {
         result.rows_affected()

@@ -109,7 +109,7 @@ pub(crate) trait Dialect: Database {
     const LANES: usize;
     /// The statement that opens a write batch's transaction.
     const BEGIN_WRITE: &'static str;
-    /// Deletes the tasks due at or before `$1` (with their events, by cascade) and returns
+    /// Deletes the tasks due at or before `$1`, with their events, and returns
     /// their `tenant, id`.
     const EXPIRE: &'static str;
 

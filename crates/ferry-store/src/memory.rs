@@ -53,6 +53,8 @@ struct Entry {
     events: VecDeque<StoredEvent>,
     /// What this entry counts against the byte budget.
     bytes: usize,
+    /// What its snapshot counts of that (so an append sizes only the new one).
+    snapshot_bytes: usize,
 }
 
 /// One shard: its tasks, and its terminal tasks in the order they ended (some may be gone
@@ -161,24 +163,33 @@ impl MemoryStore {
     fn remove(&self, shard: &mut Shard, key: &TaskKey) -> bool {
         match shard.tasks.remove(key) {
             Some(entry) => {
-                self.count.fetch_sub(1, Ordering::AcqRel);
-                self.bytes.fetch_sub(entry.bytes, Ordering::AcqRel);
+                self.release(&entry);
                 true
             }
             None => false,
         }
     }
 
+    /// Gives back what a removed entry counted.
+    fn release(&self, entry: &Entry) {
+        self.count.fetch_sub(1, Ordering::AcqRel);
+        self.bytes.fetch_sub(entry.bytes, Ordering::AcqRel);
+    }
+
     /// Evicts the terminal task of `shard` that ended first; false when it has none.
     fn evict_from(&self, shard: &mut Shard) -> bool {
         while let Some((_, key)) = shard.ended.pop_front() {
-            let terminal = shard
-                .tasks
-                .get(&key)
-                .is_some_and(|e| e.task.state().is_terminal());
-            if terminal && self.remove(shard, &key) {
-                return true;
+            // One lookup: an entry here is terminal unless its task went and a new one took
+            // its key since (then it goes back).
+            let Some(entry) = shard.tasks.remove(&key) else {
+                continue;
+            };
+            if !entry.task.state().is_terminal() {
+                shard.tasks.insert(key, entry);
+                continue;
             }
+            self.release(&entry);
+            return true;
         }
         false
     }
@@ -207,8 +218,8 @@ impl MemoryStore {
     fn create_now(&self, task: StoredTask) -> Result<(), StoreError> {
         let key = task.key();
         let bytes = size::task_bytes(&task.task) + key.tenant.len();
+        let mut shard = self.shard(&key);
         loop {
-            let mut shard = self.shard(&key);
             if shard.tasks.contains_key(&key) {
                 return Err(StoreError::Exists(key.id));
             }
@@ -220,6 +231,7 @@ impl MemoryStore {
                     }
                     drop(shard);
                     if self.evict_oldest() {
+                        shard = self.shard(&key);
                         continue;
                     }
                     return Err(self.full_reason(bytes));
@@ -234,6 +246,7 @@ impl MemoryStore {
                     task,
                     events: VecDeque::new(),
                     bytes,
+                    snapshot_bytes: bytes,
                 },
             );
             return Ok(());
@@ -277,7 +290,7 @@ impl MemoryStore {
                     actual: entry.task.seq,
                 });
             }
-            let old_snapshot_bytes = size::task_bytes(&entry.task.task) + key.tenant.len();
+            let old_snapshot_bytes = entry.snapshot_bytes;
             let dropped_bytes = if entry.events.len() >= self.limits.max_events_per_task {
                 entry
                     .events
@@ -318,6 +331,7 @@ impl MemoryStore {
             }
             entry.events.push_back(StoredEvent { seq, event });
             entry.bytes = entry.bytes + new_snapshot_bytes + event_bytes - before;
+            entry.snapshot_bytes = new_snapshot_bytes;
             if ends && !was_terminal {
                 shard.ended.push_back((status_ms, key.clone()));
             }
