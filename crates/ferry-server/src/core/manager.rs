@@ -239,6 +239,7 @@ impl TaskManager {
                 task: Arc::new(next),
                 event: Arc::new(stream_event),
                 changes_status,
+                creates: false,
             };
             let stored = self.stored(&live.key.tenant, change.task.clone(), seq);
             if !self.store.pipelines() {
@@ -296,20 +297,10 @@ impl TaskManager {
     /// Stores a new task and its first event (the task itself), waiting for each. A failure
     /// is the request's answer (`early_error`).
     async fn publish(&self, live: &LiveTask, task: Arc<Task>) -> Result<(), EmitError> {
-        let stored = self.stored(&live.key.tenant, task.clone(), 0);
-        match self.create_then_append(live, &task, stored).await {
-            Ok((seq, event)) => {
-                let logged = Arc::new(LoggedEvent::new(seq, event.clone()));
-                let mut view = live.view.lock();
-                view.published = true;
-                view.seq = seq;
-                view.status_seq = seq;
-                view.created = Some(event);
-                view.broadcast(LiveItem::Event(logged));
-                Ok(())
-            }
-            Err(e) => Err(publish_failed(live, &e)),
-        }
+        let creation = Stored::creation(task);
+        let stored = self.stored(&live.key.tenant, creation.task.clone(), 0);
+        let outcome = self.create_then_append(live, &creation.event, stored).await;
+        settle(live, outcome, creation, None)
     }
 
     /// Queues a new task and its first event (the task itself) on a store that commits
@@ -323,13 +314,13 @@ impl TaskManager {
         live: &Arc<LiveTask>,
         task: Arc<Task>,
     ) -> Result<tokio::task::JoinHandle<()>, EmitError> {
-        let stored = self.stored(&live.key.tenant, task.clone(), 0);
-        let event = Arc::new(StreamResponse::Task(Task::clone(&task)));
+        let creation = Stored::creation(task);
+        let stored = self.stored(&live.key.tenant, creation.task.clone(), 0);
         let queued = async {
             let created = self.store.queue_create(stored.clone()).await?;
             let appended = self
                 .store
-                .queue_append(&live.key, 0, event.clone(), stored)
+                .queue_append(&live.key, 0, creation.event.clone(), stored)
                 .await?;
             Ok::<_, StoreError>((created, appended))
         };
@@ -340,7 +331,7 @@ impl TaskManager {
         let epoch = {
             let mut view = live.view.lock();
             view.publish_queued = true;
-            view.pending = Some((task.clone(), 1));
+            view.pending = Some((creation.task.clone(), 1));
             view.in_flight += 1;
             view.epoch
         };
@@ -353,7 +344,8 @@ impl TaskManager {
                     Err(e)
                 }
             };
-            settle_publish(&owner, outcome, task, event, epoch);
+            // Its failure is the request's answer (`early_error`), not the agent's.
+            let _ = settle(&owner, outcome, creation, Some(epoch));
         }))
     }
 
@@ -361,9 +353,9 @@ impl TaskManager {
     async fn create_then_append(
         &self,
         live: &LiveTask,
-        task: &Arc<Task>,
+        event: &Arc<StreamResponse>,
         stored: StoredTask,
-    ) -> Result<(u64, Arc<StreamResponse>), StoreError> {
+    ) -> Result<u64, StoreError> {
         let mut created = self.store.create(stored.clone()).await;
         if matches!(created, Err(StoreError::Full { .. })) {
             if let Err(e) = self.sweep().await {
@@ -372,12 +364,7 @@ impl TaskManager {
             created = self.store.create(stored.clone()).await;
         }
         created?;
-        let event = Arc::new(StreamResponse::Task(Task::clone(task)));
-        let seq = self
-            .store
-            .append(&live.key, 0, event.clone(), stored)
-            .await?;
-        Ok((seq, event))
+        self.store.append(&live.key, 0, event.clone(), stored).await
     }
 
     /// Reloads the view from the store after a conflict.
@@ -525,13 +512,30 @@ struct Stored {
     task: Arc<Task>,
     event: Arc<StreamResponse>,
     changes_status: bool,
+    /// The task's creation (its first event, the task itself): it publishes the task, and
+    /// its failure is the answer of the request that started it.
+    creates: bool,
+}
+
+impl Stored {
+    /// The creation of `task`.
+    fn creation(task: Arc<Task>) -> Stored {
+        let event = Arc::new(StreamResponse::Task(Task::clone(&task)));
+        Stored {
+            task,
+            event,
+            changes_status: true,
+            creates: true,
+        }
+    }
 }
 
 /// Applies the store's answer to a write of `change`: on success the view moves to it (if no
 /// later write got there first), the event goes out to subscribers and waiters wake; on
 /// failure the writes queued after it are void (they fail too) and the failure is kept for
-/// the next emit and the turn's sender. `queued_in` is the epoch of a queued write (`None`:
-/// the write was awaited, nothing was pending).
+/// the next emit and the turn's sender. A task's creation publishes it on success; its
+/// failure is the answer of the request that started it. `queued_in` is the epoch of a
+/// queued write (`None`: the write was awaited, nothing was pending).
 fn settle(
     live: &LiveTask,
     outcome: Result<u64, StoreError>,
@@ -542,8 +546,15 @@ fn settle(
     if queued_in.is_some() {
         view.in_flight = view.in_flight.saturating_sub(1);
     }
+    if change.creates {
+        view.publish_queued = false;
+    }
     let result = match outcome {
         Ok(seq) => {
+            if change.creates {
+                view.published = true;
+                view.created = Some(change.event.clone());
+            }
             if seq > view.seq {
                 view.task = change.task;
                 view.seq = seq;
@@ -568,6 +579,10 @@ fn settle(
         }
         Err(e) => {
             let error = match &e {
+                _ if change.creates => {
+                    view.early_error = Some(refusal(&e));
+                    EmitError::Unavailable(e.to_string())
+                }
                 StoreError::NotFound(_) => EmitError::Closed,
                 _ => {
                     // The turn's sender learns it (503) instead of a task that stopped
@@ -598,50 +613,6 @@ fn settle(
         live.flushed.notify_waiters();
     }
     result
-}
-
-/// Applies the store's answer to a queued creation (see [`TaskManager::queue_publish`]): on
-/// success the task is published — its first event goes out, the request that started it
-/// may answer — on failure the request fails and what was queued on top is void.
-fn settle_publish(
-    live: &LiveTask,
-    outcome: Result<u64, StoreError>,
-    task: Arc<Task>,
-    event: Arc<StreamResponse>,
-    epoch: u64,
-) {
-    let mut view = live.view.lock();
-    view.in_flight = view.in_flight.saturating_sub(1);
-    view.publish_queued = false;
-    match outcome {
-        Ok(seq) => {
-            view.published = true;
-            if seq > view.seq {
-                view.task = task;
-                view.seq = seq;
-                view.status_seq = seq;
-            }
-            if view.pending.as_ref().is_some_and(|(_, s)| *s <= seq) {
-                view.pending = None;
-            }
-            view.created = Some(event.clone());
-            view.broadcast(LiveItem::Event(Arc::new(LoggedEvent::new(seq, event))));
-        }
-        Err(e) => {
-            view.early_error = Some(refusal(&e));
-            if view.epoch == epoch {
-                view.epoch += 1;
-                view.pending = None;
-                view.write_failure = Some(EmitError::Unavailable(e.to_string()));
-            }
-        }
-    }
-    let flushed = view.in_flight == 0;
-    drop(view);
-    live.changed.notify_waiters();
-    if flushed {
-        live.flushed.notify_waiters();
-    }
 }
 
 /// A new task the store refused: the request that started it fails with the refusal.
