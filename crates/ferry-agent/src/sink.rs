@@ -23,8 +23,9 @@ pub enum AgentEvent {
     },
     /// A new artifact, a replacement, or a chunk of one.
     Artifact {
-        /// The artifact or chunk.
-        artifact: Artifact,
+        /// The artifact or chunk (shared: the event that streams it and the task's snapshot
+        /// hold this one copy).
+        artifact: Arc<Artifact>,
         /// Append the parts to the artifact with the same id.
         append: bool,
         /// The last chunk of this artifact.
@@ -117,7 +118,7 @@ impl EventSink {
         last_chunk: bool,
     ) -> Result<(), EmitError> {
         self.emit(AgentEvent::Artifact {
-            artifact,
+            artifact: Arc::new(artifact),
             append,
             last_chunk,
         })

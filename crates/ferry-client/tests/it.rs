@@ -133,8 +133,8 @@ async fn three_turns_streamed() {
                 match event.expect("event") {
                     StreamResponse::Task(t) => {
                         assert!(first, "the task comes first");
-                        task_id = t.id;
-                        context_id = t.context_id;
+                        task_id = t.id.clone();
+                        context_id = t.context_id.clone();
                     }
                     StreamResponse::StatusUpdate(s) => last_state = Some(s.status.state),
                     StreamResponse::ArtifactUpdate(_) => artifacts += 1,

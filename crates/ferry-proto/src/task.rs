@@ -215,8 +215,8 @@ pub struct TaskArtifactUpdateEvent {
     pub task_id: String,
     /// The task's context.
     pub context_id: String,
-    /// The artifact or chunk.
-    pub artifact: Artifact,
+    /// The artifact or chunk (shared: the task's snapshot holds the same one).
+    pub artifact: Arc<Artifact>,
     /// Append these parts to the artifact with the same id.
     #[serde(default, skip_serializing_if = "de::is_false")]
     pub append: bool,
@@ -232,8 +232,8 @@ pub struct TaskArtifactUpdateEvent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(remote = "Self", rename_all = "camelCase")]
 pub enum StreamResponse {
-    /// A task snapshot.
-    Task(Task),
+    /// A task snapshot (shared: a stored snapshot and the event that carries it are one).
+    Task(Arc<Task>),
     /// A message (the only event of a message-only stream).
     Message(Message),
     /// A status change.

@@ -80,7 +80,7 @@ pub fn task(tenant: &str, id: &str, context: &str, state: TaskState, status_ms: 
 
 /// The event that carries `snapshot` whole.
 pub fn event(snapshot: &StoredTask) -> Arc<StreamResponse> {
-    Arc::new(StreamResponse::Task(Task::clone(&snapshot.task)))
+    Arc::new(StreamResponse::Task(snapshot.task.clone()))
 }
 
 /// `snapshot` in `state` (a new snapshot, as a writer makes one).

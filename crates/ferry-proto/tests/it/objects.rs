@@ -234,7 +234,7 @@ fn send_request() -> SendMessageRequest {
 
 fn stream_events() -> Vec<StreamResponse> {
     vec![
-        StreamResponse::Task(task()),
+        StreamResponse::Task(task().into()),
         StreamResponse::Message(message()),
         StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
             task_id: "t-1".into(),
@@ -245,7 +245,7 @@ fn stream_events() -> Vec<StreamResponse> {
         StreamResponse::ArtifactUpdate(TaskArtifactUpdateEvent {
             task_id: "t-1".into(),
             context_id: "c-1".into(),
-            artifact: artifact(),
+            artifact: artifact().into(),
             append: true,
             last_chunk: true,
             metadata: meta(),

@@ -390,7 +390,7 @@ impl RequestHandler {
                 (true, true) => Some(StartStream::New(view.subscribe())),
                 (true, false) => {
                     let rx = view.subscribe();
-                    let snapshot = StreamResponse::Task(view.task.shaped(None, true));
+                    let snapshot = StreamResponse::Task(Arc::new(view.task.shaped(None, true)));
                     Some(StartStream::Existing(Box::new(TaskStream::with_snapshot(
                         live.clone(),
                         self.manager.clone(),
@@ -628,7 +628,7 @@ impl RequestHandler {
                 ));
             }
         }
-        let snapshot = StreamResponse::Task(snapshot.shaped(None, true));
+        let snapshot = StreamResponse::Task(Arc::new(snapshot.shaped(None, true)));
         Ok(TaskStream::with_snapshot(
             live,
             self.manager.clone(),

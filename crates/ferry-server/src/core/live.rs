@@ -162,6 +162,13 @@ impl View {
         }
     }
 
+    /// Sends stored event `seq` to current subscribers (if any; made only for them).
+    pub(crate) fn broadcast_event(&mut self, seq: u64, event: Arc<StreamResponse>) {
+        if self.live.is_some() {
+            self.broadcast(LiveItem::Event(Arc::new(LoggedEvent::new(seq, event))));
+        }
+    }
+
     /// Sends a live item to current subscribers (if any).
     pub(crate) fn broadcast(&mut self, item: LiveItem) {
         if let Some(tx) = &self.live

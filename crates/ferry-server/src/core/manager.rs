@@ -10,7 +10,7 @@
 //! event again on top.
 
 use crate::clock::Clock;
-use crate::core::live::{LiveItem, LiveTask, LiveTasks, LoggedEvent};
+use crate::core::live::{LiveItem, LiveTask, LiveTasks};
 use ferry_agent::{AgentEvent, EmitError};
 use ferry_proto::{
     A2aError, Artifact, ErrorKind, Message, Part, Role, StreamResponse, Task,
@@ -520,7 +520,7 @@ struct Stored {
 impl Stored {
     /// The creation of `task`.
     fn creation(task: Arc<Task>) -> Stored {
-        let event = Arc::new(StreamResponse::Task(Task::clone(&task)));
+        let event = Arc::new(StreamResponse::Task(task.clone()));
         Stored {
             task,
             event,
@@ -565,10 +565,7 @@ fn settle(
             if view.pending.as_ref().is_some_and(|(_, s)| *s <= seq) {
                 view.pending = None;
             }
-            view.broadcast(LiveItem::Event(Arc::new(LoggedEvent::new(
-                seq,
-                change.event,
-            ))));
+            view.broadcast_event(seq, change.event);
             Ok(())
         }
         Err(_) if queued_in.is_some_and(|epoch| epoch != view.epoch) => {
@@ -659,8 +656,9 @@ fn fill_ids(live: &LiveTask, message: &mut Message) {
     }
 }
 
-/// Adds, replaces or extends the artifact with `artifact`'s id.
-fn merge_artifact(artifacts: &mut Vec<Arc<Artifact>>, artifact: &Artifact, append: bool) {
+/// Adds, replaces or extends the artifact with `artifact`'s id. A new or replacing artifact
+/// is shared with its event, not copied.
+fn merge_artifact(artifacts: &mut Vec<Arc<Artifact>>, artifact: &Arc<Artifact>, append: bool) {
     match artifacts
         .iter_mut()
         .find(|a| a.artifact_id == artifact.artifact_id)
@@ -668,8 +666,8 @@ fn merge_artifact(artifacts: &mut Vec<Arc<Artifact>>, artifact: &Artifact, appen
         Some(existing) if append => Arc::make_mut(existing)
             .parts
             .extend(artifact.parts.iter().cloned()),
-        Some(existing) => *existing = Arc::new(artifact.clone()),
-        None => artifacts.push(Arc::new(artifact.clone())),
+        Some(existing) => *existing = artifact.clone(),
+        None => artifacts.push(artifact.clone()),
     }
 }
 
