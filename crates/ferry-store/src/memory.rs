@@ -12,11 +12,10 @@
 
 use crate::size;
 use crate::store::{StoreError, StoreFuture, TaskStore};
-use crate::types::{ListQuery, Page, StoredEvent, StoredTask, TaskKey};
+use crate::types::{ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher};
 use ferry_proto::{StreamResponse, TaskState};
-use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -61,7 +60,7 @@ struct Entry {
 /// already; eviction skips those).
 #[derive(Debug, Default)]
 struct Shard {
-    tasks: HashMap<TaskKey, Entry>,
+    tasks: HashMap<TaskKey, Entry, TaskKeyHasher>,
     ended: VecDeque<(u64, TaskKey)>,
 }
 
@@ -70,6 +69,9 @@ struct Shard {
 pub struct MemoryStore {
     limits: MemoryLimits,
     shards: Vec<Mutex<Shard>>,
+    /// Picks a key's shard (seeded apart from the shards' own maps, so that the keys of one
+    /// shard still spread over its map).
+    shard_hasher: TaskKeyHasher,
     count: AtomicUsize,
     bytes: AtomicUsize,
 }
@@ -94,6 +96,7 @@ impl MemoryStore {
         MemoryStore {
             limits,
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+            shard_hasher: TaskKeyHasher::default(),
             count: AtomicUsize::new(0),
             bytes: AtomicUsize::new(0),
         }
@@ -114,15 +117,10 @@ impl MemoryStore {
         self.bytes.load(Ordering::Acquire)
     }
 
-    fn shard_index(key: &TaskKey) -> usize {
-        let mut hasher = DefaultHasher::new();
-        key.hash(&mut hasher);
-        // The modulo keeps the index below SHARDS: the cast cannot truncate it.
-        (hasher.finish() % SHARDS as u64) as usize
-    }
-
     fn shard(&self, key: &TaskKey) -> MutexGuard<'_, Shard> {
-        lock(&self.shards[Self::shard_index(key)])
+        // The modulo keeps the index below SHARDS: the cast cannot truncate it.
+        let index = (self.shard_hasher.hash_one(key) % SHARDS as u64) as usize;
+        lock(&self.shards[index])
     }
 
     fn full(&self, what: &str) -> StoreError {
@@ -244,7 +242,7 @@ impl MemoryStore {
                 key,
                 Entry {
                     task,
-                    events: VecDeque::new(),
+                    events: VecDeque::with_capacity(8),
                     bytes,
                     snapshot_bytes: bytes,
                 },
@@ -273,7 +271,6 @@ impl MemoryStore {
         event: Arc<StreamResponse>,
         mut snapshot: StoredTask,
     ) -> Result<u64, StoreError> {
-        let new_snapshot_bytes = size::task_bytes(&snapshot.task) + key.tenant.len();
         let event_bytes = size::event_bytes(&event);
         let ends = snapshot.state().is_terminal();
         loop {
@@ -291,6 +288,11 @@ impl MemoryStore {
                 });
             }
             let old_snapshot_bytes = entry.snapshot_bytes;
+            let new_snapshot_bytes = size::task_bytes_after(
+                &entry.task.task,
+                old_snapshot_bytes.saturating_sub(key.tenant.len()),
+                &snapshot.task,
+            ) + key.tenant.len();
             let dropped_bytes = if entry.events.len() >= self.limits.max_events_per_task {
                 entry
                     .events

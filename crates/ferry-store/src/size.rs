@@ -6,6 +6,7 @@
 
 use ferry_proto::{Artifact, Message, Part, PartContent, StreamResponse, Task};
 use serde_json::Value;
+use std::sync::Arc;
 
 /// Overhead of one part (its struct and allocations), in bytes.
 const PART_OVERHEAD: usize = 96;
@@ -16,17 +17,57 @@ const VALUE_OVERHEAD: usize = 32;
 
 /// Approximate bytes held by `task`.
 pub fn task_bytes(task: &Task) -> usize {
-    ITEM_OVERHEAD
-        + task.id.len()
-        + task.context_id.len()
-        + task.status.message.as_ref().map_or(0, message_bytes)
+    shell_bytes(task)
         + task.history.iter().map(|m| message_bytes(m)).sum::<usize>()
         + task
             .artifacts
             .iter()
             .map(|a| artifact_bytes(a))
             .sum::<usize>()
+}
+
+/// [`task_bytes`] of `next`, given that of `previous`, the snapshot it was made from.
+///
+/// Successive snapshots share their messages and artifacts (`Arc`s): only the ones that are
+/// not the same as at their place in `previous` are measured, so storing an event costs what
+/// the event changed, not the whole task again.
+pub fn task_bytes_after(previous: &Task, previous_bytes: usize, next: &Task) -> usize {
+    let bytes = previous_bytes.saturating_sub(shell_bytes(previous)) + shell_bytes(next);
+    let bytes = changed_bytes(bytes, &previous.history, &next.history, |m| {
+        message_bytes(m)
+    });
+    changed_bytes(bytes, &previous.artifacts, &next.artifacts, |a| {
+        artifact_bytes(a)
+    })
+}
+
+/// A task without its history and artifacts.
+fn shell_bytes(task: &Task) -> usize {
+    ITEM_OVERHEAD
+        + task.id.len()
+        + task.context_id.len()
+        + task.status.message.as_ref().map_or(0, message_bytes)
         + task.metadata.as_ref().map_or(0, map_bytes)
+}
+
+/// `bytes` with the items of `previous` that `next` does not hold at the same place taken
+/// out, and the ones `next` holds instead put in.
+fn changed_bytes<T>(
+    bytes: usize,
+    previous: &[Arc<T>],
+    next: &[Arc<T>],
+    size: impl Fn(&T) -> usize,
+) -> usize {
+    let mut bytes = bytes;
+    for i in 0..previous.len().max(next.len()) {
+        match (previous.get(i), next.get(i)) {
+            (Some(p), Some(n)) if Arc::ptr_eq(p, n) => {}
+            (p, n) => {
+                bytes = bytes.saturating_sub(p.map_or(0, |p| size(p))) + n.map_or(0, |n| size(n));
+            }
+        }
+    }
+    bytes
 }
 
 /// Approximate bytes held by `event`.
@@ -111,5 +152,41 @@ mod tests {
         let bytes = task_bytes(&task);
         assert!(bytes >= big.len(), "counts the text: {bytes}");
         assert!(bytes < big.len() + 1024, "and little else: {bytes}");
+    }
+
+    #[test]
+    fn measuring_what_changed_agrees_with_measuring_everything() {
+        let text = |n: usize| Part::text("t".repeat(n));
+        let artifact = |id: &str, n: usize| Arc::new(Artifact::new(id, "a", vec![text(n)]));
+        let mut task = Task::new(
+            "task",
+            "ctx",
+            ferry_proto::TaskStatus::now(ferry_proto::TaskState::Submitted, None),
+        );
+        task.history
+            .push(Message::user("m1", vec![text(100)]).into());
+        let mut bytes = task_bytes(&task);
+        let mut step = |change: &dyn Fn(&mut Task)| {
+            let mut next = task.clone();
+            change(&mut next);
+            bytes = task_bytes_after(&task, bytes, &next);
+            assert_eq!(bytes, task_bytes(&next));
+            task = next;
+        };
+        step(&|t| {
+            t.status = ferry_proto::TaskStatus::now(
+                ferry_proto::TaskState::Working,
+                Some(Message::agent("m2", vec![text(7)])),
+            )
+        });
+        step(&|t| t.history.push(Message::agent("m2", vec![text(7)]).into()));
+        step(&|t| t.artifacts.push(artifact("a1", 50)));
+        step(&|t| t.artifacts.push(artifact("a2", 3000)));
+        step(&|t| Arc::make_mut(&mut t.artifacts[0]).parts.push(text(20)));
+        step(&|t| t.artifacts[1] = artifact("a2", 1));
+        step(&|t| {
+            t.artifacts.remove(0);
+        });
+        step(&|t| t.status = ferry_proto::TaskStatus::now(ferry_proto::TaskState::Completed, None));
     }
 }

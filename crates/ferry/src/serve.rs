@@ -409,11 +409,20 @@ fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 'stati
     }
 }
 
+/// Colour in the log only for a person: stderr is a terminal and `NO_COLOR` is not set
+/// (no-color.org). Escape codes in a log file or a collector are noise, and writing them
+/// costs: every request's span fields were wrapped in them.
+fn colour_on_stderr() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
 fn init_logging(format: LogFormat) {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(colour_on_stderr())
         .with_writer(std::io::stderr);
     match format {
         LogFormat::Text => builder.init(),

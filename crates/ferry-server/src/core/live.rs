@@ -9,10 +9,10 @@
 
 use bytes::Bytes;
 use ferry_proto::{A2aError, Message, StreamResponse, Task};
-use ferry_store::TaskKey;
+use ferry_store::{TaskKey, TaskKeyHasher};
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, RandomState};
+use std::hash::BuildHasher;
 use std::sync::{Arc, OnceLock, Weak};
 use tokio::sync::{Notify, broadcast};
 
@@ -222,21 +222,24 @@ impl Drop for LiveTask {
 const SHARDS: usize = 32;
 
 /// One shard of the map: live tasks by key, held weakly.
-type Shard = Mutex<HashMap<TaskKey, Weak<LiveTask>>>;
+type Shard = Mutex<HashMap<TaskKey, Weak<LiveTask>, TaskKeyHasher>>;
 
 /// The live tasks, by key, held weakly.
 #[derive(Debug)]
 pub(crate) struct LiveTasks {
     shards: Box<[Shard]>,
-    hasher: RandomState,
+    /// Picks a key's shard (seeded apart from the shards' own maps).
+    hasher: TaskKeyHasher,
 }
 
 impl LiveTasks {
     /// An empty map.
     pub(crate) fn new() -> Arc<Self> {
         Arc::new(Self {
-            shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
-            hasher: RandomState::new(),
+            shards: (0..SHARDS)
+                .map(|_| Mutex::new(HashMap::default()))
+                .collect(),
+            hasher: TaskKeyHasher::default(),
         })
     }
 

@@ -599,7 +599,8 @@ fn settle(
             Err(error)
         }
     };
-    let flushed = view.in_flight == 0;
+    // Only a queued write changes what is in flight.
+    let flushed = queued_in.is_some() && view.in_flight == 0;
     let gone = matches!(result, Err(EmitError::Closed));
     drop(view);
     if gone {
