@@ -190,7 +190,7 @@ impl EventStream {
             StreamResponse::Message(_) => (None, true),
         };
         if self.task_id.is_none() {
-            self.task_id = task_id.cloned();
+            self.task_id = task_id.map(|id| id.to_string());
         }
         match &response {
             StreamResponse::Task(t) => self.last_state = Some(t.status.state),

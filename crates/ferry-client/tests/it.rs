@@ -62,7 +62,7 @@ async fn every_operation_over_both_bindings() {
         assert_eq!(got.id, task.id);
         assert!(got.history.is_empty(), "historyLength 0");
         let filter = ListTasksRequest {
-            context_id: task.context_id.clone(),
+            context_id: task.context_id.to_string(),
             ..ListTasksRequest::default()
         };
         let all = client.list_all_tasks(&filter).await.expect("list");
@@ -84,7 +84,7 @@ async fn every_operation_over_both_bindings() {
             other => panic!("{binding:?}: {other:?}"),
         }
         let config = ferry_proto::TaskPushNotificationConfig {
-            task_id: task.id.clone(),
+            task_id: task.id.to_string(),
             url: "https://example.com/hook".into(),
             ..Default::default()
         };
@@ -133,8 +133,8 @@ async fn three_turns_streamed() {
                 match event.expect("event") {
                     StreamResponse::Task(t) => {
                         assert!(first, "the task comes first");
-                        task_id = t.id.clone();
-                        context_id = t.context_id.clone();
+                        task_id = t.id.to_string();
+                        context_id = t.context_id.to_string();
                     }
                     StreamResponse::StatusUpdate(s) => last_state = Some(s.status.state),
                     StreamResponse::ArtifactUpdate(_) => artifacts += 1,
@@ -230,7 +230,7 @@ async fn retries_honour_retry_after_then_succeed() {
         .get_task("t", None)
         .await
         .expect("third try succeeds");
-    assert_eq!(task.id, "t");
+    assert_eq!(&*task.id, "t");
     assert_eq!(count.load(Ordering::SeqCst), 3);
     assert!(
         started.elapsed() >= Duration::from_secs(2),

@@ -20,10 +20,10 @@ pub type Struct = Map<String, Value>;
 #[serde(remote = "Self", rename_all = "camelCase")]
 pub struct Task {
     /// Server-generated id.
-    pub id: String,
+    pub id: Arc<str>,
     /// The conversation this task belongs to.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub context_id: String,
+    #[serde(default, skip_serializing_if = "str::is_empty")]
+    pub context_id: Arc<str>,
     /// Current status.
     pub status: TaskStatus,
     /// Outputs; omitted when empty.
@@ -52,8 +52,9 @@ pub struct TaskStatus {
     /// The state.
     pub state: TaskState,
     /// A message about the state (for example the agent's question at INPUT_REQUIRED).
+    /// Shared: the task's history holds the same message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<Message>,
+    pub message: Option<Arc<Message>>,
     /// When the status was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<Timestamp>,
@@ -61,7 +62,11 @@ pub struct TaskStatus {
 
 impl Task {
     /// A task with no artifacts, history or metadata yet.
-    pub fn new(id: impl Into<String>, context_id: impl Into<String>, status: TaskStatus) -> Self {
+    pub fn new(
+        id: impl Into<Arc<str>>,
+        context_id: impl Into<Arc<str>>,
+        status: TaskStatus,
+    ) -> Self {
         Self {
             id: id.into(),
             context_id: context_id.into(),
@@ -75,7 +80,7 @@ impl Task {
 
 impl TaskStatus {
     /// A status in `state`, stamped now.
-    pub fn now(state: TaskState, message: Option<Message>) -> Self {
+    pub fn now(state: TaskState, message: Option<Arc<Message>>) -> Self {
         Self {
             state,
             message,
@@ -197,9 +202,9 @@ impl Artifact {
 #[serde(remote = "Self", rename_all = "camelCase")]
 pub struct TaskStatusUpdateEvent {
     /// The task.
-    pub task_id: String,
+    pub task_id: Arc<str>,
     /// The task's context.
-    pub context_id: String,
+    pub context_id: Arc<str>,
     /// The new status.
     pub status: TaskStatus,
     /// Custom metadata.
@@ -212,9 +217,9 @@ pub struct TaskStatusUpdateEvent {
 #[serde(remote = "Self", rename_all = "camelCase")]
 pub struct TaskArtifactUpdateEvent {
     /// The task.
-    pub task_id: String,
+    pub task_id: Arc<str>,
     /// The task's context.
-    pub context_id: String,
+    pub context_id: Arc<str>,
     /// The artifact or chunk (shared: the task's snapshot holds the same one).
     pub artifact: Arc<Artifact>,
     /// Append these parts to the artifact with the same id.

@@ -36,6 +36,7 @@ mod core;
 mod error;
 pub mod extension;
 mod http;
+mod ids;
 
 pub use crate::core::call::CallContext;
 pub use crate::core::doc::JsonDoc;

@@ -179,7 +179,7 @@ pub(crate) fn task_row(tenant: &str, id: &str, task: &StoredTask, seq: u64) -> T
     TaskRow {
         tenant: tenant.to_owned(),
         id: id.to_owned(),
-        context_id: task.task.context_id.clone(),
+        context_id: task.task.context_id.to_string(),
         state: task.state().as_str(),
         seq: stored(seq),
         status_ms: stored(task.status_ms),
@@ -317,7 +317,7 @@ where
                  WHERE tenant = $1 AND id = $2",
             )
             .bind(key.tenant.as_str())
-            .bind(key.id.as_str())
+            .bind(&*key.id)
             .fetch_optional(&mut *conn),
         )
         .await;
@@ -420,7 +420,7 @@ where
                  ORDER BY seq LIMIT $4",
             )
             .bind(key.tenant.as_str())
-            .bind(key.id.as_str())
+            .bind(&*key.id)
             .bind(stored(seq))
             .bind(stored(limit as u64))
             .fetch_all(&mut *conn),

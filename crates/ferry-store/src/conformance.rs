@@ -215,7 +215,7 @@ pub async fn listing_filters_sorts_and_pages(store: &dyn TaskStore) {
             .expect("create");
     }
     let ids = |page: &crate::Page| -> Vec<String> {
-        page.tasks.iter().map(|t| t.task.id.clone()).collect()
+        page.tasks.iter().map(|t| t.task.id.to_string()).collect()
     };
     let all = store.list(&ListQuery::all(tenant, 10)).await.expect("list");
     assert_eq!(

@@ -219,7 +219,7 @@ impl MemoryStore {
         let mut shard = self.shard(&key);
         loop {
             if shard.tasks.contains_key(&key) {
-                return Err(StoreError::Exists(key.id));
+                return Err(StoreError::Exists(key.id.to_string()));
             }
             match self.reserve(true, bytes) {
                 Room::Reserved => {}
@@ -279,10 +279,10 @@ impl MemoryStore {
             let entry = shard
                 .tasks
                 .get_mut(key)
-                .ok_or_else(|| StoreError::NotFound(key.id.clone()))?;
+                .ok_or_else(|| StoreError::NotFound(key.id.to_string()))?;
             if entry.task.seq != expected_seq {
                 return Err(StoreError::Conflict {
-                    task: key.id.clone(),
+                    task: key.id.to_string(),
                     expected: expected_seq,
                     actual: entry.task.seq,
                 });
@@ -354,7 +354,7 @@ impl MemoryStore {
                     && query
                         .context_id
                         .as_ref()
-                        .is_none_or(|c| &task.task.context_id == c)
+                        .is_none_or(|c| *task.task.context_id == **c)
                     && query.state.is_none_or(|s| task.state() == s)
                     && query.status_since_ms.is_none_or(|t| task.status_ms >= t);
                 if keep {
@@ -455,7 +455,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The listing order: latest status first, then by id.
 fn order(task: &StoredTask) -> (std::cmp::Reverse<u64>, &str) {
-    (std::cmp::Reverse(task.status_ms), task.task.id.as_str())
+    (std::cmp::Reverse(task.status_ms), &*task.task.id)
 }
 
 /// Where a page ended.

@@ -46,7 +46,7 @@ fn shell_bytes(task: &Task) -> usize {
     ITEM_OVERHEAD
         + task.id.len()
         + task.context_id.len()
-        + task.status.message.as_ref().map_or(0, message_bytes)
+        + task.status.message.as_ref().map_or(0, |m| message_bytes(m))
         + task.metadata.as_ref().map_or(0, map_bytes)
 }
 
@@ -76,7 +76,7 @@ pub fn event_bytes(event: &StreamResponse) -> usize {
         StreamResponse::Task(task) => task_bytes(task),
         StreamResponse::Message(m) => message_bytes(m),
         StreamResponse::StatusUpdate(u) => {
-            ITEM_OVERHEAD + u.status.message.as_ref().map_or(0, message_bytes)
+            ITEM_OVERHEAD + u.status.message.as_ref().map_or(0, |m| message_bytes(m))
         }
         StreamResponse::ArtifactUpdate(u) => ITEM_OVERHEAD + artifact_bytes(&u.artifact),
     }
@@ -176,7 +176,7 @@ mod tests {
         step(&|t| {
             t.status = ferry_proto::TaskStatus::now(
                 ferry_proto::TaskState::Working,
-                Some(Message::agent("m2", vec![text(7)])),
+                Some(Message::agent("m2", vec![text(7)]).into()),
             )
         });
         step(&|t| t.history.push(Message::agent("m2", vec![text(7)]).into()));

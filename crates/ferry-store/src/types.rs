@@ -8,13 +8,13 @@ use std::sync::Arc;
 pub struct TaskKey {
     /// The tenant (empty when none).
     pub tenant: String,
-    /// The task id.
-    pub id: String,
+    /// The task id (shared with the task's snapshots: making a key copies no text).
+    pub id: Arc<str>,
 }
 
 impl TaskKey {
     /// The key of task `id` in `tenant`.
-    pub fn new(tenant: impl Into<String>, id: impl Into<String>) -> TaskKey {
+    pub fn new(tenant: impl Into<String>, id: impl Into<Arc<str>>) -> TaskKey {
         TaskKey {
             tenant: tenant.into(),
             id: id.into(),

@@ -385,7 +385,7 @@ async fn follow(mut stream: EventStream, output: OutputFormat) -> anyhow::Result
                         .status
                         .message
                         .as_ref()
-                        .map(Message::text)
+                        .map(|m| m.text())
                         .unwrap_or_default();
                     crate::out(format_args!(
                         "status {}{}",

@@ -64,7 +64,7 @@ fn artifact() -> Artifact {
 fn status() -> TaskStatus {
     TaskStatus {
         state: TaskState::Working,
-        message: Some(message()),
+        message: Some(message().into()),
         timestamp: Some(Timestamp::from_millis(1_700_000_000_000)),
     }
 }

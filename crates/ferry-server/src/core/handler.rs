@@ -315,17 +315,14 @@ impl RequestHandler {
             ));
         }
         let (live, is_new) = if message.task_id.is_empty() {
-            // Time-ordered ids (UUIDv7, 74 random bits): new tasks land next to each other in
-            // a store's indexes instead of all over them, so a batch of new tasks writes a few
-            // index pages, not one page per task.
             let context_id = if message.context_id.is_empty() {
-                uuid::Uuid::now_v7().to_string()
+                crate::ids::time_ordered()
             } else {
-                message.context_id.clone()
+                message.context_id.as_str().into()
             };
-            let task_id = uuid::Uuid::now_v7().to_string();
-            message.task_id.clone_from(&task_id);
-            message.context_id.clone_from(&context_id);
+            let task_id = crate::ids::time_ordered();
+            message.task_id = task_id.to_string();
+            message.context_id = context_id.to_string();
             let mut task = Task::new(
                 task_id,
                 context_id,
@@ -335,14 +332,14 @@ impl RequestHandler {
             (self.manager.begin(&call.tenant, task), true)
         } else {
             let live = self.find(call, &message.task_id).await?;
-            if !message.context_id.is_empty() && message.context_id != live.context_id {
+            if !message.context_id.is_empty() && *message.context_id != *live.context_id {
                 return Err(A2aError::invalid_params(format!(
                     "contextId {:?} does not match the context of task {:?}",
                     message.context_id, live.key.id
                 ))
                 .with_violation("message.contextId", "must match the task's contextId"));
             }
-            message.context_id.clone_from(&live.context_id);
+            message.context_id = live.context_id.to_string();
             (live, false)
         };
 
@@ -353,7 +350,7 @@ impl RequestHandler {
             let mut view = live.view.lock();
             let state = view.task.status.state;
             if !is_new {
-                let id = live.key.id.as_str();
+                let id = &*live.key.id;
                 if state.is_terminal() {
                     return Err(A2aError::unsupported(format!(
                         "task {id} is {state} and accepts no more messages; start a new task in the same context"
@@ -406,8 +403,8 @@ impl RequestHandler {
 
         let ctx = RequestContext {
             message,
-            task_id: live.key.id.clone(),
-            context_id: live.context_id.clone(),
+            task_id: live.key.id.to_string(),
+            context_id: live.context_id.to_string(),
             task: task_before,
             metadata: req.metadata,
             accepted_output_modes: config.accepted_output_modes,
@@ -527,7 +524,7 @@ impl RequestHandler {
                     ErrorKind::TaskNotCancelable,
                     format!("task {} is {} and cannot be canceled", live.key.id, state),
                 )
-                .with_meta("taskId", live.key.id.as_str()));
+                .with_meta("taskId", &*live.key.id));
             }
             Task::clone(&view.task)
         };
@@ -537,8 +534,8 @@ impl RequestHandler {
                 .history
                 .last()
                 .map_or_else(|| Message::user("", Vec::new()), |m| Message::clone(m)),
-            task_id: live.key.id.clone(),
-            context_id: live.context_id.clone(),
+            task_id: live.key.id.to_string(),
+            context_id: live.context_id.to_string(),
             task: Some(task_before),
             metadata: req.metadata.clone(),
             accepted_output_modes: Vec::new(),
@@ -598,7 +595,7 @@ impl RequestHandler {
                     "task {} is {}; subscribe works only on tasks that are not finished (use GetTask)",
                     live.key.id, state
                 ))
-                .with_meta("taskId", live.key.id.as_str()));
+                .with_meta("taskId", &*live.key.id));
             }
             (
                 view.subscribe(),

@@ -186,7 +186,7 @@ pub(crate) struct LiveTask {
     /// Which task.
     pub key: TaskKey,
     /// Its context.
-    pub context_id: String,
+    pub context_id: Arc<str>,
     /// The cached snapshot and the live parts; held briefly, never across an await.
     pub view: Mutex<View>,
     /// Held by the one writer of the task while it stores an event (across the store call).
@@ -262,7 +262,7 @@ impl LiveTasks {
         seq: u64,
         published: bool,
     ) -> Arc<LiveTask> {
-        let key = TaskKey::new(tenant, task.id.as_str());
+        let key = TaskKey::new(tenant, task.id.clone());
         let mut shard = self.shard(&key).lock();
         if let Some(existing) = shard.get(&key).and_then(Weak::upgrade) {
             return existing;

@@ -209,7 +209,7 @@ impl TaskManager {
                 let state = task.status.state;
                 if state.is_terminal() {
                     return Err(EmitError::TaskTerminal {
-                        task_id: live.key.id.clone(),
+                        task_id: live.key.id.to_string(),
                         state: state.as_str(),
                     });
                 }
@@ -394,9 +394,10 @@ impl TaskManager {
         let mut next = current.clone();
         match event {
             AgentEvent::Status { state, message } => {
+                // One copy, shared by the status, the history and the event.
                 let message = message.clone().map(|mut m| {
                     fill_ids(live, &mut m);
-                    m
+                    Arc::new(m)
                 });
                 if let Some(m) = &message {
                     // The message that ends a task always fits: a task ends once, and a
@@ -404,7 +405,7 @@ impl TaskManager {
                     if !state.is_terminal() {
                         self.check_history(live, next.history.len() + 1)?;
                     }
-                    next.history.push(Arc::new(m.clone()));
+                    next.history.push(m.clone());
                 }
                 next.status = TaskStatus::now(*state, message);
                 let update = StreamResponse::StatusUpdate(TaskStatusUpdateEvent {
@@ -637,7 +638,7 @@ fn forget(live: &LiveTask) {
 
 /// Records a direct reply to a new request: the only event such a request gets.
 fn reply(live: &LiveTask, mut message: Message) {
-    message.context_id.clone_from(&live.context_id);
+    message.context_id = live.context_id.to_string();
     message.task_id.clear();
     if message.role == Role::Unspecified {
         message.role = Role::Agent;
@@ -650,8 +651,8 @@ fn reply(live: &LiveTask, mut message: Message) {
 }
 
 fn fill_ids(live: &LiveTask, message: &mut Message) {
-    message.context_id.clone_from(&live.context_id);
-    message.task_id.clone_from(&live.key.id);
+    message.context_id = live.context_id.to_string();
+    message.task_id = live.key.id.to_string();
     if message.role == Role::Unspecified {
         message.role = Role::Agent;
     }

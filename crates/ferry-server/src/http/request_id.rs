@@ -23,7 +23,7 @@ impl RequestId {
             .filter(|s| is_valid(s));
         match given {
             Some(s) => Self(s.into()),
-            None => Self(uuid::Uuid::new_v4().to_string().into()),
+            None => Self(crate::ids::random()),
         }
     }
 
