@@ -15,7 +15,6 @@ use crate::store::{StoreError, StoreFuture, TaskStore};
 use crate::types::{ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher};
 use ferry_proto::{StreamResponse, TaskState};
 use std::collections::{HashMap, VecDeque};
-use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -69,9 +68,6 @@ struct Shard {
 pub struct MemoryStore {
     limits: MemoryLimits,
     shards: Vec<Mutex<Shard>>,
-    /// Picks a key's shard (seeded apart from the shards' own maps, so that the keys of one
-    /// shard still spread over its map).
-    shard_hasher: TaskKeyHasher,
     count: AtomicUsize,
     bytes: AtomicUsize,
 }
@@ -96,7 +92,6 @@ impl MemoryStore {
         MemoryStore {
             limits,
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
-            shard_hasher: TaskKeyHasher::default(),
             count: AtomicUsize::new(0),
             bytes: AtomicUsize::new(0),
         }
@@ -118,9 +113,7 @@ impl MemoryStore {
     }
 
     fn shard(&self, key: &TaskKey) -> MutexGuard<'_, Shard> {
-        // The modulo keeps the index below SHARDS: the cast cannot truncate it.
-        let index = (self.shard_hasher.hash_one(key) % SHARDS as u64) as usize;
-        lock(&self.shards[index])
+        lock(&self.shards[key.shard(SHARDS)])
     }
 
     fn full(&self, what: &str) -> StoreError {

@@ -20,6 +20,24 @@ impl TaskKey {
             id: id.into(),
         }
     }
+
+    /// Which of `shards` (1 or more) this key belongs in, for maps split into shards so that
+    /// writers of different tasks rarely meet on a lock.
+    ///
+    /// No hashing: a server-made id is a UUID whose last two characters are random hex
+    /// digits, so they spread keys evenly by themselves. (Any other id still gets a shard,
+    /// from its last bytes; a lookup of an id a client chose only decides which lock it takes.)
+    pub fn shard(&self, shards: usize) -> usize {
+        let digit = |b: u8| match b {
+            b'0'..=b'9' => usize::from(b - b'0'),
+            b'a'..=b'f' => usize::from(b - b'a' + 10),
+            _ => usize::from(b),
+        };
+        let bytes = self.id.as_bytes();
+        let last = bytes.last().map_or(0, |&b| digit(b));
+        let before = bytes.len().checked_sub(2).map_or(0, |i| digit(bytes[i]));
+        (before * 16 + last) % shards.max(1)
+    }
 }
 
 /// How maps of tasks hash their keys: foldhash, seeded at random per map.
@@ -110,4 +128,38 @@ pub struct Page {
     pub next_page_token: Option<String>,
     /// How many tasks match the filters, over all pages.
     pub total: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_made_ids_spread_evenly_over_shards() {
+        for shards in [16, 32] {
+            let mut counts = vec![0usize; shards];
+            let n = 1000 * shards;
+            for _ in 0..n {
+                let key = TaskKey::new("", uuid::Uuid::now_v7().to_string());
+                counts[key.shard(shards)] += 1;
+            }
+            let (min, max) = (counts.iter().min(), counts.iter().max());
+            assert!(
+                min >= Some(&800) && max <= Some(&1200),
+                "{shards} shards: {counts:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn any_id_gets_a_shard() {
+        for id in ["", "a", "t1", "ZZ", "\u{1F600}"] {
+            assert!(TaskKey::new("x", id).shard(16) < 16, "{id:?}");
+        }
+        assert_eq!(
+            TaskKey::new("", "ff").shard(0),
+            0,
+            "no shards asked: the only one"
+        );
+    }
 }

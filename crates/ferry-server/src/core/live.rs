@@ -12,7 +12,6 @@ use ferry_proto::{A2aError, Message, StreamResponse, Task};
 use ferry_store::{TaskKey, TaskKeyHasher};
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::hash::BuildHasher;
 use std::sync::{Arc, OnceLock, Weak};
 use tokio::sync::{Notify, broadcast};
 
@@ -228,8 +227,6 @@ type Shard = Mutex<HashMap<TaskKey, Weak<LiveTask>, TaskKeyHasher>>;
 #[derive(Debug)]
 pub(crate) struct LiveTasks {
     shards: Box<[Shard]>,
-    /// Picks a key's shard (seeded apart from the shards' own maps).
-    hasher: TaskKeyHasher,
 }
 
 impl LiveTasks {
@@ -239,13 +236,11 @@ impl LiveTasks {
             shards: (0..SHARDS)
                 .map(|_| Mutex::new(HashMap::default()))
                 .collect(),
-            hasher: TaskKeyHasher::default(),
         })
     }
 
     fn shard(&self, key: &TaskKey) -> &Shard {
-        let i = (self.hasher.hash_one(key) as usize) % SHARDS;
-        &self.shards[i]
+        &self.shards[key.shard(SHARDS)]
     }
 
     /// The live task `key`, if something follows it now.
