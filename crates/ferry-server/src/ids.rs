@@ -6,7 +6,7 @@ use uuid::Uuid;
 /// `id` in its hyphenated lowercase form, written straight into its one allocation (no
 /// formatting machinery, no `String` copied into an `Arc` afterwards): three of these are
 /// made for every new task.
-pub(crate) fn text(id: Uuid) -> Arc<str> {
+fn text(id: Uuid) -> Arc<str> {
     let mut buffer = Uuid::encode_buffer();
     Arc::from(&*id.hyphenated().encode_lower(&mut buffer))
 }

@@ -51,7 +51,7 @@ struct Entry {
     events: VecDeque<StoredEvent>,
     /// What this entry counts against the byte budget.
     bytes: usize,
-    /// What its snapshot counts of that (so an append sizes only the new one).
+    /// What its snapshot counts of that (so an append measures only what its event changed).
     snapshot_bytes: usize,
 }
 
@@ -235,7 +235,7 @@ impl MemoryStore {
                 key,
                 Entry {
                     task,
-                    events: VecDeque::with_capacity(8),
+                    events: VecDeque::new(),
                     bytes,
                     snapshot_bytes: bytes,
                 },

@@ -53,12 +53,11 @@ fn shell_bytes(task: &Task) -> usize {
 /// `bytes` with the items of `previous` that `next` does not hold at the same place taken
 /// out, and the ones `next` holds instead put in.
 fn changed_bytes<T>(
-    bytes: usize,
+    mut bytes: usize,
     previous: &[Arc<T>],
     next: &[Arc<T>],
     size: impl Fn(&T) -> usize,
 ) -> usize {
-    let mut bytes = bytes;
     for i in 0..previous.len().max(next.len()) {
         match (previous.get(i), next.get(i)) {
             (Some(p), Some(n)) if Arc::ptr_eq(p, n) => {}
