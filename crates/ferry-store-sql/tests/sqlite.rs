@@ -147,3 +147,83 @@ async fn unknown_schemes_and_in_memory_databases_are_refused() {
         Err(OpenError::InvalidUrl { .. })
     ));
 }
+
+/// A file made by the first schema (events by rowid, with a foreign key) is upgraded when a
+/// store opens it: its events are all there, in order, new ones land after them, and expiry
+/// still takes a task's events with it (a trigger now, no longer the foreign key's cascade).
+#[tokio::test]
+async fn a_file_of_the_first_schema_keeps_its_events_after_the_upgrade() {
+    let (dir, path) = temp_db();
+    // The first migration alone, recorded as sqlx records it (the store's migrator then
+    // applies only what follows).
+    let first = dir.path().join("first-schema");
+    std::fs::create_dir(&first).expect("dir");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite/0001_tasks.sql"),
+        first.join("0001_tasks.sql"),
+    )
+    .expect("copy the first migration");
+    let mut side = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(&path)
+        .create_if_missing(true)
+        .connect()
+        .await
+        .expect("create the file");
+    sqlx::migrate::Migrator::new(first.as_path())
+        .await
+        .expect("read the first migration")
+        .run(&mut side)
+        .await
+        .expect("apply the first schema");
+    let mut t = conformance::task("", "old", "ctx", ferry_proto::TaskState::Working, 10);
+    t.expires_ms = Some(1_000);
+    let snapshot = serde_json::to_string(&*t.task).expect("snapshot");
+    let event = serde_json::to_string(&*conformance::event(&t)).expect("event");
+    sqlx::query(
+        "INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, expires_ms, snapshot) \
+         VALUES ('', 'old', 'ctx', 'TASK_STATE_WORKING', 2, 10, 1000, $1)",
+    )
+    .bind(&snapshot)
+    .execute(&mut side)
+    .await
+    .expect("a task of the old schema");
+    for seq in [1, 2] {
+        sqlx::query("INSERT INTO events (tenant, task_id, seq, event) VALUES ('', 'old', $1, $2)")
+            .bind(seq)
+            .bind(&event)
+            .execute(&mut side)
+            .await
+            .expect("an event of the old schema");
+    }
+    side.close().await.expect("close");
+
+    let store = open_store(&path).await;
+    let key = t.key();
+    let seqs = |events: Vec<ferry_store::StoredEvent>| -> Vec<u64> {
+        events.iter().map(|e| e.seq).collect()
+    };
+    let kept = store.events_after(&key, 0, 10).await.expect("events");
+    assert_eq!(seqs(kept), vec![1, 2], "the old events are kept, in order");
+    let mut next = t.clone();
+    next.seq = 2;
+    assert_eq!(
+        store.append(&key, 2, conformance::event(&t), next).await,
+        Ok(3),
+        "a new event follows them"
+    );
+    let all = store.events_after(&key, 1, 10).await.expect("events");
+    assert_eq!(seqs(all), vec![2, 3]);
+    assert_eq!(store.expire(1_000).await, Ok(vec![key.clone()]));
+    assert_eq!(
+        store.events_after(&key, 0, 10).await,
+        Ok(vec![]),
+        "gone with their task"
+    );
+    drop(store);
+    let mut side = side_connection(&path).await;
+    let left: i64 = sqlx::query_scalar("SELECT count(*) FROM events")
+        .fetch_one(&mut side)
+        .await
+        .expect("count");
+    assert_eq!(left, 0, "no event row is left behind");
+}

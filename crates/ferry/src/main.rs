@@ -9,6 +9,7 @@ mod bench_forms;
 mod call;
 mod card;
 mod forms_args;
+mod log_fields;
 mod serve;
 
 use clap::{Parser, Subcommand};

@@ -425,7 +425,7 @@ fn init_logging(format: LogFormat) {
         .with_ansi(colour_on_stderr())
         .with_writer(std::io::stderr);
     match format {
-        LogFormat::Text => builder.init(),
+        LogFormat::Text => builder.fmt_fields(crate::log_fields::PlainFields).init(),
         LogFormat::Json => builder.json().init(),
     }
 }

@@ -192,7 +192,11 @@ impl TaskManager {
     ) -> Result<(), EmitError> {
         validate(&event)?;
         let ends = matches!(&event, AgentEvent::Status { state, .. } if state.is_terminal());
-        let writer = live.writer.lock().await;
+        // Uncontended (the usual case: one turn emits in order) without the wait queue.
+        let writer = match live.writer.try_lock() {
+            Ok(writer) => writer,
+            Err(_) => live.writer.lock().await,
+        };
         // The task's creation, when this event is the one that publishes it on a store that
         // commits writes together: settled before this event is.
         let mut creation: Option<tokio::task::JoinHandle<()>> = None;

@@ -3,14 +3,19 @@
 use crate::config::ServerConfig;
 use crate::core::call::CallContext;
 use crate::http::request_id::ClientAddr;
-use axum::http::HeaderMap;
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderName};
 use ferry_proto::{A2aError, ErrorKind, PROTOCOL_VERSION};
 
 /// The header that carries the protocol version.
 pub const VERSION_HEADER: &str = "a2a-version";
 /// The header that carries extension URIs.
 pub const EXTENSIONS_HEADER: &str = "a2a-extensions";
+
+// The same names, parsed once: a lookup by `&str` parses the name again on every request.
+pub(crate) const VERSION: HeaderName = HeaderName::from_static(VERSION_HEADER);
+pub(crate) const EXTENSIONS: HeaderName = HeaderName::from_static(EXTENSIONS_HEADER);
+pub(crate) const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
 /// Checks the requested protocol version: `1.x` is accepted; a missing header is 1.0 unless
 /// `strict_version` is set; anything else is VersionNotSupportedError.
@@ -20,7 +25,7 @@ pub(crate) fn check_version(
     config: &ServerConfig,
 ) -> Result<(), A2aError> {
     let from_header = headers
-        .get(VERSION_HEADER)
+        .get(VERSION)
         .and_then(|v| v.to_str().ok())
         .map(str::trim);
     let from_query = query.and_then(|q| {
@@ -62,7 +67,7 @@ fn version_error(requested: &str) -> A2aError {
 /// The extension URIs a request asks for: every `A2A-Extensions` line, split on commas, trimmed.
 pub(crate) fn requested_extensions(headers: &HeaderMap) -> Vec<String> {
     headers
-        .get_all(EXTENSIONS_HEADER)
+        .get_all(EXTENSIONS)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
@@ -110,7 +115,7 @@ pub(crate) fn call_context(tenant: String, extensions: Vec<String>, parts: &Part
 /// The SSE `Last-Event-ID` a reconnecting client sends (ferry's event ids are sequence numbers).
 pub(crate) fn last_event_id(headers: &HeaderMap) -> Option<u64> {
     headers
-        .get("last-event-id")?
+        .get(LAST_EVENT_ID)?
         .to_str()
         .ok()?
         .trim()

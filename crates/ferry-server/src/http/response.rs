@@ -1,7 +1,7 @@
 //! Response builders shared by the bindings, the front door and extensions. Statuses come
 //! from the error's [`ErrorKind`]; there is no status table here.
 
-use crate::http::params::EXTENSIONS_HEADER;
+use crate::http::params::EXTENSIONS;
 use crate::http::request_id::RequestId;
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
@@ -24,7 +24,7 @@ pub(crate) fn with_extensions(mut r: Response, activated: &[String]) -> Response
     if !activated.is_empty()
         && let Ok(v) = HeaderValue::from_str(&activated.join(", "))
     {
-        r.headers_mut().insert(EXTENSIONS_HEADER, v);
+        r.headers_mut().insert(EXTENSIONS, v);
     }
     r
 }

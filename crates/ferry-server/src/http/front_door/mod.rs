@@ -120,12 +120,16 @@ static SINGLETON_HEADERS: [header::HeaderName; 5] = [
     header::HOST,
     header::AUTHORIZATION,
     header::CONTENT_TYPE,
-    header::HeaderName::from_static(crate::http::params::VERSION_HEADER),
-    header::HeaderName::from_static("last-event-id"),
+    crate::http::params::VERSION,
+    crate::http::params::LAST_EVENT_ID,
 ];
 
 /// The first of [`SINGLETON_HEADERS`] that `headers` holds more than once.
 fn repeated_singleton(headers: &axum::http::HeaderMap) -> Option<&'static str> {
+    // As many values as names: no header at all is repeated (the usual case, no lookups).
+    if headers.len() == headers.keys_len() {
+        return None;
+    }
     SINGLETON_HEADERS
         .iter()
         .find(|name| headers.get_all(*name).iter().nth(1).is_some())
@@ -192,7 +196,12 @@ pub async fn guard(
         None => RequestId::from_headers(request.headers()),
     };
     request.extensions_mut().insert(rid.clone());
-    let span = tracing::info_span!("request", id = %rid, method = %request.method(), path = %request.uri().path());
+    let span = tracing::info_span!(
+        "request",
+        id = rid.as_str(),
+        method = request.method().as_str(),
+        path = request.uri().path()
+    );
     let started = std::time::Instant::now();
     let mut response = admit_and_run(&door, request, next, &rid)
         .instrument(span)
