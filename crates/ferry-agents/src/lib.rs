@@ -3,7 +3,9 @@
 //!
 //! - [`EchoAgent`] completes each task with an artifact that echoes what it was sent;
 //! - [`ConformanceAgent`] plays the scenarios the official conformance kit drives
-//!   (`tck-complete-task`, `tck-input-required`, …) plus `ferry-turns-3`.
+//!   (`tck-complete-task`, `tck-input-required`, … as messageId prefixes) plus
+//!   `ferry-turns-3`, and the behaviours ACTS drives (`tck-multi-turn`, `tck-cancel`, … as the
+//!   first words of the message).
 //!
 //! ```
 //! use ferry_agent::AgentExecutor;

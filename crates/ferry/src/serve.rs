@@ -15,7 +15,8 @@ pub(crate) enum AgentName {
     Forms,
     /// Completes each task with an artifact echoing the message's text and data parts.
     Echo,
-    /// Plays the official conformance kit's messageId-prefix scenarios (and `ferry-turns-3`).
+    /// Plays the official conformance kit's messageId-prefix scenarios (and `ferry-turns-3`)
+    /// and the ACTS behaviours named by the message's first words.
     Conformance,
 }
 
@@ -44,6 +45,10 @@ pub(crate) struct ServeArgs {
     /// Print the effective configuration (secrets redacted) and exit.
     #[arg(long)]
     print_config: bool,
+    /// Print the ACTS behaviour declaration of the conformance agent (what
+    /// `acts/sut-behaviors.yaml` holds) and exit.
+    #[arg(long)]
+    print_acts_behaviors: bool,
     /// Log format (RUST_LOG sets the level; default info).
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormat,
@@ -255,6 +260,15 @@ struct CdpSettings {
 
 /// Runs the server until Ctrl-C or SIGTERM.
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
+    if args.print_acts_behaviors {
+        if !matches!(args.agent, AgentName::Conformance) {
+            anyhow::bail!(
+                "--print-acts-behaviors is the conformance agent's: add --agent conformance"
+            );
+        }
+        print!("{}", ferry_agents::ConformanceAgent::acts_behaviors_yaml());
+        return Ok(());
+    }
     let configs = args.configs()?;
     if args.print_config {
         let (config, forms, cdp) = (&configs.server, &configs.forms, configs.cdp);

@@ -1,7 +1,9 @@
 //! The JSON-RPC 2.0 binding (spec §2.2): one POST endpoint, the operations of the operation
-//! table by their names, validated in the order the official SDKs use: content type, JSON,
-//! envelope, method, params, then the service parameters (version, extensions). A thin
-//! translator: the semantics are the request handler's.
+//! table by their names, validated in this order: content type, JSON, envelope, protocol
+//! version, method, params, extensions. The version comes before the method and params (ACTS
+//! VER-NEG-001: an unsupported version with invalid params is -32009, not -32602); the
+//! envelope comes before it only because an answer needs the request's id. A thin translator:
+//! the semantics are the request handler's.
 
 use crate::core::doc::JsonDoc;
 use crate::core::handler::Outcome;
@@ -47,6 +49,12 @@ pub(crate) async fn handle(State(app): State<Arc<AppState>>, request: Request) -
         Err(refusal) => return error_response(&refusal.id, &refusal.error),
     };
     let (id, method) = (&envelope.id, envelope.method.as_ref());
+    // The version before the method and its params: a request of another protocol version is
+    // answered as such, whatever else is wrong with it (its id is known by now, so the error
+    // can carry it).
+    if let Err(e) = params::check_version(&parts.headers, parts.uri.query(), &app.config) {
+        return error_response(id, &e);
+    }
     let Some(op) = Operation::from_name(method) else {
         let e = A2aError::new(
             ErrorKind::MethodNotFound,
@@ -72,10 +80,8 @@ async fn dispatch(
     envelope: &RpcEnvelope<'_>,
     parts: &Parts,
 ) -> Result<Response, A2aError> {
-    let (uri, headers, id) = (&parts.uri, &parts.headers, &envelope.id);
-    // Params first (validation order step 4), then the service parameters (step 5).
+    let (headers, id) = (&parts.headers, &envelope.id);
     let request = A2aRequest::decode(op, envelope)?;
-    params::check_version(headers, uri.query(), &app.config)?;
     let extensions =
         params::activate_extensions(headers, &app.declared_extensions, &app.required_extensions)?;
     let call = params::call_context(request.tenant().to_owned(), extensions, parts);

@@ -148,6 +148,8 @@ async fn serve(
     let (uri, headers) = (&parts.uri, &parts.headers);
     let (op, tenant, path_params) = route(&parts.method, path)?;
     *label = Method::Operation(op);
+    // The version first, before the body's type and content (as on JSON-RPC).
+    params::check_version(headers, uri.query(), &app.config)?;
     if parts.method == axum::http::Method::POST
         && !is_json_content_type(headers.get(header::CONTENT_TYPE))
     {
@@ -156,7 +158,6 @@ async fn serve(
             "the request content type must be application/json",
         ));
     }
-    params::check_version(headers, uri.query(), &app.config)?;
     let extensions =
         params::activate_extensions(headers, &app.declared_extensions, &app.required_extensions)?;
     let query = uri.query().unwrap_or_default();

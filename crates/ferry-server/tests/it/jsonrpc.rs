@@ -165,7 +165,8 @@ async fn bad_params_are_invalid_params() {
     }
 }
 
-/// The validation order: content type, JSON, envelope, method, params, then `A2A-Version`.
+/// The validation order: content type, JSON, envelope, then `A2A-Version` before the method
+/// and params (ACTS VER-NEG-001), then method, params.
 async fn validation_order() {
     let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let envelope = post(&srv, "text/plain", Some("99.0"), "{").await;
@@ -178,24 +179,34 @@ async fn validation_order() {
         -32600,
         &json!(1),
     );
-    let bad = request(json!(1), "Foo", json!(5)).to_string();
+    // An unknown method, bad params, a SendMessage without messageId: all -32009 first.
+    let no_message_id = json!({"message": {"role": "ROLE_USER", "parts": [{"text": "hi"}]}});
+    for (method, params) in [
+        ("Foo", json!(5)),
+        ("GetTask", json!(5)),
+        ("SendMessage", no_message_id.clone()),
+        ("GetTask", json!({"id": "unknown"})),
+    ] {
+        let body = request(json!(1), method, params).to_string();
+        assert_error(
+            &post(&srv, "application/json", Some("99.0"), &body).await,
+            -32009,
+            &json!(1),
+        );
+    }
+    let unknown = request(json!(1), "Foo", json!(5)).to_string();
     assert_error(
-        &post(&srv, "application/json", Some("99.0"), &bad).await,
+        &post(&srv, "application/json", Some("1.0"), &unknown).await,
         -32601,
         &json!(1),
     );
-    let bad = request(json!(1), "GetTask", json!(5)).to_string();
+    let bad = request(json!(1), "SendMessage", no_message_id).to_string();
     assert_error(
-        &post(&srv, "application/json", Some("99.0"), &bad).await,
+        &post(&srv, "application/json", Some("1.0"), &bad).await,
         -32602,
         &json!(1),
     );
     let good = request(json!(1), "GetTask", json!({"id": "unknown"})).to_string();
-    assert_error(
-        &post(&srv, "application/json", Some("99.0"), &good).await,
-        -32009,
-        &json!(1),
-    );
     assert_error(
         &post(&srv, "application/json", Some("1.0"), &good).await,
         -32001,

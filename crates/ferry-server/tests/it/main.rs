@@ -7,6 +7,8 @@
 #[macro_use]
 mod support;
 
+// The conformance agent's ACTS behaviours.
+mod acts;
 // The agent card and its caching.
 mod card;
 // The JSON-RPC envelope and its validation order.

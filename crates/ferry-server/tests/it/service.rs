@@ -51,7 +51,7 @@ async fn every_operation(
 }
 
 /// Point 60: `A2A-Version: 99.0` (and other unsupported versions) is VersionNotSupported on
-/// every operation, streams included.
+/// every operation, streams included, whatever else is wrong with the request.
 async fn unsupported_version_everywhere(b: Binding) {
     let (srv, _remote) = TestServer::scripted().await;
     let task = srv.start_waiting(b, Value::Null).await;
@@ -65,6 +65,24 @@ async fn unsupported_version_everywhere(b: Binding) {
             e.assert_is(VERSION_NOT_SUPPORTED);
             assert_eq!(e.meta("requestedVersion"), Some(version), "{method}");
             assert_eq!(e.meta("supportedVersions"), Some("1.0"), "{method}");
+        }
+        // Checked before the params (ACTS VER-NEG-001): a message without its messageId, or
+        // no message at all, still answers with the version.
+        let no_message_id = json!({"message": {"role": "ROLE_USER", "parts": [{"text": "hi"}]}});
+        for (method, params) in [
+            ("SendMessage", no_message_id),
+            ("SendMessage", json!({"message": 5})),
+        ] {
+            let sp = ServiceParams {
+                version: Some(version),
+                ..ServiceParams::default()
+            };
+            let answer = srv.call_with(b, method, params, sp).await;
+            let e = answer
+                .result
+                .err()
+                .unwrap_or_else(|| panic!("{method} without its params accepted"));
+            e.assert_is(VERSION_NOT_SUPPORTED);
         }
     }
 }

@@ -1,7 +1,16 @@
-//! The conformance agent: behaviour chosen by the prefix of `message.messageId`, as the
-//! official conformance kit expects (`shared/notes/conformance.md` §4.2), plus `ferry-turns-3`
-//! and `ferry-hold` (WORKING, an artifact `held`, then nothing until the task is canceled or
-//! the server goes away: a turn to kill a server in the middle of).
+//! The conformance agent. It serves two contracts:
+//!
+//! - the official conformance kit's: behaviour chosen by the prefix of `message.messageId`
+//!   (`shared/notes/conformance.md` §4.2), plus `ferry-turns-3` and `ferry-hold` (WORKING, an
+//!   artifact `held`, then nothing until the task is canceled or the server goes away: a turn
+//!   to kill a server in the middle of);
+//! - ACTS's (the corpus the official SDKs run): behaviour chosen by the text of the first
+//!   part, `tck-multi-turn …` (see [`acts`]).
+//!
+//! A messageId prefix of the kit wins; then a `tck-…` name in the text of this message or of
+//! the task's first one; anything else is echoed and completed.
+
+mod acts;
 
 use ferry_agent::{
     AgentDescription, AgentError, AgentExecutor, AgentFuture, EventSink, RequestContext,
@@ -71,23 +80,40 @@ impl Scenario {
     }
 }
 
-/// Plays the conformance kit's scenarios; any other messageId is echoed and completed.
+/// Plays the conformance kit's scenarios and the ACTS behaviours; anything else is echoed and
+/// completed.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ConformanceAgent;
 
 const TURNS: usize = 3;
 
+impl ConformanceAgent {
+    /// The ACTS behaviour declaration (`acts/sut-behaviors.yaml`) of what this agent plays.
+    pub fn acts_behaviors_yaml() -> String {
+        acts::behaviours_yaml()
+    }
+}
+
 impl AgentExecutor for ConformanceAgent {
     fn describe(&self) -> AgentDescription {
         AgentDescription::new(
             "conformance",
-            "Plays the A2A conformance kit's scenarios, chosen by messageId prefix; echoes anything else.",
+            "Plays the A2A conformance kit's scenarios (chosen by messageId prefix) and the ACTS behaviours (chosen by the text of the first part, tck-…); echoes anything else.",
         )
     }
 
     fn execute(&self, ctx: RequestContext, events: EventSink) -> AgentFuture<'_> {
         Box::pin(async move {
             let scenario = Scenario::for_message_id(&ctx.message.message_id);
+            if scenario == Scenario::Echo {
+                match acts::asked(&ctx) {
+                    Some(acts::Asked::Known(behaviour)) => {
+                        return acts::play(behaviour, &ctx, &events).await;
+                    }
+                    Some(acts::Asked::Unknown(name)) => return acts::unknown(&name, &events).await,
+                    None => {}
+                }
+            }
             let text = |s: &str| Part::text(s);
             let artifact = |id: &str, parts| Artifact::new(id, id, parts);
             match scenario {
