@@ -2,15 +2,17 @@
 //! timeouts and bounded bodies; [`A2aClient::connect`] is the safe way in.
 
 use crate::error::ClientError;
+use crate::grpc::GrpcChannel;
 use crate::retry::RetryPolicy;
-use crate::stream::{EventStream, StreamKind};
+use crate::stream::{EventStream, Source, StreamKind};
 use ferry_net::{SafeClientBuilder, Url, is_loopback_host};
+use ferry_proto::grpc::GrpcOperation;
 use ferry_proto::{
-    A2aError, AgentCard, BINDING_HTTP_JSON, BINDING_JSONRPC, CancelTaskRequest,
+    A2aError, AgentCard, BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC, CancelTaskRequest,
     GetExtendedAgentCardRequest, GetTaskRequest, ListTaskPushNotificationConfigsRequest,
     ListTaskPushNotificationConfigsResponse, ListTasksRequest, ListTasksResponse, Operation,
-    OperationType, PathParams, RestCarrier, SendMessageRequest, SendMessageResponse,
-    SubscribeToTaskRequest, Task, TaskPushNotificationConfig, TaskPushNotificationConfigRef, ops,
+    PathParams, RestCarrier, SendMessageRequest, SendMessageResponse, SubscribeToTaskRequest, Task,
+    TaskPushNotificationConfig, TaskPushNotificationConfigRef, ops,
 };
 use ferry_trust::fetch::{CardFetcher, Expect};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -26,6 +28,8 @@ pub enum Binding {
     JsonRpc,
     /// HTTP+JSON (REST).
     HttpJson,
+    /// gRPC (HTTP/2, protobuf).
+    Grpc,
 }
 
 impl Binding {
@@ -34,6 +38,7 @@ impl Binding {
         match self {
             Binding::JsonRpc => BINDING_JSONRPC,
             Binding::HttpJson => BINDING_HTTP_JSON,
+            Binding::Grpc => BINDING_GRPC,
         }
     }
 }
@@ -43,7 +48,7 @@ impl Binding {
 pub struct Endpoint {
     /// The binding.
     pub binding: Binding,
-    /// The interface URL.
+    /// The interface URL (`host:port` for gRPC).
     pub url: String,
     /// The tenant the interface names ("" for none).
     pub tenant: String,
@@ -57,6 +62,7 @@ impl Endpoint {
             let binding = match i.protocol_binding.as_str() {
                 BINDING_JSONRPC => Binding::JsonRpc,
                 BINDING_HTTP_JSON => Binding::HttpJson,
+                BINDING_GRPC => Binding::Grpc,
                 _ => return None,
             };
             let v1 = i.protocol_version.split('.').next() == Some("1");
@@ -143,6 +149,8 @@ impl ClientOptions {
 #[derive(Debug, Clone)]
 pub struct A2aClient {
     http: reqwest::Client,
+    /// The channel, when the binding is gRPC.
+    grpc: Option<GrpcChannel>,
     endpoint: Endpoint,
     headers: HeaderMap,
     timeout: Duration,
@@ -198,21 +206,33 @@ impl A2aClient {
         let card: AgentCard = serde_json::from_value(verified.card().clone())
             .map_err(|e| ClientError::Decode(format!("agent card: {e}")))?;
         let endpoint = Endpoint::select(&card, options.prefer)?;
-        let interface = Url::parse(&endpoint.url).map_err(|e| ClientError::InvalidUrl {
+        // A gRPC interface is `host:port`; it is reached with the scheme the card came over.
+        let interface_url = match endpoint.binding {
+            Binding::Grpc => format!("{}://{}", parsed.scheme(), endpoint.url),
+            Binding::JsonRpc | Binding::HttpJson => endpoint.url.clone(),
+        };
+        let interface = Url::parse(&interface_url).map_err(|e| ClientError::InvalidUrl {
             url: endpoint.url.clone(),
             reason: e.to_string(),
         })?;
         safe.check_url(&interface)
             .map_err(|e| ClientError::blocked(&endpoint.url, &e))?;
-        Ok((
-            Self::with_http(safe.http().clone(), endpoint, options),
-            card,
-        ))
+        let mut client = Self::with_http(safe.http().clone(), endpoint, options);
+        if client.endpoint.binding == Binding::Grpc {
+            client.grpc = Some(GrpcChannel::new(
+                &client.endpoint.url,
+                interface.scheme() == "https",
+                Some(safe.policy().clone()),
+                client.timeout,
+                client.max_response_bytes,
+            )?);
+        }
+        Ok((client, card))
     }
 
-    /// A client for a known endpoint over `http`, with no address checks of its own: the
-    /// caller vouches for the endpoint (tests, an endpoint from configuration). Prefer
-    /// [`A2aClient::connect`].
+    /// A client for a known endpoint over `http` (or, for a gRPC endpoint, its own plaintext
+    /// HTTP/2 channel), with no address checks of its own: the caller vouches for the
+    /// endpoint (tests, an endpoint from configuration). Prefer [`A2aClient::connect`].
     pub fn with_http(http: reqwest::Client, endpoint: Endpoint, options: ClientOptions) -> Self {
         let mut headers = options.headers;
         headers.insert(
@@ -224,8 +244,21 @@ impl A2aClient {
         {
             headers.insert(HeaderName::from_static("a2a-extensions"), v);
         }
+        let grpc = (endpoint.binding == Binding::Grpc)
+            .then(|| {
+                GrpcChannel::new(
+                    &endpoint.url,
+                    endpoint.url.starts_with("https://"),
+                    None,
+                    options.timeout,
+                    options.max_response_bytes,
+                )
+                .ok()
+            })
+            .flatten();
         Self {
             http,
+            grpc,
             endpoint,
             headers,
             timeout: options.timeout,
@@ -340,14 +373,22 @@ impl A2aClient {
 
     /// `DeleteTaskPushNotificationConfig`; a second delete of the same id also succeeds.
     pub async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), ClientError> {
-        // `{}`, `null` or no result at all mean success.
-        let _: Value = self
-            .call_raw(
-                Operation::DeleteTaskPushNotificationConfig,
-                &config_ref(task_id, id),
-                true,
-            )
+        let req = config_ref(task_id, id);
+        if let Some(grpc) = &self.grpc {
+            let req = self.tenanted::<ops::DeleteTaskPushNotificationConfig>(req);
+            self.with_retries(true, || {
+                grpc.unary::<ops::DeleteTaskPushNotificationConfig>(
+                    &req,
+                    &self.headers,
+                    self.timeout,
+                )
+            })
             .await?;
+            return Ok(());
+        }
+        // `{}`, `null` or no result at all mean success.
+        let op = Operation::DeleteTaskPushNotificationConfig;
+        let _: Value = self.with_retries(true, || self.http_once(op, &req)).await?;
         Ok(())
     }
 
@@ -365,12 +406,22 @@ impl A2aClient {
         &self,
         req: SendMessageRequest,
     ) -> Result<EventStream, ClientError> {
-        let response = self
-            .open_stream(Operation::SendStreamingMessage, &req, None)
-            .await?;
+        let source = match &self.grpc {
+            Some(grpc) => Source::Grpc(Box::new(
+                grpc.open_stream::<ops::SendStreamingMessage>(
+                    &self.tenanted::<ops::SendStreamingMessage>(req),
+                    &self.headers,
+                )
+                .await?,
+            )),
+            None => Source::sse(
+                self.open_stream(Operation::SendStreamingMessage, &req, None)
+                    .await?,
+            ),
+        };
         Ok(EventStream::new(
             self.clone(),
-            response,
+            source,
             None,
             StreamKind::Send,
         ))
@@ -389,7 +440,8 @@ impl A2aClient {
 
     /// `SubscribeToTask` resumed after `last_event_id` (an SSE id this task's stream
     /// carried): the events after it, then live ones. A point older than the server keeps
-    /// starts with the task's snapshot instead.
+    /// starts with the task's snapshot instead. gRPC has no event ids: there the stream
+    /// starts with the snapshot.
     pub async fn subscribe_after(
         &self,
         id: &str,
@@ -409,27 +461,56 @@ impl A2aClient {
         self.retry
     }
 
-    /// Opens a subscription, resuming after `last_event_id` when given.
+    /// Opens a subscription, resuming after `last_event_id` when given (SSE only).
     pub(crate) async fn open_subscription(
         &self,
         id: &str,
         last_event_id: Option<&str>,
-    ) -> Result<reqwest::Response, ClientError> {
+    ) -> Result<Source, ClientError> {
         let req = SubscribeToTaskRequest {
             tenant: String::new(),
             id: id.to_owned(),
         };
-        self.open_stream(Operation::SubscribeToTask, &req, last_event_id)
-            .await
+        Ok(match &self.grpc {
+            Some(grpc) => Source::Grpc(Box::new(
+                grpc.open_stream::<ops::SubscribeToTask>(
+                    &self.tenanted::<ops::SubscribeToTask>(req),
+                    &self.headers,
+                )
+                .await?,
+            )),
+            None => Source::sse(
+                self.open_stream(Operation::SubscribeToTask, &req, last_event_id)
+                    .await?,
+            ),
+        })
+    }
+
+    /// `req` of `O` with this interface's tenant (what `build` does to the JSON).
+    fn tenanted<O: GrpcOperation>(&self, mut req: O::Request) -> O::Request {
+        O::set_tenant(&mut req, &self.endpoint.tenant);
+        req
     }
 
     /// One unary call of operation `O`, its request carrying this interface's tenant.
-    async fn call<O: OperationType>(
+    async fn call<O: GrpcOperation>(
         &self,
         req: O::Request,
         idempotent: bool,
     ) -> Result<O::Response, ClientError> {
-        self.call_raw(O::OPERATION, &req, idempotent).await
+        match &self.grpc {
+            Some(grpc) => {
+                let req = self.tenanted::<O>(req);
+                self.with_retries(idempotent, || {
+                    grpc.unary::<O>(&req, &self.headers, self.timeout)
+                })
+                .await
+            }
+            None => {
+                self.with_retries(idempotent, || self.http_once(O::OPERATION, &req))
+                    .await
+            }
+        }
     }
 
     /// The HTTP request of `op` with `req` as its message: a JSON-RPC envelope, or the REST
@@ -454,7 +535,7 @@ impl A2aClient {
                 let body = ferry_proto::JsonRpcCall::new(&id, op.name(), &params);
                 self.http.post(&self.endpoint.url).json(&body)
             }
-            Binding::HttpJson => {
+            Binding::HttpJson | Binding::Grpc => {
                 let mut fields = match params {
                     Value::Object(m) => m,
                     _ => serde_json::Map::new(),
@@ -518,16 +599,15 @@ impl A2aClient {
     }
 
     /// One call with retries: transient failures are retried when `idempotent` (or when the
-    /// request never reached the server).
-    async fn call_raw<R: DeserializeOwned>(
-        &self,
-        op: Operation,
-        req: &impl Serialize,
-        idempotent: bool,
-    ) -> Result<R, ClientError> {
+    /// request never reached the server, or the server asked for a retry after a wait).
+    async fn with_retries<R, F, Fut>(&self, idempotent: bool, once: F) -> Result<R, ClientError>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<R, (ClientError, Option<Duration>)>>,
+    {
         let mut attempt = 0;
         loop {
-            let outcome = self.call_once(op, req).await;
+            let outcome = once().await;
             match outcome {
                 Ok(r) => return Ok(r),
                 Err((e, retry_after)) => {
@@ -543,7 +623,8 @@ impl A2aClient {
         }
     }
 
-    async fn call_once<R: DeserializeOwned>(
+    /// One attempt over a JSON binding.
+    async fn http_once<R: DeserializeOwned>(
         &self,
         op: Operation,
         req: &impl Serialize,
@@ -660,7 +741,7 @@ pub(crate) fn decode_answer<R: DeserializeOwned>(
     }
     let result = match binding {
         Binding::JsonRpc => body.get("result").cloned().unwrap_or(Value::Null),
-        Binding::HttpJson => body,
+        Binding::HttpJson | Binding::Grpc => body,
     };
     serde_json::from_value(result).map_err(|e| ClientError::Decode(e.to_string()))
 }

@@ -58,6 +58,15 @@ pub enum ClientError {
     /// expected digest or key.
     #[error("the agent card was refused: {0}")]
     Card(#[source] ferry_trust::fetch::FetchError),
+    /// A gRPC call ended with a status that is not an A2A error (no `ErrorInfo` of the A2A
+    /// domain): the server's gRPC stack, a proxy.
+    #[error("gRPC status {code}: {message}")]
+    Grpc {
+        /// The status code's name (`UNAVAILABLE`, …).
+        code: &'static str,
+        /// The status message.
+        message: String,
+    },
     /// An answer body was larger than the client reads.
     #[error("the answer is larger than the limit of {limit} bytes")]
     TooLarge {
@@ -73,6 +82,7 @@ impl ClientError {
         match self {
             Self::Unreachable(_) | Self::Timeout => true,
             Self::Http { status, .. } => *status >= 500 || *status == 429,
+            Self::Grpc { code, .. } => matches!(*code, "UNAVAILABLE" | "RESOURCE_EXHAUSTED"),
             Self::Protocol(e) => e.retry_after_secs().is_some(),
             _ => false,
         }

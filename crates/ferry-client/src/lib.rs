@@ -1,7 +1,7 @@
 //! Call any A2A v1.0 agent.
 //!
 //! [`A2aClient::connect`] resolves the agent card from a base URL, picks the first interface
-//! whose binding it speaks (JSON-RPC or HTTP+JSON; or the one you prefer) and calls it: every
+//! whose binding it speaks (JSON-RPC, HTTP+JSON or gRPC; or the one you prefer) and calls it: every
 //! operation, `A2A-Version: 1.0` always, `A2A-Extensions` when asked, the interface's tenant on
 //! every call. Errors come back as one enum mapped by `ErrorInfo.reason` or JSON-RPC code, never
 //! by HTTP status alone. Transient failures are retried with backoff and `Retry-After`; a
@@ -10,6 +10,7 @@
 
 mod client;
 mod error;
+mod grpc;
 mod retry;
 pub mod sse;
 mod stream;

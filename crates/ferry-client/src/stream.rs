@@ -4,6 +4,9 @@
 //! retry policy says (and as long as a `Retry-After` asks), and the server replays what
 //! happened meanwhile: no gap, no duplicate.
 //!
+//! Over gRPC there are no event ids: a resumed stream starts again with the task's snapshot
+//! (the state it is in now), then live events.
+//!
 //! A stream counts as dropped when the connection breaks, or when it ends before the task
 //! reached a state where it would end: terminal for a subscription, terminal or interrupted
 //! (INPUT_REQUIRED, AUTH_REQUIRED) for the stream of a send.
@@ -12,6 +15,7 @@ use crate::client::{A2aClient, Binding};
 use crate::error::ClientError;
 use crate::sse::{SseEvent, SseParser};
 use bytes::Bytes;
+use ferry_proto::grpc::pb;
 use ferry_proto::{A2aError, StreamResponse, TaskState};
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
@@ -33,10 +37,24 @@ pub(crate) enum StreamKind {
     Subscribe,
 }
 
+/// Where a stream's events come from.
+pub(crate) enum Source {
+    /// An SSE body (JSON-RPC or REST).
+    Sse(BoxStream<'static, reqwest::Result<Bytes>>),
+    /// A gRPC server stream.
+    Grpc(Box<tonic::Streaming<pb::StreamResponse>>),
+}
+
+impl Source {
+    pub(crate) fn sse(response: reqwest::Response) -> Self {
+        Self::Sse(response.bytes_stream().boxed())
+    }
+}
+
 /// A stream of task events.
 pub struct EventStream {
     client: A2aClient,
-    body: BoxStream<'static, reqwest::Result<Bytes>>,
+    source: Source,
     parser: SseParser,
     pending: VecDeque<SseEvent>,
     task_id: Option<String>,
@@ -57,13 +75,13 @@ impl std::fmt::Debug for EventStream {
 impl EventStream {
     pub(crate) fn new(
         client: A2aClient,
-        response: reqwest::Response,
+        source: Source,
         task_id: Option<String>,
         kind: StreamKind,
     ) -> Self {
         Self {
             client,
-            body: response.bytes_stream().boxed(),
+            source,
             parser: SseParser::new(MAX_EVENT_BYTES),
             pending: VecDeque::new(),
             task_id,
@@ -74,7 +92,7 @@ impl EventStream {
         }
     }
 
-    /// The id of the last event handed out (what a resume continues after).
+    /// The id of the last event handed out (what a resume continues after; none over gRPC).
     pub fn last_event_id(&self) -> Option<&str> {
         self.parser.last_id()
     }
@@ -99,7 +117,43 @@ impl EventStream {
             if self.done {
                 return None;
             }
-            match self.body.next().await {
+            let body = match &mut self.source {
+                Source::Sse(body) => body,
+                Source::Grpc(messages) => match messages.message().await {
+                    Ok(Some(message)) => {
+                        let event = StreamResponse::try_from(message)
+                            .map_err(|e| crate::grpc::decode_error(&e));
+                        return Some(event.map(|e| self.accept(e)));
+                    }
+                    Ok(None) if self.ended_where_it_should() => {
+                        self.done = true;
+                        continue;
+                    }
+                    Ok(None) => {
+                        let cause = ClientError::Unreachable(
+                            "the stream ended before its task did".to_owned(),
+                        );
+                        if let Err(e) = self.resume(cause).await {
+                            self.done = true;
+                            return Some(Err(e));
+                        }
+                        continue;
+                    }
+                    Err(status) => {
+                        let cause = crate::grpc::error_of(&status);
+                        if !cause.is_transient() {
+                            self.done = true;
+                            return Some(Err(cause));
+                        }
+                        if let Err(e) = self.resume(cause).await {
+                            self.done = true;
+                            return Some(Err(e));
+                        }
+                        continue;
+                    }
+                },
+            };
+            match body.next().await {
                 Some(Ok(bytes)) => match self.parser.feed(&bytes) {
                     Ok(events) => self.pending.extend(events),
                     Err(e) => {
@@ -146,8 +200,8 @@ impl EventStream {
                 .open_subscription(&task_id, last.as_deref())
                 .await
             {
-                Ok(response) => {
-                    self.body = response.bytes_stream().boxed();
+                Ok(source) => {
+                    self.source = source;
                     return Ok(());
                 }
                 Err(e) if e.is_transient() && attempt + 1 < ATTEMPTS_PER_DROP => {
@@ -179,10 +233,16 @@ impl EventStream {
         }
         let result = match self.client.binding() {
             Binding::JsonRpc => value.get("result").cloned().unwrap_or_default(),
-            Binding::HttpJson => value,
+            Binding::HttpJson | Binding::Grpc => value,
         };
         let response: StreamResponse = serde_json::from_value(result)
             .map_err(|e| ClientError::Decode(format!("stream event: {e}")))?;
+        Ok(self.accept(response))
+    }
+
+    /// Notes what an event says about the stream (its task, the state reached) and hands it
+    /// on.
+    fn accept(&mut self, response: StreamResponse) -> StreamResponse {
         let (task_id, terminal) = match &response {
             StreamResponse::Task(t) => (Some(&t.id), t.status.state.is_terminal()),
             StreamResponse::StatusUpdate(s) => (Some(&s.task_id), s.status.state.is_terminal()),
@@ -201,6 +261,6 @@ impl EventStream {
         if terminal {
             self.done = true;
         }
-        Ok(response)
+        response
     }
 }

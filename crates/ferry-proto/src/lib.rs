@@ -21,11 +21,17 @@
 //! error to its JSON-RPC code, HTTP status (transport conditions included), gRPC status name
 //! and `ErrorInfo.reason`; the JSON-RPC envelopes; and [`Task::view`], the one way a task is
 //! shaped for an answer. The crate knows nothing about I/O.
+//!
+//! With the `grpc` feature, the `grpc` module adds the gRPC binding's messages (prost,
+//! generated from `proto/a2a.proto` by pure-Rust tooling) and their conversions to and from
+//! these types.
 
 mod card;
 mod de;
 mod enums;
 mod error;
+#[cfg(feature = "grpc")]
+pub mod grpc;
 mod jsonrpc;
 mod message;
 mod operation;

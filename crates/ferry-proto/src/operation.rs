@@ -142,6 +142,42 @@ impl Operation {
         Operation::ALL.into_iter().find(|op| op.name() == name)
     }
 
+    /// The gRPC method path, `/lf.a2a.v1.A2AService/{name}` (the HTTP/2 `:path` of a call).
+    ///
+    /// ```
+    /// use ferry_proto::Operation;
+    ///
+    /// assert_eq!(Operation::GetTask.grpc_path(), "/lf.a2a.v1.A2AService/GetTask");
+    /// ```
+    pub const fn grpc_path(self) -> &'static str {
+        match self {
+            Operation::SendMessage => "/lf.a2a.v1.A2AService/SendMessage",
+            Operation::SendStreamingMessage => "/lf.a2a.v1.A2AService/SendStreamingMessage",
+            Operation::GetTask => "/lf.a2a.v1.A2AService/GetTask",
+            Operation::ListTasks => "/lf.a2a.v1.A2AService/ListTasks",
+            Operation::CancelTask => "/lf.a2a.v1.A2AService/CancelTask",
+            Operation::SubscribeToTask => "/lf.a2a.v1.A2AService/SubscribeToTask",
+            Operation::CreateTaskPushNotificationConfig => {
+                "/lf.a2a.v1.A2AService/CreateTaskPushNotificationConfig"
+            }
+            Operation::GetTaskPushNotificationConfig => {
+                "/lf.a2a.v1.A2AService/GetTaskPushNotificationConfig"
+            }
+            Operation::ListTaskPushNotificationConfigs => {
+                "/lf.a2a.v1.A2AService/ListTaskPushNotificationConfigs"
+            }
+            Operation::DeleteTaskPushNotificationConfig => {
+                "/lf.a2a.v1.A2AService/DeleteTaskPushNotificationConfig"
+            }
+            Operation::GetExtendedAgentCard => "/lf.a2a.v1.A2AService/GetExtendedAgentCard",
+        }
+    }
+
+    /// The operation a gRPC method path names (exact, case-sensitive).
+    pub fn from_grpc_path(path: &str) -> Option<Operation> {
+        Operation::ALL.into_iter().find(|op| op.grpc_path() == path)
+    }
+
     /// True when the answer is a stream of [`StreamResponse`] events.
     pub const fn is_streaming(self) -> bool {
         matches!(
@@ -520,6 +556,30 @@ mod tests {
         }
         assert_eq!(Operation::from_name("sendMessage"), None);
         assert_eq!(Operation::from_name("message/send"), None);
+    }
+
+    #[test]
+    fn grpc_paths_are_the_service_and_method_names() {
+        for op in Operation::ALL {
+            assert_eq!(
+                op.grpc_path(),
+                format!("/lf.a2a.v1.A2AService/{}", op.name())
+            );
+            assert_eq!(Operation::from_grpc_path(op.grpc_path()), Some(op));
+        }
+        assert_eq!(Operation::from_grpc_path("SendMessage"), None);
+        assert_eq!(
+            Operation::from_grpc_path("/lf.a2a.v1.A2AService/sendMessage"),
+            None
+        );
+        assert_eq!(
+            Operation::from_grpc_path("/a2a.v1.A2AService/SendMessage"),
+            None
+        );
+        assert_eq!(
+            Operation::from_grpc_path("/lf.a2a.v1.A2AService/SendMessage/"),
+            None
+        );
     }
 
     fn route_as(verb: HttpVerb, path: &str) -> Result<(Operation, PathParams), RestMiss> {

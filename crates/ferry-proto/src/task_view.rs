@@ -7,8 +7,12 @@
 //! and nothing is cloned to shape it.
 
 use crate::Task;
+#[cfg(feature = "grpc")]
+use crate::{Artifact, Message};
 use serde::Serialize;
 use serde::ser::{self, Impossible, SerializeSeq, SerializeStruct, Serializer};
+#[cfg(feature = "grpc")]
+use std::sync::Arc;
 
 /// A borrowed task with its answer's shape; serializing it copies nothing.
 #[derive(Debug, Clone, Copy)]
@@ -62,14 +66,33 @@ impl Task {
     }
 }
 
+impl<'a> TaskView<'a> {
+    /// How many of the most recent history messages the answer keeps.
+    fn kept(&self) -> usize {
+        self.history_length
+            .map_or(self.task.history.len(), |n| n.min(self.task.history.len()))
+    }
+
+    /// The task, and what of its history and artifacts the answer carries: for encoders that
+    /// build the answer field by field (the gRPC binding's), where serializing the view is not
+    /// how the answer is made.
+    #[cfg(feature = "grpc")]
+    pub(crate) fn shown(&self) -> (&'a Task, &'a [Arc<Message>], &'a [Arc<Artifact>]) {
+        let history = &self.task.history[self.task.history.len() - self.kept()..];
+        let artifacts: &'a [Arc<Artifact>] = if self.with_artifacts {
+            &self.task.artifacts
+        } else {
+            &[]
+        };
+        (self.task, history, artifacts)
+    }
+}
+
 impl Serialize for TaskView<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let keep = self
-            .history_length
-            .map_or(self.task.history.len(), |n| n.min(self.task.history.len()));
         self.task.serialize(Shaping {
             inner: s,
-            keep,
+            keep: self.kept(),
             with_artifacts: self.with_artifacts,
         })
     }

@@ -29,6 +29,23 @@ impl Timestamp {
     pub fn as_nanos(self) -> i128 {
         self.0.as_nanosecond()
     }
+
+    /// A timestamp from nanoseconds since the Unix epoch, kept to the nanosecond; `None`
+    /// outside the supported range (the years -9999 to 9999, a day short at either end:
+    /// jiff's, which leaves room for any UTC offset).
+    ///
+    /// ```
+    /// use ferry_proto::Timestamp;
+    ///
+    /// let t = Timestamp::from_nanos(1_500_000_001).ok_or("in range")?;
+    /// assert_eq!(t.as_nanos(), 1_500_000_001);
+    /// assert_eq!(t.to_string(), "1970-01-01T00:00:01.500Z");
+    /// assert_eq!(Timestamp::from_nanos(i128::MAX), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_nanos(nanos: i128) -> Option<Self> {
+        jiff::Timestamp::from_nanosecond(nanos).ok().map(Self)
+    }
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.mmmZ`.

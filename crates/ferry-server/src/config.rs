@@ -19,6 +19,10 @@ pub struct ServerConfig {
     pub jsonrpc_path: String,
     /// Path of the HTTP+JSON (REST) base under the public URL. Default `/rest`.
     pub rest_path: String,
+    /// Serve the gRPC binding (HTTP/2 cleartext on the same port, at
+    /// `/lf.a2a.v1.A2AService/*`) and list it on the card as `GRPC` at `host:port`. Default
+    /// true.
+    pub grpc: bool,
     /// Where tasks are kept: `memory` (the default: bounded, lost on restart), `sqlite:PATH`
     /// or `postgres://user:password@host/db` (durable). Read by whoever builds the server (the
     /// `ferry` binary opens it); a library user hands the builder a `TaskStore` instead.
@@ -147,6 +151,7 @@ impl Default for ServerConfig {
             task_ttl_secs: 3600,
             idle_ttl_secs: 3600,
             max_history_messages: 1000,
+            grpc: true,
             max_artifact_bytes: 64 << 20,
             max_events_per_task: 1024,
             sse_keepalive_secs: 15,

@@ -35,6 +35,7 @@ mod config_file;
 mod core;
 mod error;
 pub mod extension;
+mod grpc;
 mod http;
 mod ids;
 

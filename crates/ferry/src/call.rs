@@ -65,6 +65,8 @@ pub(crate) enum BindingName {
     Jsonrpc,
     /// HTTP+JSON.
     Rest,
+    /// gRPC.
+    Grpc,
 }
 
 /// Output formats.
@@ -242,6 +244,7 @@ async fn connect(flags: &ClientFlags, url: &str) -> anyhow::Result<(A2aClient, A
         prefer: flags.binding.map(|b| match b {
             BindingName::Jsonrpc => Binding::JsonRpc,
             BindingName::Rest => Binding::HttpJson,
+            BindingName::Grpc => Binding::Grpc,
         }),
         ..ClientOptions::default()
     };

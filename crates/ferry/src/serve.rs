@@ -147,6 +147,10 @@ pub(crate) struct ServeArgs {
     /// Reject requests without an A2A-Version header (the spec reads a missing one as 0.3).
     #[arg(long)]
     strict_version: bool,
+    /// Do not serve the gRPC binding (served by default on the same port, HTTP/2 cleartext)
+    /// and leave it off the card.
+    #[arg(long)]
+    no_grpc: bool,
     /// Use the A2A v1.0.0 HTTP status table for REST errors (409/415/502) instead of v1.0.1.
     #[arg(long)]
     v1_0_0_errors: bool,
@@ -226,6 +230,7 @@ impl ServeArgs {
             });
         }
         c.strict_version |= self.strict_version;
+        c.grpc &= !self.no_grpc;
         let byob = matches!(forms.browser, ferry_forms::BrowserSource::Cdp { .. });
         cdp.enabled |= self.cdp_config || (byob && matches!(self.agent, AgentName::Forms));
         cdp.required |= self.cdp_config_required;

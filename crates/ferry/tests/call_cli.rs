@@ -579,7 +579,7 @@ fn exit_code_usage() {
     for args in [
         &["send"][..],
         &["send", "http://127.0.0.1:9"],
-        &["send", "http://127.0.0.1:9", "hi", "--binding", "grpc"],
+        &["send", "http://127.0.0.1:9", "hi", "--binding", "soap"],
         &["task", "frobnicate", "http://127.0.0.1:9"],
         &["send", "http://127.0.0.1:9", "hi", "--timeout", "soon"],
     ] {

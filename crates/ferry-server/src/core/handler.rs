@@ -392,7 +392,7 @@ impl RequestHandler {
                         live.clone(),
                         self.manager.clone(),
                         rx,
-                        &snapshot,
+                        snapshot,
                         view.seq,
                         Some(turn),
                     ))))
@@ -630,7 +630,7 @@ impl RequestHandler {
             live,
             self.manager.clone(),
             rx,
-            &snapshot,
+            snapshot,
             seq,
             None,
         ))

@@ -21,27 +21,52 @@ use tokio::sync::broadcast::{self, error::RecvError};
 /// Events read from the store at once when catching up.
 const CATCH_UP_CHUNK: usize = 256;
 
-/// One item for the wire: the event's ProtoJSON and its sequence number (the SSE `id:`).
+/// One item for the wire: the event and its sequence number (the SSE `id:`). The bindings
+/// take what they need: the SSE ones its ProtoJSON (an event from the live log is serialized
+/// once for all its subscribers), the gRPC one the value itself.
 #[derive(Debug, Clone)]
 pub struct StreamItem {
     /// Sequence number in the task's log (`None` for a direct reply, which has no task).
     pub seq: Option<u64>,
-    /// The `StreamResponse` as JSON.
-    pub json: Bytes,
+    event: ItemEvent,
+}
+
+#[derive(Debug, Clone)]
+enum ItemEvent {
+    /// From the live log, with its shared serialization.
+    Logged(Arc<LoggedEvent>),
+    /// Read from the store, a snapshot, or a reply.
+    Fresh(Arc<StreamResponse>),
 }
 
 impl StreamItem {
-    fn logged(e: &LoggedEvent) -> Self {
+    fn logged(e: &Arc<LoggedEvent>) -> Self {
         Self {
             seq: Some(e.seq),
-            json: e.json().clone(),
+            event: ItemEvent::Logged(e.clone()),
         }
     }
 
-    fn fresh(seq: Option<u64>, event: &StreamResponse) -> Self {
+    fn fresh(seq: Option<u64>, event: Arc<StreamResponse>) -> Self {
         Self {
             seq,
-            json: Bytes::from(serde_json::to_vec(event).unwrap_or_default()),
+            event: ItemEvent::Fresh(event),
+        }
+    }
+
+    /// The `StreamResponse`.
+    pub fn event(&self) -> &StreamResponse {
+        match &self.event {
+            ItemEvent::Logged(e) => &e.event,
+            ItemEvent::Fresh(e) => e,
+        }
+    }
+
+    /// The `StreamResponse` as JSON.
+    pub fn json(&self) -> Bytes {
+        match &self.event {
+            ItemEvent::Logged(e) => e.json().clone(),
+            ItemEvent::Fresh(e) => Bytes::from(serde_json::to_vec(&**e).unwrap_or_default()),
         }
     }
 }
@@ -100,14 +125,14 @@ impl TaskStream {
         live: Arc<LiveTask>,
         manager: Arc<TaskManager>,
         rx: broadcast::Receiver<LiveItem>,
-        snapshot: &StreamResponse,
+        snapshot: StreamResponse,
         seq: u64,
         close_after_turn: Option<u64>,
     ) -> Self {
         let mut s = Self::new(live, manager, rx, seq, seq);
-        s.first = Some(StreamItem::fresh(Some(seq), snapshot));
+        s.done = ends_task(&snapshot);
+        s.first = Some(StreamItem::fresh(Some(seq), Arc::new(snapshot)));
         s.close_after_turn = close_after_turn;
-        s.done = ends_task(snapshot);
         s
     }
 
@@ -201,7 +226,7 @@ impl TaskStream {
                     self.done = true;
                     return Some(Ok(StreamItem::fresh(
                         None,
-                        &StreamResponse::Message((*m).clone()),
+                        Arc::new(StreamResponse::Message((*m).clone())),
                     )));
                 }
                 Ok(LiveItem::TurnEnded { turn, seq }) => {
@@ -254,7 +279,7 @@ impl TaskStream {
             self.last_seq = e.seq;
             let ends = ends_task(&e.event);
             self.pending
-                .push_back((StreamItem::fresh(Some(e.seq), &e.event), ends));
+                .push_back((StreamItem::fresh(Some(e.seq), e.event), ends));
         }
         Ok(())
     }

@@ -8,7 +8,7 @@ use axum::response::Response;
 use bytes::Bytes;
 use ferry_agent::AgentDescription;
 use ferry_proto::{
-    AgentCapabilities, AgentCard, AgentExtension, AgentInterface, BINDING_HTTP_JSON,
+    AgentCapabilities, AgentCard, AgentExtension, AgentInterface, BINDING_GRPC, BINDING_HTTP_JSON,
     BINDING_JSONRPC, HttpAuthSecurityScheme, PROTOCOL_VERSION, SecurityRequirement, SecurityScheme,
     StringList,
 };
@@ -26,7 +26,7 @@ pub struct ServedCard {
     cache_control: HeaderValue,
 }
 
-/// Builds the public card: both interfaces (JSON-RPC first) under `base_url`, the agent's
+/// Builds the public card: the interfaces (JSON-RPC first) under `base_url`, the agent's
 /// description, the extensions the server's extensions declare (`extension_entries`, after
 /// the agent's own), and the capabilities this server implements.
 pub fn build_card(
@@ -72,20 +72,7 @@ pub fn build_card(
     AgentCard {
         name: description.name.clone(),
         description: description.description.clone(),
-        supported_interfaces: vec![
-            AgentInterface {
-                url: format!("{base}{}", config.jsonrpc_path),
-                protocol_binding: BINDING_JSONRPC.into(),
-                tenant: String::new(),
-                protocol_version: PROTOCOL_VERSION.into(),
-            },
-            AgentInterface {
-                url: format!("{base}{}", config.rest_path),
-                protocol_binding: BINDING_HTTP_JSON.into(),
-                tenant: String::new(),
-                protocol_version: PROTOCOL_VERSION.into(),
-            },
-        ],
+        supported_interfaces: interfaces(config, base),
         provider: None,
         version: description.version.clone(),
         documentation_url: None,
@@ -102,6 +89,52 @@ pub fn build_card(
         skills: description.skills.clone(),
         signatures: Vec::new(),
         icon_url: None,
+    }
+}
+
+/// The interfaces, JSON-RPC first (the one a client picks when it speaks every binding),
+/// then REST, then gRPC at the `host:port` of the base URL (gRPC has no path).
+fn interfaces(config: &ServerConfig, base: &str) -> Vec<AgentInterface> {
+    let mut interfaces = vec![
+        AgentInterface {
+            url: format!("{base}{}", config.jsonrpc_path),
+            protocol_binding: BINDING_JSONRPC.into(),
+            tenant: String::new(),
+            protocol_version: PROTOCOL_VERSION.into(),
+        },
+        AgentInterface {
+            url: format!("{base}{}", config.rest_path),
+            protocol_binding: BINDING_HTTP_JSON.into(),
+            tenant: String::new(),
+            protocol_version: PROTOCOL_VERSION.into(),
+        },
+    ];
+    if config.grpc {
+        interfaces.push(AgentInterface {
+            url: grpc_target(base),
+            protocol_binding: BINDING_GRPC.into(),
+            tenant: String::new(),
+            protocol_version: PROTOCOL_VERSION.into(),
+        });
+    }
+    interfaces
+}
+
+/// `http://h:p/x` → `h:p`; without a port, the scheme's (`https://h` → `h:443`), since a
+/// gRPC target always names one.
+fn grpc_target(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    let host_end = authority.rfind(']').unwrap_or(0);
+    if authority[host_end..].contains(':') {
+        authority.to_owned()
+    } else {
+        let port = if scheme.eq_ignore_ascii_case("https") {
+            443
+        } else {
+            80
+        };
+        format!("{authority}:{port}")
     }
 }
 
@@ -162,4 +195,21 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::grpc_target;
+
+    #[test]
+    fn the_grpc_target_is_host_and_port() {
+        assert_eq!(grpc_target("http://127.0.0.1:8765"), "127.0.0.1:8765");
+        assert_eq!(
+            grpc_target("https://agent.example/a2a/v1"),
+            "agent.example:443"
+        );
+        assert_eq!(grpc_target("http://agent.example"), "agent.example:80");
+        assert_eq!(grpc_target("http://[::1]:9000/x"), "[::1]:9000");
+        assert_eq!(grpc_target("https://[::1]/x"), "[::1]:443");
+    }
 }

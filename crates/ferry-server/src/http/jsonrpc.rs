@@ -123,7 +123,7 @@ impl RpcFraming {
 impl SseFraming for RpcFraming {
     fn event(&self, item: &StreamItem, out: &mut BytesMut) {
         out.put_slice(self.envelope.prefix());
-        out.put_slice(&item.json);
+        out.put_slice(&item.json());
         out.put_slice(self.envelope.suffix());
     }
 

@@ -371,7 +371,7 @@ struct RestFraming(ErrorTable);
 
 impl SseFraming for RestFraming {
     fn event(&self, item: &StreamItem, out: &mut BytesMut) {
-        out.put_slice(&item.json);
+        out.put_slice(&item.json());
     }
 
     fn error(&self, error: &A2aError, out: &mut BytesMut) {

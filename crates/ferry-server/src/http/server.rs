@@ -7,6 +7,7 @@ use crate::core::handler::RequestHandler;
 use crate::core::manager::{TaskLimits, TaskManager};
 use crate::error::ServerError;
 use crate::extension::ServerExtension;
+use crate::grpc;
 use crate::http::card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
 use crate::http::decode::BodyLimits;
 use crate::http::front_door::{self, FrontDoor};
@@ -23,7 +24,7 @@ use axum::response::Response;
 use axum::routing::{any, get, post};
 use ferry_agent::AgentExecutor;
 use ferry_store::{MemoryLimits, MemoryStore, TaskStore};
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use std::future::Future;
@@ -327,11 +328,28 @@ impl A2aServer {
                 }
             }
         });
-        let mut http = hyper::server::conn::http1::Builder::new();
-        http.timer(TokioTimer::new())
+        // HTTP/1.1, and HTTP/2 with prior knowledge (h2c: gRPC, or any client that speaks it),
+        // told apart by the connection preface.
+        let mut http = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+        http.http1()
+            .timer(TokioTimer::new())
             .header_read_timeout(Duration::from_secs(
                 state.config.header_read_timeout_secs.max(1),
             ));
+        // One connection may carry as many calls as the server serves at once: the front
+        // door refuses what is over its limits (a stream cap at the in-flight limit would
+        // queue calls in the client instead of answering them).
+        let per_connection = state
+            .config
+            .max_in_flight
+            .saturating_add(state.config.max_streams)
+            .max(1);
+        http.http2()
+            .timer(TokioTimer::new())
+            .max_concurrent_streams(u32::try_from(per_connection).unwrap_or(u32::MAX))
+            .max_header_list_size(64 * 1024)
+            .keep_alive_interval(state.config.sse_keepalive())
+            .keep_alive_timeout(Duration::from_secs(20));
         let graceful = GracefulShutdown::new();
         // Connections live in a set so that those still open after the drain are closed with
         // it, not left running after `run` returns.
@@ -355,7 +373,7 @@ impl A2aServer {
                         request.extensions_mut().insert(ClientAddr(peer));
                         request
                     });
-                    let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+                    let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service)).into_owned();
                     let connection = graceful.watch(connection);
                     while connections.try_join_next().is_some() {}
                     connections.spawn(async move {
@@ -384,7 +402,8 @@ impl A2aServer {
 }
 
 /// The routes: probes (outside the front door), then behind it the card (at the root and
-/// under each interface), JSON-RPC, REST, metrics, the key set, and the extensions' routes.
+/// under each interface), JSON-RPC, REST, gRPC, metrics, the key set, and the extensions'
+/// routes.
 pub fn router(state: Arc<AppState>, extension_routes: Router) -> Router {
     let rpc = state.config.jsonrpc_path.clone();
     let rest = state.config.rest_path.clone();
@@ -397,8 +416,13 @@ pub fn router(state: Arc<AppState>, extension_routes: Router) -> Router {
         .route(&format!("{rpc}/"), post(jsonrpc::handle))
         .route(&format!("{rest}/{{*path}}"), any(rest::handle))
         .route("/metrics", get(metrics_text))
-        .route(JWKS_PATH, get(jwks))
-        .with_state(state.clone());
+        .route(JWKS_PATH, get(jwks));
+    let bindings = if state.config.grpc {
+        bindings.route(grpc::ROUTE, post(grpc::handle))
+    } else {
+        bindings
+    };
+    let bindings = bindings.with_state(state.clone());
     let guarded = bindings
         .merge(extension_routes)
         .layer(axum::middleware::from_fn_with_state(

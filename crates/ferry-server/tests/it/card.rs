@@ -79,11 +79,15 @@ async fn required_fields_and_interfaces() {
         .collect();
     let rpc = srv.url("/jsonrpc");
     let rest = srv.url("/rest");
+    // gRPC has no path: its interface is the server's host:port.
+    let grpc = srv.url("");
+    let grpc = grpc.trim_start_matches("http://");
     assert_eq!(
         summary,
         [
             (rpc.as_str(), "JSONRPC", "1.0"),
-            (rest.as_str(), "HTTP+JSON", "1.0")
+            (rest.as_str(), "HTTP+JSON", "1.0"),
+            (grpc, "GRPC", "1.0"),
         ]
     );
     assert!(

@@ -770,6 +770,7 @@ fn assert_shutting_down(b: Binding, response: &crate::support::RawResponse) {
             );
             body["error"].clone()
         }
+        Binding::Grpc => unreachable!("a raw HTTP/1.1 response is not a gRPC answer"),
     };
     let e = WireError {
         binding: b,
@@ -821,7 +822,8 @@ async fn drain_timeout_bounds_shutdown() {
     }
 }
 
-scenarios!(per_binding:
+// HTTP statuses, headers and bodies; the gRPC front door is tested in grpc.rs.
+scenarios!(per_http_binding:
     token_guards_calls,
     token_guards_streams,
     origin_is_refused,

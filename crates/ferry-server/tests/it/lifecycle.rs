@@ -4,7 +4,7 @@
 //! graceful shutdown that ends open streams cleanly and lets `run` return.
 
 use crate::support::{
-    Binding, ScriptedAgent, Step, TASK_NOT_FOUND, TASK_STORE_FULL, TestServer,
+    Binding, SHUTTING_DOWN, ScriptedAgent, Step, TASK_NOT_FOUND, TASK_STORE_FULL, TestServer,
     UNSUPPORTED_OPERATION, message, send_params, state_of,
 };
 use ferry_server::clock::ManualClock;
@@ -92,8 +92,11 @@ async fn shutdown_closes_streams(b: Binding) {
         .await;
     sending.next_ok().await;
     let (http, card) = (srv.http().clone(), srv.url("/.well-known/agent-card.json"));
-    let ((), from_subscribe, from_send) =
-        tokio::join!(srv.shutdown(), subscribed.remaining(), sending.remaining());
+    let ((), from_subscribe, from_send) = tokio::join!(
+        srv.shutdown(),
+        until_shutdown(b, &mut subscribed),
+        until_shutdown(b, &mut sending)
+    );
     assert_eq!(
         from_subscribe,
         Vec::<Value>::new(),
@@ -109,6 +112,25 @@ async fn shutdown_closes_streams(b: Binding) {
         http.get(card).send().await.is_err(),
         "the listener is closed"
     );
+}
+
+/// The events a stream still gets until the server's shutdown ends it: SSE streams end
+/// cleanly, gRPC streams with UNAVAILABLE (`SHUTTING_DOWN`), the code gRPC clients retry on.
+async fn until_shutdown(b: Binding, stream: &mut crate::support::A2aStream) -> Vec<Value> {
+    if b != Binding::Grpc {
+        return stream.remaining().await;
+    }
+    let mut events = Vec::new();
+    loop {
+        match stream.next().await {
+            Some(Ok(event)) => events.push(event),
+            Some(Err(e)) => {
+                e.assert_is(SHUTTING_DOWN);
+                return events;
+            }
+            None => panic!("a gRPC stream ends at shutdown with UNAVAILABLE, not OK"),
+        }
+    }
 }
 
 /// The status text of a task.

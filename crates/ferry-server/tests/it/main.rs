@@ -1,8 +1,8 @@
-//! ferry-server's integration tests: real servers on 127.0.0.1:0, spoken to over real HTTP.
+//! ferry-server's integration tests: real servers on 127.0.0.1:0, spoken to over real HTTP/1.1 and HTTP/2 (gRPC).
 //!
 //! One test binary, one module per area (ripgrep's habit). Point numbers in the docs refer to
 //! the conformance points of `shared/spec/a2a-v1.md` §16. Every test runs under a deadline;
-//! scenarios that apply to both bindings run once over JSON-RPC and once over REST.
+//! scenarios that apply to every binding run over JSON-RPC, REST and gRPC.
 
 #[macro_use]
 mod support;
@@ -31,5 +31,7 @@ mod durable;
 mod front_door;
 // Idempotent retries, metrics, signed cards and the extended card.
 mod ops;
+// What only gRPC has: its front door, protobuf decoding, size limit, unknown methods.
+mod grpc;
 // Strict decoding of bodies and headers: arrays, duplicates, sizes, authorities (issue 11).
 mod strict;

@@ -11,14 +11,19 @@ use crate::support::{
 use ferry_server::ServerConfig;
 use serde_json::{Value, json};
 
-/// Reads every remaining event with its SSE id; each event must carry an id.
+/// Reads every remaining event with its SSE id; each event must carry an id. gRPC messages
+/// have no ids: there each is numbered by its place in the stream.
 async fn sequenced(stream: &mut A2aStream) -> Vec<(u64, Value)> {
     let mut out = Vec::new();
     while let Some(item) = stream.next().await {
         let event = item.unwrap_or_else(|e| panic!("the stream sent an error: {}", e.body));
-        let seq = stream
-            .last_seq()
-            .filter(|s| out.last().is_none_or(|(last, _)| s > last));
+        let seq = if stream.binding() == Binding::Grpc {
+            u64::try_from(out.len()).ok().map(|n| n + 1)
+        } else {
+            stream
+                .last_seq()
+                .filter(|s| out.last().is_none_or(|(last, _)| s > last))
+        };
         out.push((
             seq.unwrap_or_else(|| panic!("a task event has a fresh `id:`: {event}")),
             event,
@@ -69,7 +74,15 @@ async fn echo_stream(b: Binding) {
             Default::default(),
         )
         .await;
-    assert_eq!(headers["cache-control"], "no-cache");
+    if b == Binding::Grpc {
+        let content_type = headers["content-type"].to_str().expect("ASCII");
+        assert!(
+            content_type.starts_with("application/grpc"),
+            "{content_type}"
+        );
+    } else {
+        assert_eq!(headers["cache-control"], "no-cache");
+    }
     let mut stream = stream.unwrap_or_else(|e| panic!("the stream opened: {}", e.body));
     let events = sequenced(&mut stream).await;
     assert_eq!(
@@ -483,13 +496,18 @@ scenarios!(per_binding:
     streaming_capability_off,
     subscribe_to_active_task,
     subscription_spans_turns,
-    resume_after_last_event_id,
-    resume_after_the_task_ended,
     subscribe_refusals,
     concurrent_subscribers,
     falling_behind_ends_with_error_event,
     panic_mid_stream,
-    keep_alive_comments,
     continued_task_streams,
     errors_before_the_first_event,
+);
+
+// SSE only: `Last-Event-ID` and keep-alive comments have no gRPC form (a gRPC subscription
+// starts with the task's snapshot; HTTP/2 keeps an idle connection alive with PINGs).
+scenarios!(per_http_binding:
+    resume_after_last_event_id,
+    resume_after_the_task_ended,
+    keep_alive_comments,
 );

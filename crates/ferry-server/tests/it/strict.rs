@@ -28,6 +28,7 @@ async fn refused_send(srv: &TestServer, b: Binding, params: &str) -> (WireError,
             "/params",
         ),
         Binding::Rest => ("/rest/message:send", params.to_owned(), ""),
+        Binding::Grpc => unreachable!("JSON text is not a gRPC request"),
     };
     let headers = [("content-type", "application/json"), ("A2A-Version", "1.0")];
     let (status, body) = srv
@@ -305,7 +306,8 @@ async fn two_host_lines_are_400() {
     );
 }
 
-scenarios!(per_binding:
+// JSON text and HTTP headers: the gRPC binding reads protobuf (grpc.rs).
+scenarios!(per_http_binding:
     arrays_where_messages_belong_are_refused,
     duplicate_members_are_refused_at_any_depth,
     repeated_single_headers_are_400,

@@ -17,6 +17,7 @@ pub use rate::RateLimiter;
 pub use token::constant_time_eq;
 
 use crate::config::ServerConfig;
+use crate::grpc;
 use crate::http::metrics::{CallLabel, Method, Metrics};
 use crate::http::request_id::{self, ClientAddr, RequestId};
 use crate::http::response::{RefusalReason, jsonrpc_error, rest_error};
@@ -136,6 +137,17 @@ fn repeated_singleton(headers: &axum::http::HeaderMap) -> Option<&'static str> {
         .map(|name| name.as_str())
 }
 
+/// Which binding's form a refusal takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    /// A gRPC call (`application/grpc…`): a status.
+    Grpc,
+    /// The JSON-RPC endpoint.
+    JsonRpc,
+    /// Anything else: an AIP-193 body.
+    Rest,
+}
+
 /// A refusal at the front door: the kind (which owns the status), the reason and a message.
 struct Refusal(A2aError);
 
@@ -148,19 +160,23 @@ impl Refusal {
         Self(self.0.with_meta("retryAfterSeconds", secs.to_string()))
     }
 
-    /// Renders the refusal: a JSON-RPC error on the JSON-RPC endpoint for the capacity
-    /// conditions (429, 503: what JSON-RPC clients retry on), an AIP-193 body otherwise; 401
-    /// carries `WWW-Authenticate`.
-    fn respond(self, rpc: bool, rid: &RequestId) -> Response {
+    /// Renders the refusal: a gRPC status to a gRPC call; a JSON-RPC error on the JSON-RPC
+    /// endpoint for the capacity conditions (429, 503: what JSON-RPC clients retry on); an
+    /// AIP-193 body otherwise. 401 carries `WWW-Authenticate`.
+    fn respond(self, dialect: Dialect, rid: &RequestId) -> Response {
         let Refusal(error) = self;
         let capacity = matches!(
             error.kind,
             ErrorKind::ResourceExhausted | ErrorKind::Unavailable
         );
-        let mut response = if rpc && capacity {
-            jsonrpc_error(&serde_json::Value::Null, &error, Some(rid))
-        } else {
-            rest_error(&error, ErrorTable::V1_0_1, Some(rid))
+        let mut response = match dialect {
+            Dialect::Grpc => {
+                grpc::status::response_of(grpc::status::status_of(&error, ErrorTable::V1_0_1))
+            }
+            Dialect::JsonRpc if capacity => {
+                jsonrpc_error(&serde_json::Value::Null, &error, Some(rid))
+            }
+            Dialect::JsonRpc | Dialect::Rest => rest_error(&error, ErrorTable::V1_0_1, Some(rid)),
         };
         if error.kind == ErrorKind::Unauthenticated {
             response.headers_mut().insert(
@@ -231,7 +247,13 @@ async fn admit_and_run(
     rid: &RequestId,
 ) -> Response {
     let path = request.uri().path();
-    let rpc = path.trim_end_matches('/') == door.rpc_path;
+    let dialect = if grpc::is_grpc(request.headers()) {
+        Dialect::Grpc
+    } else if path.trim_end_matches('/') == door.rpc_path {
+        Dialect::JsonRpc
+    } else {
+        Dialect::Rest
+    };
     // The card and the keys that sign it are public: a client needs them before it can call.
     let public = door.public_paths.iter().any(|p| p == path);
     if let Some(name) = repeated_singleton(request.headers()) {
@@ -240,7 +262,7 @@ async fn admit_and_run(
             "DUPLICATE_HEADER",
             format!("the request has several {name} headers; send one"),
         );
-        return r.respond(false, rid);
+        return r.respond(dialect, rid);
     }
     if !door.hosts.allows(&request) {
         let r = Refusal::new(
@@ -248,7 +270,7 @@ async fn admit_and_run(
             "HOST_NOT_ALLOWED",
             "this Host is not served here (DNS rebinding defence); the server's operator can allow it",
         );
-        return r.respond(false, rid);
+        return r.respond(dialect, rid);
     }
     if request.headers().contains_key(header::ORIGIN) {
         let r = Refusal::new(
@@ -256,7 +278,7 @@ async fn admit_and_run(
             "ORIGIN_NOT_ALLOWED",
             "requests from web pages (with an Origin header) are refused",
         );
-        return r.respond(false, rid);
+        return r.respond(dialect, rid);
     }
     if !public && !door.authenticated(&request) {
         let r = Refusal::new(
@@ -264,7 +286,7 @@ async fn admit_and_run(
             "UNAUTHENTICATED",
             "a valid bearer token is required (Authorization: Bearer …)",
         );
-        return r.respond(false, rid);
+        return r.respond(dialect, rid);
     }
     if let (Some(rate), Some(addr)) = (&door.rate, request.extensions().get::<ClientAddr>())
         && let Err(wait) = rate.check(addr.0.ip())
@@ -274,7 +296,7 @@ async fn admit_and_run(
             "RATE_LIMITED",
             "too many requests from this client",
         );
-        return r.retry_after(wait).respond(rpc, rid);
+        return r.retry_after(wait).respond(dialect, rid);
     }
     let Ok(_permit) = door.in_flight.clone().try_acquire_owned() else {
         let r = Refusal::new(
@@ -282,7 +304,7 @@ async fn admit_and_run(
             "TOO_MANY_REQUESTS_IN_FLIGHT",
             "the server is at its limit of requests in flight",
         );
-        return r.retry_after(CAPACITY_RETRY_SECS).respond(rpc, rid);
+        return r.retry_after(CAPACITY_RETRY_SECS).respond(dialect, rid);
     };
     match tokio::time::timeout(door.request_timeout, next.run(request)).await {
         Ok(response) => response,
@@ -295,7 +317,7 @@ async fn admit_and_run(
                     door.request_timeout.as_secs()
                 ),
             );
-            r.retry_after(CAPACITY_RETRY_SECS).respond(rpc, rid)
+            r.retry_after(CAPACITY_RETRY_SECS).respond(dialect, rid)
         }
     }
 }

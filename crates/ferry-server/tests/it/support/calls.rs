@@ -10,13 +10,15 @@ use super::wire::assert_wire_format;
 use reqwest::header::{CONTENT_TYPE, HeaderMap};
 use serde_json::{Map, Value, json};
 
-/// The two HTTP bindings.
+/// The three bindings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Binding {
     /// JSON-RPC 2.0 at `/jsonrpc`.
     JsonRpc,
     /// HTTP+JSON at `/rest`.
     Rest,
+    /// gRPC at `/lf.a2a.v1.A2AService/*` (see [`super::grpc`]).
+    Grpc,
 }
 
 /// Service parameters of a call (spec §2.1).
@@ -105,6 +107,13 @@ impl TestServer {
         params: Value,
         sp: ServiceParams<'_>,
     ) -> Answer {
+        if b == Binding::Grpc {
+            let answer = super::grpc::unary(self, method, params, sp).await;
+            if let Ok(v) = &answer.result {
+                assert_wire_format(v);
+            }
+            return answer;
+        }
         let (response, rpc_id) = self.send(b, method, params, sp).await;
         let headers = response.headers().clone();
         let result = json_answer(b, response, &rpc_id, method).await;
@@ -174,6 +183,9 @@ impl TestServer {
         params: Value,
         sp: ServiceParams<'_>,
     ) -> (HeaderMap, Result<A2aStream, WireError>) {
+        if b == Binding::Grpc {
+            return super::grpc::stream(self, method, params, sp).await;
+        }
         let (response, rpc_id) = self.send(b, method, params, sp).await;
         let headers = response.headers().clone();
         if headers
@@ -181,11 +193,10 @@ impl TestServer {
             .is_some_and(|v| v == "text/event-stream")
         {
             assert_eq!(response.status(), 200, "a stream opens with 200");
-            let reader = SseReader::new(response);
             let stream = A2aStream {
                 binding: b,
                 rpc_id,
-                reader,
+                source: Source::Sse(Box::new(SseReader::new(response))),
                 last_seq: None,
                 closed_by: None,
             };
@@ -232,6 +243,7 @@ impl TestServer {
                 let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
                 (self.http().post(url).json(&body), id)
             }
+            Binding::Grpc => panic!("a raw HTTP request of a gRPC call: use call_with"),
             Binding::Rest => {
                 let route = RestRoute::of(method, params);
                 let mut pairs = route.query;
@@ -394,6 +406,7 @@ async fn json_answer(
             );
             rpc_outcome(&body, rpc_id, status, false)
         }
+        Binding::Grpc => unreachable!("gRPC answers are read by super::grpc"),
         Binding::Rest if status == 200 => Ok(body),
         Binding::Rest => Err(WireError {
             binding: b,
@@ -554,18 +567,41 @@ pub(super) fn merge(target: &mut Value, extra: Value) {
 pub(crate) struct A2aStream {
     binding: Binding,
     rpc_id: Value,
-    reader: SseReader,
+    source: Source,
     last_seq: Option<u64>,
     closed_by: Option<Value>,
 }
 
+/// Where a stream's events come from.
+#[derive(Debug)]
+enum Source {
+    Sse(Box<SseReader>),
+    Grpc(Box<tonic::Streaming<ferry_proto::grpc::pb::StreamResponse>>),
+}
+
 impl A2aStream {
+    /// A gRPC server stream.
+    pub(super) fn grpc(messages: tonic::Streaming<ferry_proto::grpc::pb::StreamResponse>) -> Self {
+        Self {
+            binding: Binding::Grpc,
+            rpc_id: Value::Null,
+            source: Source::Grpc(Box::new(messages)),
+            last_seq: None,
+            closed_by: None,
+        }
+    }
+
     /// The next `StreamResponse`, an error event, or `None` when the server closed the stream.
     pub(crate) async fn next(&mut self) -> Option<Result<Value, WireError>> {
-        let event = self.reader.next_event().await?;
-        if let Some(last) = &self.closed_by {
-            panic!("an event followed {last}: {event:?}");
-        }
+        let reader = match &mut self.source {
+            Source::Sse(reader) => reader,
+            Source::Grpc(messages) => {
+                let payload = super::grpc::next_event(messages).await?;
+                self.check(&payload, payload.is_err());
+                return Some(payload);
+            }
+        };
+        let event = reader.next_event().await?;
         if let Some(id) = &event.id {
             let seq: u64 = id
                 .parse()
@@ -585,6 +621,7 @@ impl A2aStream {
         let data: Value = serde_json::from_str(&event.data).expect("an SSE data line is JSON");
         let is_error = event.event.as_deref() == Some("error");
         let payload = match self.binding {
+            Binding::Grpc => unreachable!("a gRPC stream has no SSE events"),
             Binding::JsonRpc => rpc_outcome(&data, &self.rpc_id, 200, true),
             Binding::Rest if data.get("error").is_some() => Err(WireError {
                 binding: Binding::Rest,
@@ -594,7 +631,17 @@ impl A2aStream {
             }),
             Binding::Rest => Ok(data),
         };
-        match &payload {
+        self.check(&payload, is_error);
+        Some(payload)
+    }
+
+    /// What every event must be: an error that ends the stream (marked as one), or a
+    /// `StreamResponse` of one member in the wire format; nothing after the end.
+    fn check(&mut self, payload: &Result<Value, WireError>, is_error: bool) {
+        if let Some(last) = &self.closed_by {
+            panic!("an event followed {last}: {payload:?}");
+        }
+        match payload {
             Err(e) => {
                 assert!(
                     is_error,
@@ -615,7 +662,6 @@ impl A2aStream {
                 }
             }
         }
-        Some(payload)
     }
 
     /// The next event, which must be a `StreamResponse`.
@@ -627,6 +673,11 @@ impl A2aStream {
         }
     }
 
+    /// The binding the stream came over.
+    pub(crate) fn binding(&self) -> Binding {
+        self.binding
+    }
+
     /// The SSE `id:` of the latest event that had one.
     pub(crate) fn last_seq(&self) -> Option<u64> {
         self.last_seq
@@ -634,7 +685,10 @@ impl A2aStream {
 
     /// Reads the next frame, which must be a comment (such as `: keep-alive`); returns its text.
     pub(crate) async fn next_comment(&mut self) -> String {
-        match self.reader.next_frame().await {
+        let Source::Sse(reader) = &mut self.source else {
+            panic!("a gRPC stream has no comments");
+        };
+        match reader.next_frame().await {
             Some(Frame::Comment(text)) => text,
             other => panic!("expected a comment, got {other:?}"),
         }

@@ -117,7 +117,7 @@ impl WireError {
     pub(crate) fn details(&self) -> &[Value] {
         let key = match self.binding {
             Binding::JsonRpc => "data",
-            Binding::Rest => "details",
+            Binding::Rest | Binding::Grpc => "details",
         };
         self.body[key]
             .as_array()
@@ -157,7 +157,9 @@ impl WireError {
     }
 
     /// Asserts that this is `expected` as the binding must show it: the reason, the JSON-RPC
-    /// code with HTTP 200, or the REST status, body code and status name; every detail typed.
+    /// code with HTTP 200, the REST status, body code and status name, or the gRPC code (the
+    /// spec's gRPC column, which names the same code as the REST status name for every row
+    /// here); every detail typed.
     #[track_caller]
     pub(crate) fn assert_is(&self, expected: Expected) {
         assert_eq!(self.reason(), expected.reason, "reason of {}", self.body);
@@ -207,6 +209,13 @@ impl WireError {
                 );
                 let http = if self.in_stream { 200 } else { expected.http };
                 assert_eq!(self.http_status, http, "HTTP status for {}", self.body);
+            }
+            Binding::Grpc => {
+                assert_eq!(
+                    self.body["status"], expected.status,
+                    "gRPC code of {}",
+                    self.body
+                );
             }
         }
     }

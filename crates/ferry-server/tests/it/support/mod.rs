@@ -5,6 +5,7 @@
 mod agents;
 mod calls;
 mod errors;
+mod grpc;
 mod raw;
 mod server;
 mod sse;
@@ -19,6 +20,7 @@ pub(crate) use errors::{
     TOO_MANY_REQUESTS_IN_FLIGHT, TOO_MANY_STREAMS, UNSUPPORTED_OPERATION, VERSION_NOT_SUPPORTED,
     WireError,
 };
+pub(crate) use grpc::wire_error as grpc_wire_error_in;
 pub(crate) use raw::{RawConn, RawResponse};
 pub(crate) use server::{TestServer, message, send_params};
 pub(crate) use sse::SseReader;
@@ -27,6 +29,11 @@ pub(crate) use wire::{assert_wire_format, is_rfc3339_utc};
 use serde_json::Value;
 use std::future::Future;
 use std::time::Duration;
+
+/// A gRPC status as a [`WireError`] (not in a stream).
+pub(crate) fn grpc_wire_error(status: &tonic::Status) -> WireError {
+    grpc_wire_error_in(status, false)
+}
 
 /// The deadline of every test: generous for a loaded machine, short enough that a hang fails.
 pub(crate) const TEST_DEADLINE: Duration = Duration::from_secs(30);
@@ -60,11 +67,34 @@ pub(crate) fn pluck<'a>(array: &'a Value, field: &str) -> Vec<&'a Value> {
 
 /// Declares tests for `async fn` scenarios in the calling module.
 ///
-/// `per_binding: a, b` runs each `async fn a(b: Binding)` twice, as `a::jsonrpc` and `a::rest`
-/// (ripgrep's `rgtest!`: one scenario, every variant); `once: c` runs `async fn c()` as `c::run`.
-/// Every run is bounded by [`TEST_DEADLINE`].
+/// `per_binding: a, b` runs each `async fn a(b: Binding)` three times, as `a::jsonrpc`,
+/// `a::rest` and `a::grpc` (ripgrep's `rgtest!`: one scenario, every variant);
+/// `per_http_binding: a` runs it over the two HTTP+JSON bindings only, for scenarios about
+/// what only they have (JSON text, HTTP headers and statuses, SSE framing; their gRPC
+/// counterparts are in `grpc.rs`); `once: c` runs `async fn c()` as `c::run`. Every run is
+/// bounded by [`TEST_DEADLINE`].
 macro_rules! scenarios {
     (per_binding: $($name:ident),+ $(,)?) => {$(
+        mod $name {
+            use crate::support::{Binding, bounded};
+
+            #[tokio::test]
+            async fn jsonrpc() {
+                bounded(super::$name(Binding::JsonRpc)).await;
+            }
+
+            #[tokio::test]
+            async fn rest() {
+                bounded(super::$name(Binding::Rest)).await;
+            }
+
+            #[tokio::test]
+            async fn grpc() {
+                bounded(super::$name(Binding::Grpc)).await;
+            }
+        }
+    )+};
+    (per_http_binding: $($name:ident),+ $(,)?) => {$(
         mod $name {
             use crate::support::{Binding, bounded};
 

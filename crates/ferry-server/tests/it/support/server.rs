@@ -23,6 +23,7 @@ pub(crate) struct TestServer {
     addr: SocketAddr,
     token: Option<String>,
     http: reqwest::Client,
+    grpc: tonic::transport::Channel,
     next_id: AtomicU64,
     stop: Mutex<Option<oneshot::Sender<()>>>,
     running: Option<JoinHandle<Result<(), ferry_server::ServerError>>>,
@@ -75,11 +76,15 @@ impl TestServer {
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .expect("a reqwest client");
+        let grpc = tonic::transport::Endpoint::from_shared(base.clone())
+            .expect("a gRPC endpoint")
+            .connect_lazy();
         Self {
             base,
             addr,
             token,
             http,
+            grpc,
             next_id: AtomicU64::new(1),
             stop: Mutex::new(Some(stop)),
             running: Some(running),
@@ -110,6 +115,11 @@ impl TestServer {
     /// The bearer token the server requires, if any.
     pub(crate) fn token(&self) -> Option<&str> {
         self.token.as_deref()
+    }
+
+    /// A gRPC channel to the server (HTTP/2 cleartext; connects on first use).
+    pub(crate) fn grpc_channel(&self) -> tonic::transport::Channel {
+        self.grpc.clone()
     }
 
     /// The HTTP client (redirects off).
