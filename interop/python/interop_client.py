@@ -3,8 +3,8 @@
 
 The official A2A Python SDK (``a2a-sdk`` 1.3.0, see ``requirements.txt``)
 resolves the server's agent card, picks the interface of the requested
-protocol binding (``JSONRPC`` or ``HTTP+JSON``) and runs one scenario against
-it, asserting on every response. It prints one ``ok:`` line per check and
+protocol binding (``JSONRPC``, ``HTTP+JSON`` or ``GRPC``) and runs one scenario
+against it, asserting on every response. It prints one ``ok:`` line per check and
 exits 0 on success; on failure it prints ``FAIL: ...`` and exits non-zero:
 
 * 1: an assertion failed (the server answered, but wrongly);
@@ -30,9 +30,20 @@ httpx event hook: it must carry ``A2A-Version: 1.0`` (the SDK adds the header
 itself; this script never sets it), and every A2A call must go to the card's
 interface URL of the requested binding.
 
+Over ``GRPC`` the card still comes over HTTP (observed the same way), and the
+A2A calls go over a plaintext HTTP/2 channel (``grpc.aio.insecure_channel``) to
+the card's ``GRPC`` interface, ``host:port``, which ferry serves on its HTTP
+port. A client interceptor on that channel observes every call instead of the
+httpx hook: each must carry the ``a2a-version: 1.0`` metadata (again added by
+the SDK) and call an ``/lf.a2a.v1.A2AService/`` method on the card's target,
+and no A2A call may go over HTTP. The typed errors of ``tasks`` arrive the same
+way (the SDK maps the status's ``ErrorInfo.reason``); over gRPC the script also
+checks the status code under them (NOT_FOUND, FAILED_PRECONDITION).
+
 Usage::
 
     interop_client.py --base-url http://127.0.0.1:PORT --binding JSONRPC --scenario echo
+    interop_client.py --base-url http://127.0.0.1:PORT --binding GRPC --scenario turns
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ import uuid
 
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -69,7 +81,10 @@ from a2a.utils.errors import A2AError, TaskNotCancelableError, TaskNotFoundError
 from stream_events import CheckFailed, check, collect, describe, event_task_id, state_name
 
 EXPECTED_VERSION = "1.0"
-BINDINGS = (TransportProtocol.JSONRPC.value, TransportProtocol.HTTP_JSON.value)
+BINDINGS = (TransportProtocol.JSONRPC.value, TransportProtocol.HTTP_JSON.value, TransportProtocol.GRPC.value)
+GRPC = TransportProtocol.GRPC.value
+# Every gRPC call of the binding is a method of this service.
+GRPC_SERVICE_PREFIX = "/lf.a2a.v1.A2AService/"
 SCENARIOS = ("echo", "turns", "tasks")
 # Per-step limit for waiting on a stream event or a stream end; the overall
 # scenario limit is --timeout.
@@ -78,13 +93,57 @@ STEP_TIMEOUT = 10.0
 
 @dataclass
 class Observed:
-    """What the httpx event hook saw: every request the SDK sent."""
+    """What the SDK sent: every HTTP request (httpx event hook) and every gRPC call
+    (channel interceptor)."""
 
     requests: list[tuple[str, str, str | None]] = field(default_factory=list)
+    # (target, method path, a2a-version metadata) per gRPC call.
+    grpc_calls: list[tuple[str, str, str | None]] = field(default_factory=list)
 
     async def hook(self, request: httpx.Request) -> None:
         """httpx request hook: record method, URL and the A2A-Version header."""
         self.requests.append((request.method, str(request.url), request.headers.get(VERSION_HEADER)))
+
+    def record_grpc(self, target: str, details: Any) -> None:
+        """Records one gRPC call from its ClientCallDetails."""
+        method = details.method.decode() if isinstance(details.method, bytes) else str(details.method)
+        version = None
+        for key, value in details.metadata or ():
+            if key.lower() == VERSION_HEADER.lower():
+                version = value.decode() if isinstance(value, bytes) else value
+        self.grpc_calls.append((target, method, version))
+
+
+def grpc_channel_factory(observed: Observed) -> Any:
+    """A ClientConfig.grpc_channel_factory: a plaintext channel to the card's `host:port`,
+    with interceptors that report every call to `observed`.
+
+    grpc is imported here, not at the top, so the HTTP bindings run without it.
+    """
+    import grpc.aio  # noqa: PLC0415 - only the GRPC binding needs it
+
+    # Two classes: grpc.aio files an interceptor under the first of its kinds only.
+    class UnaryRecorder(grpc.aio.UnaryUnaryClientInterceptor):
+        def __init__(self, target: str) -> None:
+            self.target = target
+
+        async def intercept_unary_unary(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
+            observed.record_grpc(self.target, client_call_details)
+            return await continuation(client_call_details, request)
+
+    class StreamRecorder(grpc.aio.UnaryStreamClientInterceptor):
+        def __init__(self, target: str) -> None:
+            self.target = target
+
+        async def intercept_unary_stream(self, continuation, client_call_details, request):  # type: ignore[no-untyped-def]
+            observed.record_grpc(self.target, client_call_details)
+            # The call itself, not a generator: the SDK reads streams with `call.read()`.
+            return await continuation(client_call_details, request)
+
+    def factory(url: str) -> grpc.aio.Channel:
+        return grpc.aio.insecure_channel(url, interceptors=[UnaryRecorder(url), StreamRecorder(url)])
+
+    return factory
 
 
 class Harness:
@@ -116,6 +175,7 @@ class Harness:
         config = ClientConfig(
             streaming=streaming,
             httpx_client=http,
+            grpc_channel_factory=grpc_channel_factory(self.observed) if self.binding == GRPC else None,
             supported_protocol_bindings=[self.binding],
         )
         return ClientFactory(config)
@@ -137,6 +197,14 @@ class Harness:
             bindings,
         )
         self.interface_url = next(b[1] for b in bindings if b[0] == self.binding)
+        if self.binding == GRPC:
+            # A gRPC target is `host:port`, no scheme; ferry serves it on its HTTP port.
+            netloc = urlsplit(self.base_url).netloc
+            check(
+                self.interface_url == netloc,
+                f"the GRPC interface is {netloc}, the HTTP port (host:port, no scheme)",
+                self.interface_url,
+            )
         return card
 
     def client(self, *, streaming: bool) -> Client:
@@ -148,6 +216,9 @@ class Harness:
 
     def check_requests(self) -> None:
         """Every request carried A2A-Version: 1.0 and used the chosen interface."""
+        if self.binding == GRPC:
+            self.check_grpc_calls()
+            return
         reqs = self.observed.requests
         check(len(reqs) > 0, "the SDK sent HTTP requests (observed by the hook)")
         bad_version = [r for r in reqs if r[2] != EXPECTED_VERSION]
@@ -166,6 +237,31 @@ class Harness:
             off = [r for r in calls if not r[1].startswith(prefix)]
             what = f"all {len(calls)} A2A calls were HTTP+JSON requests under {prefix}"
         check(len(calls) > 0 and not off, what, off or "no A2A calls")
+
+    def check_grpc_calls(self) -> None:
+        """Over gRPC: only the card came over HTTP; every call carried the a2a-version
+        metadata and called an A2AService method on the card's target."""
+        card_url = f"{self.base_url}/.well-known/agent-card.json"
+        reqs = self.observed.requests
+        check(
+            len(reqs) > 0 and all(r[1] == card_url and r[2] == EXPECTED_VERSION for r in reqs),
+            f"HTTP carried only card fetches, each with {VERSION_HEADER}: {EXPECTED_VERSION}",
+            reqs,
+        )
+        calls = self.observed.grpc_calls
+        bad_version = [c for c in calls if c[2] != EXPECTED_VERSION]
+        check(
+            len(calls) > 0 and not bad_version,
+            f"all {len(calls)} gRPC calls carried {VERSION_HEADER.lower()}: {EXPECTED_VERSION} metadata",
+            bad_version or "no gRPC calls",
+        )
+        off = [c for c in calls if c[0] != self.interface_url or not c[1].startswith(GRPC_SERVICE_PREFIX)]
+        check(
+            not off,
+            f"all {len(calls)} gRPC calls were {GRPC_SERVICE_PREFIX}* methods on {self.interface_url}",
+            off,
+        )
+        print(f"  gRPC methods called: {sorted({c[1] for c in calls})}", flush=True)
 
     async def close(self) -> None:
         """Closes every SDK client and httpx client we created."""
@@ -208,13 +304,26 @@ async def send_blocking(client: Client, message: Message) -> Task:
     return events[0].task
 
 
-def expect_error(exc: BaseException | None, cls: type[A2AError], what: str) -> None:
-    """Checks that the SDK raised the typed A2A error `cls`."""
+def expect_error(
+    exc: BaseException | None, cls: type[A2AError], what: str, *, grpc_code: str | None = None
+) -> None:
+    """Checks that the SDK raised the typed A2A error `cls`.
+
+    Over gRPC the SDK raises the same typed error (mapped from the status's
+    ``ErrorInfo.reason``) `from` the grpc.aio.AioRpcError; with `grpc_code` given,
+    that status code is checked too (the binding's error table: A2A spec, gRPC
+    error mapping).
+    """
     check(
         isinstance(exc, cls),
         f"{what} -> {cls.__name__}",
         "no error" if exc is None else repr(exc),
     )
+    if grpc_code is not None:
+        cause = exc.__cause__ if exc is not None else None
+        code = getattr(cause, "code", None)
+        name = code().name if callable(code) else repr(cause)
+        check(name == grpc_code, f"{what}: gRPC status {grpc_code}", name)
 
 
 # --- scenarios -------------------------------------------------------------------
@@ -433,7 +542,13 @@ async def scenario_tasks(h: Harness) -> None:
         await client.cancel_task(CancelTaskRequest(id=task2.id))
     except A2AError as e:
         err = e
-    expect_error(err, TaskNotCancelableError, "CancelTask on a canceled task")
+    on_grpc = h.binding == GRPC
+    expect_error(
+        err,
+        TaskNotCancelableError,
+        "CancelTask on a canceled task",
+        grpc_code="FAILED_PRECONDITION" if on_grpc else None,
+    )
 
     err = None
     unknown = f"ferry-no-such-task-{uuid.uuid4()}"
@@ -441,7 +556,7 @@ async def scenario_tasks(h: Harness) -> None:
         await client.get_task(GetTaskRequest(id=unknown))
     except A2AError as e:
         err = e
-    expect_error(err, TaskNotFoundError, "GetTask of an unknown id")
+    expect_error(err, TaskNotFoundError, "GetTask of an unknown id", grpc_code="NOT_FOUND" if on_grpc else None)
 
 
 SCENARIO_FUNCS = {"echo": scenario_echo, "turns": scenario_turns, "tasks": scenario_tasks}

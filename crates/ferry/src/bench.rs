@@ -3,7 +3,9 @@
 //! Each of `--connections` HTTP/1.1 keep-alive connections sends one request, waits for the whole
 //! answer, and sends the next, for `--duration` seconds. `send` mode measures JSON-RPC
 //! `SendMessage` (requests/s and latency percentiles); `stream` mode measures complete
-//! `SendStreamingMessage` streams (streams/s, time to the end of each stream). Results are
+//! `SendStreamingMessage` streams (streams/s, time to the end of each stream). With
+//! `--binding grpc` the same calls go over gRPC, one HTTP/2 connection per worker with one
+//! call in flight (see `bench_grpc`). Results are
 //! printed as text or JSON; compare runs as ratios, not absolute numbers, since they depend on
 //! the machine.
 
@@ -35,6 +37,15 @@ pub(crate) enum BenchMode {
     Forms,
 }
 
+/// The binding the load uses.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub(crate) enum LoadBinding {
+    /// JSON-RPC over HTTP/1.1.
+    Jsonrpc,
+    /// gRPC over HTTP/2 (cleartext).
+    Grpc,
+}
+
 /// Flags of `ferry bench`.
 #[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
@@ -44,6 +55,9 @@ pub(crate) struct BenchArgs {
     /// What to measure.
     #[arg(long, value_enum, default_value = "send")]
     mode: BenchMode,
+    /// The binding of `send` and `stream`: JSON-RPC at `--url`, or gRPC at its host and port.
+    #[arg(long, value_enum, default_value = "jsonrpc")]
+    binding: LoadBinding,
     /// Concurrent connections.
     #[arg(long, default_value_t = 32)]
     connections: usize,
@@ -116,13 +130,21 @@ async fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let mut workers = Vec::with_capacity(args.connections);
     for _ in 0..args.connections.max(1) {
         let (authority, path, body) = (authority.clone(), path.clone(), body.clone());
-        workers.push(tokio::spawn(connection_loop(
-            authority,
-            path,
-            body,
-            measure_from,
-            stop_at,
-        )));
+        workers.push(match args.binding {
+            LoadBinding::Jsonrpc => tokio::spawn(connection_loop(
+                authority,
+                path,
+                body,
+                measure_from,
+                stop_at,
+            )),
+            LoadBinding::Grpc => tokio::spawn(crate::bench_grpc::worker(
+                format!("http://{authority}"),
+                args.mode,
+                measure_from,
+                stop_at,
+            )),
+        });
     }
     let mut latencies_us: Vec<u32> = Vec::new();
     let mut errors = 0u64;
@@ -151,6 +173,7 @@ async fn bench(args: BenchArgs) -> anyhow::Result<()> {
     if args.json {
         let out = serde_json::json!({
             "mode": format!("{:?}", args.mode).to_lowercase(), "url": args.url,
+            "binding": format!("{:?}", args.binding).to_lowercase(),
             "connections": args.connections, "durationSecs": args.duration,
             "completed": latencies_us.len(), "errors": errors, "perSecond": rate,
             "p50Ms": pct(0.50), "p90Ms": pct(0.90), "p99Ms": pct(0.99), "maxMs": pct(1.0),
@@ -174,9 +197,31 @@ async fn bench(args: BenchArgs) -> anyhow::Result<()> {
 }
 
 /// What one connection measured.
-struct ConnectionResult {
+pub(crate) struct ConnectionResult {
     latencies_us: Vec<u32>,
     errors: u64,
+}
+
+impl ConnectionResult {
+    pub(crate) fn new() -> Self {
+        Self {
+            latencies_us: Vec::with_capacity(1 << 16),
+            errors: 0,
+        }
+    }
+
+    /// Counts a call that started at `started`, if it started after `measure_from`.
+    pub(crate) fn record(&mut self, started: Instant, measure_from: Instant, ok: bool) {
+        if started < measure_from {
+            return;
+        }
+        if ok {
+            let us = u32::try_from(started.elapsed().as_micros()).unwrap_or(u32::MAX);
+            self.latencies_us.push(us);
+        } else {
+            self.errors += 1;
+        }
+    }
 }
 
 async fn connection_loop(
@@ -192,10 +237,7 @@ async fn connection_loop(
     stream.set_nodelay(true).ok();
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
     tokio::spawn(conn);
-    let mut result = ConnectionResult {
-        latencies_us: Vec::with_capacity(1 << 16),
-        errors: 0,
-    };
+    let mut result = ConnectionResult::new();
     loop {
         let now = Instant::now();
         if now >= stop_at {
@@ -215,14 +257,7 @@ async fn connection_loop(
             }
             Err(_) => false,
         };
-        if now >= measure_from {
-            if ok {
-                let us = u32::try_from(now.elapsed().as_micros()).unwrap_or(u32::MAX);
-                result.latencies_us.push(us);
-            } else {
-                result.errors += 1;
-            }
-        }
+        result.record(now, measure_from, ok);
         if !ok && sender.ready().await.is_err() {
             break;
         }

@@ -6,6 +6,7 @@
 mod bench;
 mod bench_cards;
 mod bench_forms;
+mod bench_grpc;
 mod call;
 mod card;
 mod forms_args;

@@ -2,13 +2,20 @@
 //! driven the way a script drives it: every answer is read back with `-o json`, every exit code
 //! class is provoked, and no output may ever contain the token.
 //!
-//! Two servers, each over both bindings (`--binding jsonrpc` and `--binding rest`):
+//! Two servers, each over both HTTP bindings (`--binding jsonrpc` and `--binding rest`):
 //!
 //! * `ferry serve --agent conformance` (behaviour by messageId prefix, echo otherwise);
 //! * `interop/python/sdk_server.py`, a server built with the official Python SDK (a2a-sdk
 //!   1.3.0): echo, and the same `ferry-turns-3` conversation. Its interpreter is
 //!   `$FERRY_PYTHON` or `<workspace>/.venv/bin/python`; when it is missing these tests fail in CI
 //!   (`CI=true`) and are skipped with a loud `SKIPPED:` notice elsewhere.
+//!
+//! The `sdk_grpc_*` tests run the same scenarios with `--binding grpc` against the SDK's own
+//! gRPC server (`sdk_server.py --grpc-port 0`: the SDK's `GrpcHandler` on `grpc.aio`, plaintext
+//! HTTP/2 on a second port, listed in the card as `GRPC 127.0.0.1:PORT`), and then ask the
+//! fixture which gRPC calls it received (`GET /_test/grpc-calls`): exactly the scenario's
+//! `A2AService` methods, each with `a2a-version: 1.0` metadata, so the answers provably came
+//! over gRPC and not over the card's HTTP interfaces.
 //!
 //! | test                         | server       | what it proves                                                              |
 //! |------------------------------|--------------|-----------------------------------------------------------------------------|
@@ -47,6 +54,12 @@ const SECRET: &str = "s3cret-ferry-token-6b1f0c";
 const WRONG: &str = "wrong-ferry-token-93d2aa";
 /// What the Python interpreter must import to run `sdk_server.py`.
 const SDK_SERVER_IMPORTS: &str = "a2a.server.routes, starlette, sse_starlette, uvicorn";
+/// What it must import as well to serve gRPC (`--grpc-port`; the SDK's `grpc` extra).
+const SDK_GRPC_IMPORTS: &str = "grpc.aio, a2a.server.request_handlers.grpc_handler";
+/// Where `sdk_server.py --grpc-port` lists the gRPC calls it received.
+const SDK_GRPC_CALLS_PATH: &str = "/_test/grpc-calls";
+/// The gRPC service every A2A method is called on.
+const GRPC_SERVICE: &str = "/lf.a2a.v1.A2AService/";
 
 const COMPLETED: &str = "TASK_STATE_COMPLETED";
 const INPUT_REQUIRED: &str = "TASK_STATE_INPUT_REQUIRED";
@@ -57,15 +70,18 @@ const CANCELED: &str = "TASK_STATE_CANCELED";
 enum Binding {
     JsonRpc,
     Rest,
+    Grpc,
 }
 
 impl Binding {
+    /// The HTTP bindings, which every server here has.
     const ALL: [Binding; 2] = [Binding::JsonRpc, Binding::Rest];
 
     fn flag(self) -> &'static str {
         match self {
             Binding::JsonRpc => "jsonrpc",
             Binding::Rest => "rest",
+            Binding::Grpc => "grpc",
         }
     }
 }
@@ -775,7 +791,19 @@ fn completion_bash() {
 
 /// Starts `interop/python/sdk_server.py --port 0`, or returns `None` after a skip notice.
 fn sdk_server(test: &str) -> Option<Server> {
-    let python = python_or_skip(test, SDK_SERVER_IMPORTS)?;
+    spawn_sdk_server(test, SDK_SERVER_IMPORTS, &[])
+}
+
+/// [`sdk_server`] serving the SDK's gRPC server as well (`--grpc-port 0`).
+fn sdk_grpc_server(test: &str) -> Option<Server> {
+    let imports = format!("{SDK_SERVER_IMPORTS}, {SDK_GRPC_IMPORTS}");
+    spawn_sdk_server(test, &imports, &["--grpc-port", "0"])
+}
+
+/// Starts `sdk_server.py --port 0 <extra…>` once the interpreter can import `imports`, and
+/// waits for its card line (printed once every port listens).
+fn spawn_sdk_server(test: &str, imports: &str, extra: &[&str]) -> Option<Server> {
+    let python = python_or_skip(test, imports)?;
     let root = workspace_root();
     let script = PathBuf::from("interop/python/sdk_server.py");
     assert!(
@@ -786,9 +814,62 @@ fn sdk_server(test: &str) -> Option<Server> {
     let mut cmd = Command::new(python);
     cmd.arg(script)
         .args(["--port", "0"])
+        .args(extra)
         .env("PYTHONUNBUFFERED", "1")
         .current_dir(root);
     Some(Server::spawn(cmd))
+}
+
+/// The `A2AService` methods the SDK's gRPC server has received so far (deduplicated, sorted);
+/// panics unless every call carried `a2a-version: 1.0` metadata.
+fn sdk_grpc_methods(server: &Server) -> Vec<String> {
+    let body = server.get_ok(SDK_GRPC_CALLS_PATH);
+    let calls: Value = serde_json::from_slice(&body).unwrap_or_else(|e| {
+        panic!(
+            "{SDK_GRPC_CALLS_PATH} is not JSON ({e}): {}",
+            String::from_utf8_lossy(&body)
+        )
+    });
+    let calls = calls
+        .as_array()
+        .unwrap_or_else(|| panic!("{SDK_GRPC_CALLS_PATH} is an array: {calls}"));
+    let mut methods: Vec<String> = calls
+        .iter()
+        .map(|call| {
+            assert_eq!(
+                call["a2aVersion"], "1.0",
+                "ferry sends a2a-version: 1.0 metadata on every gRPC call: {call}"
+            );
+            let method = str_of(call, "method");
+            method
+                .strip_prefix(GRPC_SERVICE)
+                .unwrap_or_else(|| panic!("a {GRPC_SERVICE} method: {call}"))
+                .to_owned()
+        })
+        .collect();
+    methods.sort_unstable();
+    methods.dedup();
+    methods
+}
+
+/// Runs `scenario` with `--binding grpc` against the SDK's gRPC server, then asserts that the
+/// server received exactly the gRPC calls `methods` (each at least once): every answer the
+/// scenario checked came over gRPC.
+fn over_sdk_grpc(test: &str, scenario: fn(&Cli), methods: &[&str]) {
+    let Some(server) = sdk_grpc_server(test) else {
+        return;
+    };
+    scenario(&Cli {
+        server: &server,
+        binding: Binding::Grpc,
+    });
+    let mut expected: Vec<&str> = methods.to_vec();
+    expected.sort_unstable();
+    assert_eq!(
+        sdk_grpc_methods(&server),
+        expected,
+        "{test}: the gRPC calls the SDK's server received"
+    );
 }
 
 #[test]
@@ -821,4 +902,40 @@ fn sdk_task_get_list_cancel() {
         return;
     };
     each_binding(&server, task_get_list_cancel);
+}
+
+#[test]
+fn sdk_grpc_blocking_send() {
+    over_sdk_grpc(
+        "call_cli sdk_grpc_blocking_send",
+        blocking_send,
+        &["SendMessage"],
+    );
+}
+
+#[test]
+fn sdk_grpc_three_turns_streamed() {
+    over_sdk_grpc(
+        "call_cli sdk_grpc_three_turns_streamed",
+        three_turns_streamed,
+        &["SendStreamingMessage", "GetTask"],
+    );
+}
+
+#[test]
+fn sdk_grpc_subscribe_follows_a_task_to_its_end() {
+    over_sdk_grpc(
+        "call_cli sdk_grpc_subscribe_follows_a_task_to_its_end",
+        subscribe_until_done,
+        &["SendMessage", "SubscribeToTask"],
+    );
+}
+
+#[test]
+fn sdk_grpc_task_get_list_cancel() {
+    over_sdk_grpc(
+        "call_cli sdk_grpc_task_get_list_cancel",
+        task_get_list_cancel,
+        &["SendMessage", "GetTask", "ListTasks", "CancelTask"],
+    );
 }

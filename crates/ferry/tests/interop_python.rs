@@ -5,13 +5,20 @@
 //! stdout, then runs `interop/python/interop_client.py` against that server. The script uses
 //! the SDK's own card resolver and client factory, restricted to one protocol binding, and
 //! asserts on every response (see its module docstring for the checks). Three scenarios run
-//! over both bindings the card declares:
+//! over each of the three bindings the card declares: JSON-RPC, HTTP+JSON and gRPC (the SDK's
+//! `grpc.aio` transport over a plaintext HTTP/2 channel to the card's `GRPC` interface,
+//! `127.0.0.1:PORT`, the same port as HTTP):
 //!
 //! | scenario | agent         | what it proves                                                        |
 //! |----------|---------------|-----------------------------------------------------------------------|
 //! | `echo`   | `echo`        | blocking SendMessage with text + data parts → COMPLETED, echoed artifact |
 //! | `turns`  | `conformance` | three streaming turns on one task: INPUT_REQUIRED ×2, then COMPLETED  |
 //! | `tasks`  | `conformance` | GetTask, ListTasks, SubscribeToTask from a second client, CancelTask, typed errors |
+//!
+//! `turns_over_grpc` is the official Python SDK's gRPC client streaming a multi-turn
+//! conversation from ferry. Over gRPC the script observes the calls with a channel
+//! interceptor instead of the httpx hook (only the card may come over HTTP), and checks the
+//! status code under each typed error as well.
 //!
 //! Every scenario also runs with the server's tasks in SQLite (`--store sqlite:…`, a fresh
 //! file) and in PostgreSQL (a fresh schema of the machine's server, dropped afterwards; the
@@ -31,6 +38,8 @@ use support::{PgSchema, Server, output_with_timeout, python_or_skip, scratch_dir
 
 /// What the interpreter must be able to import for these tests.
 const PYTHON_IMPORTS: &str = "a2a.client, a2a.types.a2a_pb2";
+/// What it must import as well for the gRPC binding (the SDK's `grpc` extra).
+const GRPC_IMPORTS: &str = "grpc.aio, a2a.client.transports.grpc";
 /// Hard limit for one run of the Python script (which has its own 20 s limit).
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(90);
 
@@ -60,6 +69,8 @@ enum Binding {
     JsonRpc,
     /// HTTP+JSON (the REST binding).
     Rest,
+    /// gRPC over cleartext HTTP/2, on the HTTP port.
+    Grpc,
 }
 
 impl Binding {
@@ -68,6 +79,15 @@ impl Binding {
         match self {
             Binding::JsonRpc => "JSONRPC",
             Binding::Rest => "HTTP+JSON",
+            Binding::Grpc => "GRPC",
+        }
+    }
+
+    /// What the interpreter must import to run a scenario over this binding.
+    fn python_imports(self) -> String {
+        match self {
+            Binding::JsonRpc | Binding::Rest => PYTHON_IMPORTS.to_owned(),
+            Binding::Grpc => format!("{PYTHON_IMPORTS}, {GRPC_IMPORTS}"),
         }
     }
 }
@@ -92,7 +112,7 @@ enum Store {
 /// [`run_scenario`] with the server keeping its tasks in `store`.
 fn run_scenario_on(scenario: &str, agent: Agent, binding: Binding, store: Store) {
     let test = format!("interop_python {scenario}/{}/{store:?}", binding.name());
-    let Some(python) = python_or_skip(&test, PYTHON_IMPORTS) else {
+    let Some(python) = python_or_skip(&test, &binding.python_imports()) else {
         return;
     };
     let mut args = vec![
@@ -194,6 +214,21 @@ fn tasks_over_rest() {
     run_scenario("tasks", Agent::Conformance, Binding::Rest);
 }
 
+#[test]
+fn echo_over_grpc() {
+    run_scenario("echo", Agent::Echo, Binding::Grpc);
+}
+
+#[test]
+fn turns_over_grpc() {
+    run_scenario("turns", Agent::Conformance, Binding::Grpc);
+}
+
+#[test]
+fn tasks_over_grpc() {
+    run_scenario("tasks", Agent::Conformance, Binding::Grpc);
+}
+
 /// The scenarios again with each durable store.
 macro_rules! on_durable_stores {
     ($($name:ident: $scenario:literal, $agent:ident, $binding:ident;)+) => {$(
@@ -216,8 +251,11 @@ macro_rules! on_durable_stores {
 on_durable_stores! {
     echo_over_jsonrpc_stored: "echo", Echo, JsonRpc;
     echo_over_rest_stored: "echo", Echo, Rest;
+    echo_over_grpc_stored: "echo", Echo, Grpc;
     turns_over_jsonrpc_stored: "turns", Conformance, JsonRpc;
     turns_over_rest_stored: "turns", Conformance, Rest;
+    turns_over_grpc_stored: "turns", Conformance, Grpc;
     tasks_over_jsonrpc_stored: "tasks", Conformance, JsonRpc;
     tasks_over_rest_stored: "tasks", Conformance, Rest;
+    tasks_over_grpc_stored: "tasks", Conformance, Grpc;
 }

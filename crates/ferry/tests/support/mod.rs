@@ -126,7 +126,7 @@ pub(crate) fn python_or_skip(test: &str, imports: &str) -> Option<PathBuf> {
             let notice = format!(
                 "\n==================== SKIPPED: {test} ====================\n\
                  SKIPPED: Python interop test not run: {why}.\n\
-                 SKIPPED: create the venv with scripts/test.sh, or set FERRY_PYTHON to a python with a2a-sdk[signing] 1.3.0.\n\
+                 SKIPPED: create the venv with scripts/test.sh, or set FERRY_PYTHON to a python with a2a-sdk[grpc,signing] 1.3.0.\n\
                  ==========================================================\n"
             );
             // Nothing sensible to do if stderr itself is broken.
