@@ -3,7 +3,7 @@
 #
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 20 s, every target)
 #
-# CI runs it as a smoke test (20 s each); a long local run is the same command with more
+# CI runs it as a smoke test (10 s each); a long local run is the same command with more
 # seconds, e.g. `scripts/fuzz.sh 3600 strict_json`. Each target's growing corpus is kept in
 # fuzz/corpus/<target> (not committed); a crash or panic stops the run, leaves the input in
 # fuzz/artifacts/<target>/ and fails the script.
