@@ -46,9 +46,9 @@ async fn connect(base: &str, binding: Binding) -> A2aClient {
 }
 
 #[tokio::test]
-async fn every_operation_over_both_bindings() {
+async fn every_operation_over_every_binding() {
     let base = server(Arc::new(ConformanceAgent)).await;
-    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+    for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
         let client = connect(&base, binding).await;
         let SendMessageResponse::Task(task) = client
             .send_message(request("plain-1", "hi"))
@@ -114,7 +114,7 @@ async fn every_operation_over_both_bindings() {
 #[tokio::test]
 async fn three_turns_streamed() {
     let base = server(Arc::new(ConformanceAgent)).await;
-    for binding in [Binding::JsonRpc, Binding::HttpJson] {
+    for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
         let client = connect(&base, binding).await;
         let mut task_id = String::new();
         let mut context_id = String::new();

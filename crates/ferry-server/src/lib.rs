@@ -36,6 +36,7 @@ mod core;
 mod error;
 pub mod extension;
 mod grpc;
+mod grpc_status;
 mod http;
 mod ids;
 

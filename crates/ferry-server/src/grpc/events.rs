@@ -1,7 +1,7 @@
 //! A task stream as a stream of gRPC messages.
 
 use crate::core::stream::TaskStream;
-use crate::grpc::status::status_of;
+use crate::grpc_status::status_of;
 use ferry_proto::grpc::pb;
 use ferry_proto::{A2aError, ErrorKind, ErrorTable};
 use futures_util::Stream;

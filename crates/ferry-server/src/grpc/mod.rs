@@ -11,37 +11,29 @@
 //! rules of `ferry-proto`'s conversions), the `a2a-extensions` metadata.
 //!
 //! Errors are `google.rpc.Status` with the spec's gRPC code and an `ErrorInfo` (see
-//! [`status`]). Streams end with OK after the task's last event; when the server shuts down
+//! [`crate::grpc_status`]). Streams end with OK after the task's last event; when the server shuts down
 //! they end with UNAVAILABLE (`SHUTTING_DOWN`), the code a gRPC client retries on.
 
 mod codec;
 mod events;
-pub(crate) mod status;
 
 use crate::core::call::CallContext;
 use crate::core::doc::JsonDoc;
 use crate::core::handler::Outcome;
 use crate::grpc::codec::A2aCodec;
+use crate::grpc_status as status;
 use crate::http::metrics::{CallLabel, Method};
 use crate::http::params;
 use crate::http::request_id::ClientAddr;
 use crate::http::state::AppState;
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue};
+use axum::http::HeaderValue;
 use axum::response::Response;
 use ferry_proto::grpc::{GrpcOperation, pb};
 use ferry_proto::{A2aError, A2aRequest, ErrorKind, ErrorTable, Operation};
 use std::sync::Arc;
 use tonic::server::Grpc;
-
-/// The content type of a gRPC request (any `application/grpc…`, `+proto` included).
-pub(crate) fn is_grpc(headers: &HeaderMap) -> bool {
-    headers
-        .get(axum::http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|t| t.starts_with("application/grpc"))
-}
 
 /// The route of every method: `/lf.a2a.v1.A2AService/{method}`.
 pub(crate) const ROUTE: &str = "/lf.a2a.v1.A2AService/{method}";

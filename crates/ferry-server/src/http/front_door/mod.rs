@@ -17,7 +17,7 @@ pub use rate::RateLimiter;
 pub use token::constant_time_eq;
 
 use crate::config::ServerConfig;
-use crate::grpc;
+use crate::grpc_status;
 use crate::http::metrics::{CallLabel, Method, Metrics};
 use crate::http::request_id::{self, ClientAddr, RequestId};
 use crate::http::response::{RefusalReason, jsonrpc_error, rest_error};
@@ -171,7 +171,7 @@ impl Refusal {
         );
         let mut response = match dialect {
             Dialect::Grpc => {
-                grpc::status::response_of(grpc::status::status_of(&error, ErrorTable::V1_0_1))
+                grpc_status::response_of(grpc_status::status_of(&error, ErrorTable::V1_0_1))
             }
             Dialect::JsonRpc if capacity => {
                 jsonrpc_error(&serde_json::Value::Null, &error, Some(rid))
@@ -247,7 +247,7 @@ async fn admit_and_run(
     rid: &RequestId,
 ) -> Response {
     let path = request.uri().path();
-    let dialect = if grpc::is_grpc(request.headers()) {
+    let dialect = if grpc_status::is_grpc(request.headers()) {
         Dialect::Grpc
     } else if path.trim_end_matches('/') == door.rpc_path {
         Dialect::JsonRpc
