@@ -63,7 +63,8 @@ pub struct LaunchOptions {
     pub chrome_path: Option<PathBuf>,
     /// Arguments appended after ferry's own flags (the proxy flags, test-only switches).
     pub extra_args: Vec<OsString>,
-    /// How long to wait for DevTools to come up before giving up.
+    /// How long to wait for DevTools to come up before giving up (default 60 s: a cold
+    /// Chromium on a busy two-core machine was seen to print nothing for over 20 s).
     pub startup_timeout: Duration,
     /// Pipe (default) or loopback port.
     pub devtools: DevToolsTransport,
@@ -82,7 +83,7 @@ impl Default for LaunchOptions {
         Self {
             chrome_path: None,
             extra_args: Vec::new(),
-            startup_timeout: Duration::from_secs(20),
+            startup_timeout: Duration::from_secs(60),
             devtools: DevToolsTransport::default(),
             proxy_server: None,
             resolver_belt: true,
