@@ -43,8 +43,9 @@ pub(crate) async fn handle(State(app): State<Arc<AppState>>, request: Request) -
     let table = app.config.error_table;
     let Some(op) = Operation::from_grpc_path(request.uri().path()) else {
         let status = tonic::Status::unimplemented(format!(
-            "{} is not a method of lf.a2a.v1.A2AService",
-            request.uri().path()
+            "{} is not a method of {}",
+            request.uri().path(),
+            ferry_proto::grpc::SERVICE_NAME
         ));
         return status::response_of(status);
     };
