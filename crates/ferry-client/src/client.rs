@@ -203,8 +203,7 @@ impl A2aClient {
             .fetch(&card_url, &options.expect)
             .await
             .map_err(|e| ClientError::from_fetch(e, &card_url))?;
-        let card: AgentCard = serde_json::from_value(verified.card().clone())
-            .map_err(|e| ClientError::Decode(format!("agent card: {e}")))?;
+        let card = typed_card(verified.card().clone())?;
         let endpoint = Endpoint::select(&card, options.prefer)?;
         // A gRPC interface is `host:port`; it is reached with the scheme the card came over.
         let interface_url = match endpoint.binding {
@@ -700,6 +699,11 @@ async fn read_capped(
         body.extend_from_slice(&chunk);
     }
     Ok(body.freeze())
+}
+
+/// The typed card of a card document that passed the strict checks.
+pub(crate) fn typed_card(card: Value) -> Result<AgentCard, ClientError> {
+    serde_json::from_value(card).map_err(|e| ClientError::Decode(format!("agent card: {e}")))
 }
 
 /// Decodes a unary answer of either binding into `R` or the error it carries.

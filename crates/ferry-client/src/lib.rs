@@ -11,6 +11,7 @@
 mod client;
 mod error;
 mod grpc;
+pub mod parse;
 mod retry;
 pub mod sse;
 mod stream;

@@ -22,7 +22,8 @@ pub const BINDING_GRPC: &str = "GRPC";
 pub struct AgentCard {
     /// Human-readable name.
     pub name: String,
-    /// What the agent does.
+    /// What the agent does (read as empty when absent, as ProtoJSON omits an empty string).
+    #[serde(default)]
     pub description: String,
     /// Where and how to call it; the first entry is preferred.
     #[serde(deserialize_with = "de::vec_or_null")]
@@ -48,13 +49,13 @@ pub struct AgentCard {
     )]
     pub security_requirements: Vec<SecurityRequirement>,
     /// Input media types.
-    #[serde(deserialize_with = "de::vec_or_null")]
+    #[serde(default, deserialize_with = "de::vec_or_null")]
     pub default_input_modes: Vec<String>,
     /// Output media types.
-    #[serde(deserialize_with = "de::vec_or_null")]
+    #[serde(default, deserialize_with = "de::vec_or_null")]
     pub default_output_modes: Vec<String>,
     /// What the agent is good at.
-    #[serde(deserialize_with = "de::vec_or_null")]
+    #[serde(default, deserialize_with = "de::vec_or_null")]
     pub skills: Vec<AgentSkill>,
     /// JWS signatures over the card.
     #[serde(
@@ -498,6 +499,27 @@ mod tests {
         });
         let card: AgentCard = serde_json::from_value(wire.clone()).expect("parse");
         assert_eq!(serde_json::to_value(&card).expect("ser"), wire);
+    }
+
+    #[test]
+    fn empty_members_other_writers_omit_are_read_as_empty() {
+        let minimal = json!({"name":"A","version":"1","capabilities":{},
+            "supportedInterfaces":[{"url":"https://a.example/rpc","protocolBinding":"JSONRPC","protocolVersion":"1.0"}]});
+        let card: AgentCard = serde_json::from_value(minimal.clone()).expect("parse");
+        assert_eq!(card.description, "");
+        assert!(card.skills.is_empty() && card.default_input_modes.is_empty());
+        // Written back with every REQUIRED member present.
+        let out = serde_json::to_value(&card).expect("ser");
+        assert_eq!(out["description"], "");
+        assert_eq!(out["skills"], json!([]));
+        for required in ["name", "version", "capabilities", "supportedInterfaces"] {
+            let mut without = minimal.clone();
+            without.as_object_mut().expect("object").remove(required);
+            assert!(
+                serde_json::from_value::<AgentCard>(without).is_err(),
+                "{required} is required"
+            );
+        }
     }
 
     #[test]

@@ -13,7 +13,13 @@
 //!   in; timestamps are RFC 3339 UTC with milliseconds out and any fraction in;
 //! - a message is a JSON object and only an object: serde's derive would also read an array
 //!   positionally, which ProtoJSON has no form for (see [`ObjectOnly`]);
-//! - unknown fields are ignored.
+//! - unknown fields are ignored;
+//! - a string or list that other ProtoJSON writers omit when empty is read as empty when absent
+//!   (a card's `description`, `skills`, input and output modes; a message's `messageId`), so a
+//!   peer's omission is not a parse error; the ids and structure a type cannot be used without
+//!   stay required (a card's name, version, capabilities, interfaces; a task's id, context and
+//!   status). The server checks what a client must send on top of this (a message's id, role
+//!   and parts).
 //!
 //! The wire knowledge lives here once: the [`Operation`] table (every operation's JSON-RPC
 //! name, REST verbs and path template, request and response types, streaming or not) that the

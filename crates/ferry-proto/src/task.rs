@@ -93,7 +93,9 @@ impl TaskStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(remote = "Self", rename_all = "camelCase")]
 pub struct Message {
-    /// Sender-chosen id.
+    /// Sender-chosen id. Read as empty when absent (ProtoJSON omits an empty string); the
+    /// server refuses a message from a client without one, a client accepts it in history.
+    #[serde(default)]
     pub message_id: String,
     /// The conversation.
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -307,8 +309,12 @@ mod tests {
     }
 
     #[test]
-    fn message_requires_id_role_and_parts() {
-        assert!(serde_json::from_value::<Message>(json!({"role":"ROLE_USER","parts":[]})).is_err());
+    fn message_requires_role_and_parts_and_reads_a_missing_id_as_empty() {
+        // Other ProtoJSON writers omit an empty messageId (a history entry of a Python SDK
+        // task); the server refuses a client's message without one, above serde.
+        let m: Message = serde_json::from_value(json!({"role":"ROLE_USER","parts":[]}))
+            .expect("a missing messageId is empty");
+        assert_eq!(m.message_id, "");
         assert!(serde_json::from_value::<Message>(json!({"messageId":"m","parts":[]})).is_err());
         assert!(
             serde_json::from_value::<Message>(json!({"messageId":"m","role":"ROLE_USER"})).is_err()

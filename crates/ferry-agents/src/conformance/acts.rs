@@ -6,6 +6,7 @@
 //! [`BEHAVIOURS`] is the one table: the agent plays from it and `acts/sut-behaviors.yaml` (the
 //! declaration an ACTS runner gates its tests on) is printed from it.
 
+use super::client_parse;
 use ferry_agent::{AgentError, EventSink, RequestContext};
 use ferry_proto::{Artifact, Message, Part, PartContent, Role, TaskState};
 use std::fmt::Write;
@@ -29,6 +30,7 @@ pub(super) enum Behaviour {
     ArtifactData,
     ArtifactFile,
     ArtifactFileUrl,
+    ClientParse,
 }
 
 /// One declared behaviour: its name and what the declaration promises about it.
@@ -135,6 +137,11 @@ pub(super) const BEHAVIOURS: &[Declared] = &[
     task(
         "tck-artifact-file-url",
         Behaviour::ArtifactFileUrl,
+        TaskState::Completed,
+    ),
+    task(
+        "tck-client-parse",
+        Behaviour::ClientParse,
         TaskState::Completed,
     ),
 ];
@@ -270,6 +277,18 @@ pub(super) async fn play(
             work().await?;
             artifact(events, name, artifact_part(behaviour)).await?;
             events.complete(Some(ok())).await?;
+        }
+        Behaviour::ClientParse => {
+            work().await?;
+            match client_parse::run(&ctx.message.parts) {
+                client_parse::Outcome::Parsed(value) => {
+                    artifact(events, name, Part::data(value)).await?;
+                    events.complete(Some(ok())).await?;
+                }
+                client_parse::Outcome::Refused(why) => {
+                    events.fail(events.text_message(why)).await?;
+                }
+            }
         }
     }
     Ok(())

@@ -11,6 +11,7 @@
 //! the task's first one; anything else is echoed and completed.
 
 mod acts;
+mod client_parse;
 
 use ferry_agent::{
     AgentDescription, AgentError, AgentExecutor, AgentFuture, EventSink, RequestContext,
