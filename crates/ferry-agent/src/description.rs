@@ -22,6 +22,10 @@ pub struct AgentDescription {
     pub streaming: bool,
     /// Extensions the agent understands (`capabilities.extensions`).
     pub extensions: Vec<AgentExtension>,
+    /// Skills shown only in the extended agent card, to callers holding the server's token.
+    /// The server serves that card (and declares `capabilities.extendedAgentCard`) only when
+    /// a token is set: without one nobody is authenticated to see it.
+    pub extended_skills: Vec<AgentSkill>,
 }
 
 impl AgentDescription {
@@ -47,7 +51,14 @@ impl AgentDescription {
             output_modes: vec!["text/plain".into(), "application/json".into()],
             streaming: true,
             extensions: Vec::new(),
+            extended_skills: Vec::new(),
         }
+    }
+
+    /// Sets the skills of the extended agent card (see [`AgentDescription::extended_skills`]).
+    pub fn with_extended_skills(mut self, skills: Vec<AgentSkill>) -> Self {
+        self.extended_skills = skills;
+        self
     }
 
     /// Replaces the skills.

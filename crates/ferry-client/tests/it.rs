@@ -47,7 +47,7 @@ async fn connect(base: &str, binding: Binding) -> A2aClient {
 
 #[tokio::test]
 async fn every_operation_over_every_binding() {
-    let base = server(Arc::new(ConformanceAgent)).await;
+    let base = server(Arc::new(ConformanceAgent::default())).await;
     for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
         let client = connect(&base, binding).await;
         let SendMessageResponse::Task(task) = client
@@ -113,7 +113,7 @@ async fn every_operation_over_every_binding() {
 
 #[tokio::test]
 async fn three_turns_streamed() {
-    let base = server(Arc::new(ConformanceAgent)).await;
+    let base = server(Arc::new(ConformanceAgent::default())).await;
     for binding in [Binding::JsonRpc, Binding::HttpJson, Binding::Grpc] {
         let client = connect(&base, binding).await;
         let mut task_id = String::new();

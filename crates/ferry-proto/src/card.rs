@@ -154,10 +154,11 @@ pub struct AgentSkill {
     pub id: String,
     /// Name.
     pub name: String,
-    /// Description.
+    /// Description (empty when absent).
+    #[serde(default)]
     pub description: String,
-    /// Keywords.
-    #[serde(deserialize_with = "de::vec_or_null")]
+    /// Keywords (empty when absent).
+    #[serde(default, deserialize_with = "de::vec_or_null")]
     pub tags: Vec<String>,
     /// Example prompts.
     #[serde(
@@ -508,6 +509,10 @@ mod tests {
         let card: AgentCard = serde_json::from_value(minimal.clone()).expect("parse");
         assert_eq!(card.description, "");
         assert!(card.skills.is_empty() && card.default_input_modes.is_empty());
+        let skill: AgentSkill =
+            serde_json::from_value(json!({"id":"s","name":"S"})).expect("a skill of id and name");
+        assert!(skill.description.is_empty() && skill.tags.is_empty());
+        assert!(serde_json::from_value::<AgentSkill>(json!({"name":"S"})).is_err());
         // Written back with every REQUIRED member present.
         let out = serde_json::to_value(&card).expect("ser");
         assert_eq!(out["description"], "");

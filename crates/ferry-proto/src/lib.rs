@@ -15,7 +15,8 @@
 //!   positionally, which ProtoJSON has no form for (see [`ObjectOnly`]);
 //! - unknown fields are ignored;
 //! - a string or list that other ProtoJSON writers omit when empty is read as empty when absent
-//!   (a card's `description`, `skills`, input and output modes; a message's `messageId`), so a
+//!   (a card's `description`, `skills`, input and output modes; a skill's `description` and
+//!   `tags`; a message's `messageId`), so a
 //!   peer's omission is not a parse error; the ids and structure a type cannot be used without
 //!   stay required (a card's name, version, capabilities, interfaces; a task's id, context and
 //!   status). The server checks what a client must send on top of this (a message's id, role

@@ -186,6 +186,20 @@ impl Operation {
         )
     }
 
+    /// True when the operation only reads what is there: a task, a page of tasks, a task's
+    /// events, a webhook config. Everything else starts, changes or removes something, or
+    /// (`GetExtendedAgentCard`) reveals what only trusted callers are shown.
+    pub const fn reads_tasks_only(self) -> bool {
+        matches!(
+            self,
+            Operation::GetTask
+                | Operation::ListTasks
+                | Operation::SubscribeToTask
+                | Operation::GetTaskPushNotificationConfig
+                | Operation::ListTaskPushNotificationConfigs
+        )
+    }
+
     /// True for the four push-notification config operations.
     pub const fn is_push_config(self) -> bool {
         matches!(

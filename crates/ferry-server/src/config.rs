@@ -77,6 +77,16 @@ pub struct ServerConfig {
     /// is not a loopback address. Never serialized, never logged, never in the card.
     #[serde(skip_serializing)]
     pub token: Option<String>,
+    /// Bearer tokens that may only read tasks: `GetTask`, `ListTasks`, `SubscribeToTask` and
+    /// the webhook configs' Get and List. Anything else answers 403 (PERMISSION_DENIED).
+    /// Needs `token`. Never serialized, never logged, never in the card.
+    #[serde(skip_serializing)]
+    pub read_only_tokens: Vec<String>,
+    /// Let callers without credentials call every operation except `GetExtendedAgentCard`,
+    /// which stays for holders of `token` (a public agent with a partners' card). A token that
+    /// is presented must still be valid. The card then declares the bearer scheme without
+    /// requiring it. Needs `token`. Default false.
+    pub allow_anonymous: bool,
     /// Host names (or `host:port`) accepted in the `Host` header besides loopback names and the
     /// host of `public_url` (DNS-rebinding defence).
     pub allowed_hosts: Vec<String>,
@@ -163,6 +173,8 @@ impl Default for ServerConfig {
             required_extensions: Vec::new(),
             tenants: Vec::new(),
             token: None,
+            read_only_tokens: Vec::new(),
+            allow_anonymous: false,
             allowed_hosts: Vec::new(),
             header_read_timeout_secs: 10,
             request_timeout_secs: 120,
@@ -191,8 +203,9 @@ impl ServerConfig {
         Duration::from_secs(self.idle_ttl_secs)
     }
 
-    /// Checks the combination of settings: a non-loopback bind needs a token, and so does an
-    /// extended card.
+    /// Checks the combination of settings: a non-loopback bind needs a token, and so do an
+    /// extended card, read-only tokens and anonymous access (without a token everyone already
+    /// has full access, so they would mean nothing).
     pub fn validate(&self) -> Result<(), crate::ServerError> {
         let no_token = self.token.as_deref().is_none_or(str::is_empty);
         if !self.bind.ip().is_loopback() && no_token {
@@ -200,6 +213,16 @@ impl ServerConfig {
         }
         if self.extended_card.is_some() && no_token {
             return Err(crate::ServerError::ExtendedCardNeedsToken);
+        }
+        if no_token && !self.read_only_tokens.is_empty() {
+            return Err(crate::ServerError::NeedsToken {
+                setting: "read_only_tokens",
+            });
+        }
+        if no_token && self.allow_anonymous {
+            return Err(crate::ServerError::NeedsToken {
+                setting: "allow_anonymous",
+            });
         }
         Ok(())
     }

@@ -110,11 +110,16 @@ impl ServerConfig {
         Ok((config, extra))
     }
 
-    /// The effective configuration as TOML, with the token shown as `"<redacted>"`.
+    /// The effective configuration as TOML, with every token shown as `"<redacted>"`.
     pub fn to_redacted_toml(&self) -> String {
         let mut table = toml::Table::try_from(self).unwrap_or_default();
+        let redacted = || toml::Value::String("<redacted>".into());
         if self.token.is_some() {
-            table.insert("token".into(), toml::Value::String("<redacted>".into()));
+            table.insert("token".into(), redacted());
+        }
+        if !self.read_only_tokens.is_empty() {
+            let shown = self.read_only_tokens.iter().map(|_| redacted()).collect();
+            table.insert("read_only_tokens".into(), toml::Value::Array(shown));
         }
         toml::to_string_pretty(&table).unwrap_or_default()
     }
@@ -238,13 +243,21 @@ mod tests {
     }
 
     #[test]
-    fn printing_redacts_the_token() {
+    fn printing_redacts_the_tokens() {
         let c = ServerConfig {
             token: Some("s3cret".into()),
+            read_only_tokens: vec!["r3ader".into()],
             ..ServerConfig::default()
         };
         let shown = c.to_redacted_toml();
-        assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(
+            !shown.contains("s3cret") && !shown.contains("r3ader"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("read_only_tokens = [\"<redacted>\"]"),
+            "{shown}"
+        );
         assert!(shown.contains("token = \"<redacted>\""), "{shown}");
         assert!(shown.contains("max_in_flight = 1024"), "{shown}");
     }

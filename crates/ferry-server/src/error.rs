@@ -19,6 +19,13 @@ pub enum ServerError {
     /// An extended card is configured, but without a token nobody is authenticated to get it.
     #[error("the extended agent card is served to authenticated callers only, and no token is set")]
     ExtendedCardNeedsToken,
+    /// A setting that grades access (read-only tokens, anonymous callers) without the token
+    /// of full access: without it every caller has full access.
+    #[error("{setting} needs a token: without one every caller already has full access")]
+    NeedsToken {
+        /// The setting.
+        setting: &'static str,
+    },
     /// The listening socket could not be bound.
     #[error("cannot listen on {bind}: {source}")]
     Bind {

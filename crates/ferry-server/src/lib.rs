@@ -40,7 +40,7 @@ mod grpc_status;
 mod http;
 mod ids;
 
-pub use crate::core::call::CallContext;
+pub use crate::core::call::{Access, CallContext};
 pub use crate::core::doc::JsonDoc;
 pub use crate::core::handler::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Outcome, RequestHandler};
 pub use crate::core::live::LoggedEvent;

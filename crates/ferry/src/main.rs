@@ -3,6 +3,7 @@
 //! The binary only wires crates together: flags become a `ServerConfig`, an agent is picked by
 //! name, logs go to stderr, and the one line a script needs (`agent card: URL`) goes to stdout.
 
+mod acts_pass;
 mod bench;
 mod bench_cards;
 mod bench_forms;

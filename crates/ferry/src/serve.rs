@@ -2,7 +2,7 @@
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use ferry_agents::{ConformanceAgent, EchoAgent};
+use ferry_agents::EchoAgent;
 use ferry_server::{A2aServer, ServerConfig};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -49,6 +49,12 @@ pub(crate) struct ServeArgs {
     /// `acts/sut-behaviors.yaml` holds) and exit.
     #[arg(long)]
     print_acts_behaviors: bool,
+    /// Set the conformance agent up for one of ACTS's passes: main (extended card for the
+    /// token itk-valid-token), auth (every call needs it) or reduced (no streaming, no
+    /// extended card). a2a-itk's ITK_ACTS_AUTH=1 / ITK_ACTS_REDUCED_CAPABILITIES=1 choose
+    /// auth / reduced too. Loopback binds only.
+    #[arg(long, value_enum, value_name = "PASS")]
+    acts_pass: Option<crate::acts_pass::ActsPass>,
     /// Log format (RUST_LOG sets the level; default info).
     #[arg(long, value_enum, default_value = "text")]
     log_format: LogFormat,
@@ -65,6 +71,21 @@ pub(crate) struct ServeArgs {
     /// Prefer FERRY_TOKEN: command lines are visible to other users of the machine.
     #[arg(long, env = "FERRY_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// A bearer token that may only read tasks (GetTask, ListTasks, SubscribeToTask); other
+    /// operations answer 403 (repeatable; needs --token). FERRY_READ_ONLY_TOKENS takes a
+    /// comma-separated list.
+    #[arg(
+        long = "read-only-token",
+        env = "FERRY_READ_ONLY_TOKENS",
+        hide_env_values = true,
+        value_delimiter = ',',
+        value_name = "TOKEN"
+    )]
+    read_only_tokens: Vec<String>,
+    /// Let callers without a token call every operation but GetExtendedAgentCard (needs
+    /// --token; a wrong token is still refused).
+    #[arg(long)]
+    allow_anonymous: bool,
     /// Accept this Host header besides loopback names and the --public-url host (repeatable).
     #[arg(long = "allowed-host", value_name = "HOST")]
     allowed_hosts: Vec<String>,
@@ -202,6 +223,13 @@ impl ServeArgs {
         if let Some(token) = self.token.as_ref().filter(|t| !t.is_empty()) {
             c.token = Some(token.clone());
         }
+        c.read_only_tokens.extend(
+            self.read_only_tokens
+                .iter()
+                .filter(|t| !t.is_empty())
+                .cloned(),
+        );
+        c.allow_anonymous |= self.allow_anonymous;
         c.allowed_hosts.extend(self.allowed_hosts.iter().cloned());
         set(&mut c.store, &self.store);
         set(&mut c.task_capacity, &self.task_capacity);
@@ -239,7 +267,18 @@ impl ServeArgs {
         }
         c.required_extensions
             .extend(self.required_extensions.iter().cloned());
+        let acts = match self.agent {
+            AgentName::Conformance => crate::acts_pass::ActsPass::chosen(self.acts_pass)?,
+            AgentName::Echo | AgentName::Forms if self.acts_pass.is_some() => {
+                anyhow::bail!("--acts-pass is the conformance agent's: add --agent conformance")
+            }
+            AgentName::Echo | AgentName::Forms => None,
+        };
+        if let Some(pass) = acts {
+            pass.apply(&mut c);
+        }
         Ok(Configs {
+            acts,
             server: c,
             forms,
             cdp,
@@ -249,6 +288,8 @@ impl ServeArgs {
 
 /// Everything `ferry serve` runs with.
 struct Configs {
+    /// The ACTS pass the conformance agent is set up for.
+    acts: Option<crate::acts_pass::ActsPass>,
     server: ServerConfig,
     forms: ferry_forms::FormsConfig,
     cdp: CdpSettings,
@@ -306,6 +347,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
 
 async fn serve(args: ServeArgs, configs: Configs) -> anyhow::Result<()> {
     let Configs {
+        acts,
         server: config,
         forms: forms_config,
         cdp,
@@ -313,7 +355,7 @@ async fn serve(args: ServeArgs, configs: Configs) -> anyhow::Result<()> {
     let mut forms = None;
     let agent: Arc<dyn ferry_agent::AgentExecutor> = match args.agent {
         AgentName::Echo => Arc::new(EchoAgent),
-        AgentName::Conformance => Arc::new(ConformanceAgent),
+        AgentName::Conformance => Arc::new(acts.map(|p| p.agent()).unwrap_or_default()),
         AgentName::Forms => {
             let agent = ferry_forms::FormsAgent::new(forms_config);
             announce_forms(agent.config());
@@ -368,6 +410,7 @@ fn with_fix(e: ferry_server::ServerError) -> anyhow::Error {
         ServerError::ExtendedCardNeedsToken => {
             Some("set a token (--token or FERRY_TOKEN) or drop extended_card")
         }
+        ServerError::NeedsToken { .. } => Some("set a token (--token or FERRY_TOKEN)"),
         _ => None,
     };
     match fix {

@@ -16,7 +16,7 @@ mod client_parse;
 use ferry_agent::{
     AgentDescription, AgentError, AgentExecutor, AgentFuture, EventSink, RequestContext,
 };
-use ferry_proto::{Artifact, Part, PartContent, Role};
+use ferry_proto::{AgentSkill, Artifact, Part, PartContent, Role};
 use std::time::Duration;
 
 /// A scenario, selected by messageId prefix.
@@ -82,13 +82,29 @@ impl Scenario {
 }
 
 /// Plays the conformance kit's scenarios and the ACTS behaviours; anything else is echoed and
-/// completed.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ConformanceAgent;
+/// completed. It streams, and shows one more skill in the extended card (which the server
+/// serves when it has a token).
+#[derive(Debug, Clone, Copy)]
+pub struct ConformanceAgent {
+    streaming: bool,
+}
+
+impl Default for ConformanceAgent {
+    fn default() -> Self {
+        Self { streaming: true }
+    }
+}
 
 const TURNS: usize = 3;
 
 impl ConformanceAgent {
+    /// The agent of ACTS's reduced-capabilities pass (`ITK_ACTS_REDUCED_CAPABILITIES=1`): the
+    /// same behaviours, streaming not declared (so the server refuses the streaming
+    /// operations).
+    pub fn without_streaming() -> Self {
+        Self { streaming: false }
+    }
+
     /// The ACTS behaviour declaration (`acts/sut-behaviors.yaml`) of what this agent plays.
     pub fn acts_behaviors_yaml() -> String {
         acts::behaviours_yaml()
@@ -97,10 +113,22 @@ impl ConformanceAgent {
 
 impl AgentExecutor for ConformanceAgent {
     fn describe(&self) -> AgentDescription {
-        AgentDescription::new(
+        let mut description = AgentDescription::new(
             "conformance",
             "Plays the A2A conformance kit's scenarios (chosen by messageId prefix) and the ACTS behaviours (chosen by the text of the first part, tck-…); echoes anything else.",
         )
+        .with_extended_skills(vec![AgentSkill {
+            id: "conformance-extended".into(),
+            name: "Extended card check".into(),
+            description: "Shown only to authenticated callers, in the extended agent card.".into(),
+            tags: vec!["conformance".into()],
+            examples: Vec::new(),
+            input_modes: Vec::new(),
+            output_modes: Vec::new(),
+            security_requirements: Vec::new(),
+        }]);
+        description.streaming = self.streaming;
+        description
     }
 
     fn execute(&self, ctx: RequestContext, events: EventSink) -> AgentFuture<'_> {

@@ -1,6 +1,8 @@
 //! Who is calling, and with which service parameters: what a binding tells the core besides
 //! the request itself.
 
+use ferry_proto::{A2aError, ErrorKind, Operation};
+
 /// Filled by the binding from the transport (path, headers, connection).
 #[derive(Debug, Clone, Default)]
 pub struct CallContext {
@@ -10,8 +12,74 @@ pub struct CallContext {
     pub extensions: Vec<String>,
     /// The authenticated caller, if any.
     pub caller: Option<String>,
+    /// What the caller's credentials allow (the front door's verdict).
+    pub access: Access,
     /// The client's address (from the connection), if known.
     pub client: Option<std::net::IpAddr>,
     /// The last event a reconnecting subscriber saw (SSE `Last-Event-ID`).
     pub resume_after: Option<u64>,
+}
+
+/// What a caller may do, decided by the front door from the credentials it presented.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Access {
+    /// Every operation: the server's token, or a server that has none.
+    #[default]
+    Full,
+    /// A read-only token: the operations that only read tasks
+    /// ([`Operation::reads_tasks_only`]).
+    ReadOnly,
+    /// No credentials, on a server that lets anonymous callers in: every operation except
+    /// `GetExtendedAgentCard`, which is for holders of the token.
+    Anonymous,
+}
+
+impl Access {
+    /// Whether this caller may run `op`: `Err` is the answer when not — 401 (with a
+    /// challenge) for an anonymous caller, 403 for a token that is not allowed it.
+    pub fn authorize(self, op: Operation) -> Result<(), A2aError> {
+        match self {
+            Access::Full => Ok(()),
+            Access::ReadOnly if op.reads_tasks_only() => Ok(()),
+            Access::ReadOnly => Err(A2aError::new(
+                ErrorKind::PermissionDenied,
+                format!(
+                    "this token may only read tasks; {} needs the full token",
+                    op.name()
+                ),
+            )),
+            Access::Anonymous if op == Operation::GetExtendedAgentCard => Err(A2aError::new(
+                ErrorKind::Unauthenticated,
+                "the extended agent card is served to callers with the token (Authorization: Bearer …)",
+            )),
+            Access::Anonymous => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_access_allows_what_it_says() {
+        for op in Operation::ALL {
+            assert!(Access::Full.authorize(op).is_ok());
+            let read = Access::ReadOnly.authorize(op);
+            assert_eq!(read.is_ok(), op.reads_tasks_only(), "{op:?}");
+            if let Err(e) = read {
+                assert_eq!(e.kind, ErrorKind::PermissionDenied);
+            }
+            let anonymous = Access::Anonymous.authorize(op);
+            assert_eq!(
+                anonymous.is_ok(),
+                op != Operation::GetExtendedAgentCard,
+                "{op:?}"
+            );
+        }
+        let refused = Access::Anonymous.authorize(Operation::GetExtendedAgentCard);
+        assert!(matches!(refused, Err(e) if e.kind == ErrorKind::Unauthenticated));
+        assert!(Access::ReadOnly.authorize(Operation::SendMessage).is_err());
+        assert!(Access::ReadOnly.authorize(Operation::GetTask).is_ok());
+    }
 }

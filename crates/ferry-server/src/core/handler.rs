@@ -136,6 +136,8 @@ impl RequestHandler {
         request: A2aRequest,
     ) -> Result<Outcome, A2aError> {
         use Outcome::{Document, Stream};
+        // Before anything about the request is looked at: a refused caller learns nothing.
+        call.access.authorize(request.operation())?;
         Ok(match request {
             A2aRequest::SendMessage(r) => Document(self.send_message(call, r).await?),
             A2aRequest::SendStreamingMessage(r) => Stream(self.send_streaming(call, r).await?),

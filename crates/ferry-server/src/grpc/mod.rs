@@ -165,6 +165,7 @@ fn prepare<O: GrpcOperation>(
         tenant: request.tenant().to_owned(),
         extensions: active,
         caller: None,
+        access: params::access_of(&extensions),
         client: extensions.get::<ClientAddr>().map(|c| c.0.ip()),
         resume_after: None,
     };

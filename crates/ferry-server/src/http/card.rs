@@ -26,6 +26,35 @@ pub struct ServedCard {
     cache_control: HeaderValue,
 }
 
+/// Whether there is an extended card to serve: a card file configured (which needs a token),
+/// or extended skills of the agent on a server with a token (without one nobody could be
+/// shown them).
+pub(crate) fn serves_extended_card(description: &AgentDescription, config: &ServerConfig) -> bool {
+    let has_token = config.token.as_deref().is_some_and(|t| !t.is_empty());
+    config.extended_card.is_some() || (has_token && !description.extended_skills.is_empty())
+}
+
+/// The extended card of `card`: the configured file's members over the public card's, or the
+/// public card with the agent's extended skills after its skills; `None` when
+/// [`serves_extended_card`] says there is none.
+pub(crate) fn extended_card(
+    card: &AgentCard,
+    description: &AgentDescription,
+    config: &ServerConfig,
+) -> Result<Option<AgentCard>, crate::http::signing::SigningError> {
+    if let Some(path) = &config.extended_card {
+        return crate::http::signing::extended_card(card, path).map(Some);
+    }
+    if !serves_extended_card(description, config) {
+        return Ok(None);
+    }
+    let mut extended = card.clone();
+    extended
+        .skills
+        .extend(description.extended_skills.iter().cloned());
+    Ok(Some(extended))
+}
+
 /// Builds the public card: the interfaces (JSON-RPC first) under `base_url`, the agent's
 /// description, the extensions the server's extensions declare (`extension_entries`, after
 /// the agent's own), and the capabilities this server implements.
@@ -54,7 +83,8 @@ pub fn build_card(
         }
     }
     // With a token, every call needs `Authorization: Bearer …`; the card says so (never the
-    // token itself).
+    // token itself). Where anonymous callers are let in, the scheme is declared (for the
+    // extended card) and not required.
     let (security_schemes, security_requirements) =
         if config.token.as_deref().is_some_and(|t| !t.is_empty()) {
             let scheme = SecurityScheme::HttpAuthSecurityScheme(HttpAuthSecurityScheme {
@@ -65,7 +95,12 @@ pub fn build_card(
             let requirement = SecurityRequirement {
                 schemes: [("bearer".to_owned(), StringList::default())].into(),
             };
-            ([("bearer".to_owned(), scheme)].into(), vec![requirement])
+            let requirements = if config.allow_anonymous {
+                Vec::new()
+            } else {
+                vec![requirement]
+            };
+            ([("bearer".to_owned(), scheme)].into(), requirements)
         } else {
             (Default::default(), Vec::new())
         };
@@ -80,7 +115,7 @@ pub fn build_card(
             streaming: Some(description.streaming),
             push_notifications: Some(false),
             extensions,
-            extended_agent_card: config.extended_card.is_some().then_some(true),
+            extended_agent_card: serves_extended_card(description, config).then_some(true),
         },
         security_schemes,
         security_requirements,

@@ -1,7 +1,7 @@
 //! Service parameters (spec §2.1): `A2A-Version` and `A2A-Extensions`.
 
 use crate::config::ServerConfig;
-use crate::core::call::CallContext;
+use crate::core::call::{Access, CallContext};
 use crate::http::request_id::ClientAddr;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderName};
@@ -107,9 +107,19 @@ pub(crate) fn call_context(tenant: String, extensions: Vec<String>, parts: &Part
         tenant,
         extensions,
         caller: None,
+        access: access_of(&parts.extensions),
         client: parts.extensions.get::<ClientAddr>().map(|c| c.0.ip()),
         resume_after: last_event_id(&parts.headers),
     }
+}
+
+/// The front door's verdict on the caller's credentials; least privilege for a request it did
+/// not see.
+pub(crate) fn access_of(extensions: &axum::http::Extensions) -> Access {
+    extensions
+        .get::<Access>()
+        .copied()
+        .unwrap_or(Access::Anonymous)
 }
 
 /// The SSE `Last-Event-ID` a reconnecting client sends (ferry's event ids are sequence numbers).

@@ -53,12 +53,18 @@ fn with_request_id(e: &A2aError, rid: Option<&RequestId>) -> A2aError {
     }
 }
 
-/// Adds `Retry-After` when the error says how long to wait, and marks refusals for the
-/// metrics.
+/// Adds `Retry-After` when the error says how long to wait and the bearer challenge to a 401
+/// (RFC 9110 §11.6.1 requires one), and marks refusals for the metrics.
 fn with_retry_after(mut r: Response, e: &A2aError) -> Response {
     if let Some(secs) = e.retry_after_secs() {
         r.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    if e.kind == ErrorKind::Unauthenticated {
+        r.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"ferry\""),
+        );
     }
     // Errors with a server-specific reason are refusals: mark them for the metrics.
     if let Some(reason) = e.reason {

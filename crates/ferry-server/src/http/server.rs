@@ -8,7 +8,7 @@ use crate::core::manager::{TaskLimits, TaskManager};
 use crate::error::ServerError;
 use crate::extension::ServerExtension;
 use crate::grpc;
-use crate::http::card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
+use crate::http::card::{self, ServedCard, WELL_KNOWN_CARD_PATH, build_card};
 use crate::http::decode::BodyLimits;
 use crate::http::front_door::{self, FrontDoor};
 use crate::http::metrics::{CallLabel, Metrics};
@@ -198,8 +198,8 @@ impl A2aServerBuilder {
             .iter()
             .map(|k| signing::load_public_key(&k.key, &k.kid))
             .collect::<Result<Vec<_>, _>>()?;
-        let extended = match &config.extended_card {
-            Some(path) => Some(signing::sign(signing::extended_card(&card, path)?, &keys)?),
+        let extended = match card::extended_card(&card, handler.description(), &config)? {
+            Some(extended) => Some(signing::sign(extended, &keys)?),
             None => None,
         };
         let handler = handler.with_extended_card(extended);

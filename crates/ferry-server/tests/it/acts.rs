@@ -15,7 +15,7 @@ fn artifacts(task: &Value) -> usize {
 /// Each behaviour ends (or rests) in the state `acts/sut-behaviors.yaml` declares for it, with
 /// the artifacts it promises; an unknown `tck-…` name fails the task, saying so.
 async fn behaviours_end_in_their_declared_states(b: Binding) {
-    let srv = TestServer::start(ferry_agents::ConformanceAgent).await;
+    let srv = TestServer::start(ferry_agents::ConformanceAgent::default()).await;
     for (text, state, artifact_count) in [
         ("tck-complete-task hello", "TASK_STATE_COMPLETED", 0),
         ("tck-task-failure", "TASK_STATE_FAILED", 0),
@@ -67,7 +67,7 @@ async fn behaviours_end_in_their_declared_states(b: Binding) {
 /// `tck-multi-turn`: INPUT_REQUIRED on every turn (the follow-ups carry no name) until one
 /// starts with `done`.
 async fn multi_turn_until_done(b: Binding) {
-    let srv = TestServer::start(ferry_agents::ConformanceAgent).await;
+    let srv = TestServer::start(ferry_agents::ConformanceAgent::default()).await;
     let task = srv
         .send_task(b, send_params("tck-multi-turn start conversation"))
         .await;
@@ -87,7 +87,7 @@ async fn multi_turn_until_done(b: Binding) {
 
 /// `tck-cancel` works until it is canceled.
 async fn cancel_holds_until_canceled(b: Binding) {
-    let srv = TestServer::start(ferry_agents::ConformanceAgent).await;
+    let srv = TestServer::start(ferry_agents::ConformanceAgent::default()).await;
     let mut params = send_params("tck-cancel");
     params["configuration"] = json!({"returnImmediately": true});
     let task = srv.send_task(b, params).await;

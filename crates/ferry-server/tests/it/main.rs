@@ -29,6 +29,8 @@ mod lifecycle;
 mod durable;
 // The front door: auth, Host/Origin, limits, probes, request ids, draining shutdown.
 mod front_door;
+// Graded access: read-only tokens, anonymous callers, the agent's extended card.
+mod access;
 // Idempotent retries, metrics, signed cards and the extended card.
 mod ops;
 // What only gRPC has: its front door, protobuf decoding, size limit, unknown methods.

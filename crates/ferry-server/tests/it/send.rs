@@ -325,7 +325,7 @@ async fn ferry_turns_3_streamed(b: Binding) {
 
 /// INPUT_REQUIRED twice, COMPLETED on the third message, one artifact per turn.
 async fn play_ferry_turns_3(b: Binding, streamed: bool) {
-    let srv = TestServer::start(ferry_agents::ConformanceAgent).await;
+    let srv = TestServer::start(ferry_agents::ConformanceAgent::default()).await;
     let mut task_id: Option<Value> = None;
     for (n, expected) in [
         (1, "TASK_STATE_INPUT_REQUIRED"),
@@ -384,7 +384,7 @@ async fn play_ferry_turns_3(b: Binding, streamed: bool) {
 /// Point 10: parts of every kind come out with exactly one content member, `raw` as padded
 /// standard base64, even when the client sent it URL-safe and unpadded.
 async fn part_kinds_on_the_wire(b: Binding) {
-    let srv = TestServer::start(ferry_agents::ConformanceAgent).await;
+    let srv = TestServer::start(ferry_agents::ConformanceAgent::default()).await;
     let cases = [
         (
             "tck-artifact-file",

@@ -4,25 +4,29 @@
 //! In order: a request id (echoed or generated), one line at most of each header that must
 //! be single (`Authorization`, `Host`, …), the `Host` check (DNS rebinding; absolute-form
 //! targets included), the `Origin` check (web pages on this machine), the bearer token
-//! (constant-time compare; the agent card stays public), the per-client rate limit, the
+//! (constant-time compare; the agent card stays public; the [`Access`] it grants goes on the
+//! request for the core to apply per operation), the per-client rate limit, the
 //! in-flight limit, and the request timeout. Probes (`/healthz`, `/readyz`) are routed around
 //! it. The body limit is the bindings' (they refuse a declared length over it unread).
 
+mod credentials;
 mod host;
 mod rate;
 mod token;
 
+pub use credentials::Credentials;
 pub use host::HostPolicy;
 pub use rate::RateLimiter;
 pub use token::constant_time_eq;
 
 use crate::config::ServerConfig;
+use crate::core::call::Access;
 use crate::grpc_status;
 use crate::http::metrics::{CallLabel, Method, Metrics};
 use crate::http::request_id::{self, ClientAddr, RequestId};
 use crate::http::response::{RefusalReason, jsonrpc_error, rest_error};
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, header};
+use axum::http::header;
 use axum::middleware::Next;
 use axum::response::Response;
 use ferry_proto::{A2aError, ErrorKind, ErrorTable};
@@ -38,7 +42,7 @@ const CAPACITY_RETRY_SECS: u64 = 1;
 /// nothing of the bindings behind it.
 #[derive(Debug)]
 pub struct FrontDoor {
-    token: Option<Box<[u8]>>,
+    credentials: Credentials,
     hosts: HostPolicy,
     rate: Option<RateLimiter>,
     in_flight: Arc<Semaphore>,
@@ -68,11 +72,7 @@ impl FrontDoor {
             config.rate_limit_burst
         };
         Self {
-            token: config
-                .token
-                .as_deref()
-                .filter(|t| !t.is_empty())
-                .map(|t| t.as_bytes().into()),
+            credentials: Credentials::new(config),
             hosts: HostPolicy::new(&config.allowed_hosts, public_host),
             rate: (config.rate_limit_per_sec > 0)
                 .then(|| RateLimiter::new(config.rate_limit_per_sec, burst, clock)),
@@ -87,22 +87,7 @@ impl FrontDoor {
 
     /// Whether a token is configured.
     pub fn requires_token(&self) -> bool {
-        self.token.is_some()
-    }
-
-    /// Checks the bearer token of a request.
-    fn authenticated(&self, request: &Request) -> bool {
-        let Some(expected) = &self.token else {
-            return true;
-        };
-        let presented = request
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split_once(' '))
-            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, t)| t.trim().as_bytes());
-        presented.is_some_and(|p| constant_time_eq(p, expected))
+        self.credentials.required()
     }
 
     /// Open SSE streams now.
@@ -162,14 +147,14 @@ impl Refusal {
 
     /// Renders the refusal: a gRPC status to a gRPC call; a JSON-RPC error on the JSON-RPC
     /// endpoint for the capacity conditions (429, 503: what JSON-RPC clients retry on); an
-    /// AIP-193 body otherwise. 401 carries `WWW-Authenticate`.
+    /// AIP-193 body otherwise (401 with `WWW-Authenticate`).
     fn respond(self, dialect: Dialect, rid: &RequestId) -> Response {
         let Refusal(error) = self;
         let capacity = matches!(
             error.kind,
             ErrorKind::ResourceExhausted | ErrorKind::Unavailable
         );
-        let mut response = match dialect {
+        match dialect {
             Dialect::Grpc => {
                 grpc_status::response_of(grpc_status::status_of(&error, ErrorTable::V1_0_1))
             }
@@ -177,14 +162,7 @@ impl Refusal {
                 jsonrpc_error(&serde_json::Value::Null, &error, Some(rid))
             }
             Dialect::JsonRpc | Dialect::Rest => rest_error(&error, ErrorTable::V1_0_1, Some(rid)),
-        };
-        if error.kind == ErrorKind::Unauthenticated {
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer realm=\"ferry\""),
-            );
         }
-        response
     }
 }
 
@@ -242,7 +220,7 @@ pub async fn guard(
 
 async fn admit_and_run(
     door: &FrontDoor,
-    request: Request,
+    mut request: Request,
     next: Next,
     rid: &RequestId,
 ) -> Response {
@@ -280,13 +258,21 @@ async fn admit_and_run(
         );
         return r.respond(dialect, rid);
     }
-    if !public && !door.authenticated(&request) {
-        let r = Refusal::new(
-            ErrorKind::Unauthenticated,
-            "UNAUTHENTICATED",
-            "a valid bearer token is required (Authorization: Bearer …)",
-        );
-        return r.respond(dialect, rid);
+    match door.credentials.access(request.headers()) {
+        Some(access) => {
+            request.extensions_mut().insert(access);
+        }
+        None if public => {
+            request.extensions_mut().insert(Access::Anonymous);
+        }
+        None => {
+            let r = Refusal::new(
+                ErrorKind::Unauthenticated,
+                "UNAUTHENTICATED",
+                "a valid bearer token is required (Authorization: Bearer …)",
+            );
+            return r.respond(dialect, rid);
+        }
     }
     if let (Some(rate), Some(addr)) = (&door.rate, request.extensions().get::<ClientAddr>())
         && let Err(wait) = rate.check(addr.0.ip())

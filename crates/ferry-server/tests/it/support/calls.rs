@@ -399,9 +399,12 @@ async fn json_answer(
     let body: Value = response.json().await.expect("the answer is JSON");
     match b {
         Binding::JsonRpc => {
+            // Capacity and credential refusals keep their HTTP status (clients and proxies
+            // act on it), with the JSON-RPC envelope.
             let capacity = matches!(status, 429 | 503) && body["error"]["code"] == -32603;
+            let credentials = matches!(status, 401 | 403) && body["error"]["code"] == -32600;
             assert!(
-                status == 200 || capacity,
+                status == 200 || capacity || credentials,
                 "JSON-RPC answers with HTTP 200: {status} {body}"
             );
             rpc_outcome(&body, rpc_id, status, false)
