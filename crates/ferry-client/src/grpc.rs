@@ -164,6 +164,12 @@ pub(crate) fn error_of(status: &Status) -> ClientError {
         && info.domain == ERROR_DOMAIN
         && let Some(kind) = ErrorKind::from_reason(&info.reason)
     {
+        // Credentials refused are the same class on every binding (HTTP says 401 / 403).
+        match kind {
+            ErrorKind::Unauthenticated => return ClientError::Auth { status: 401 },
+            ErrorKind::PermissionDenied => return ClientError::Auth { status: 403 },
+            _ => {}
+        }
         let mut e = A2aError::new(kind, status.message());
         e.metadata.extend(info.metadata);
         if let Some(bad) = status.get_details_bad_request() {

@@ -28,6 +28,8 @@
 //! | `private_addresses_…`        | none         | `http://10.0.0.5:8765` (private) and `http://192.168.1.9` → 3 before any connection, naming the reason and `--insecure-allow-private` |
 //! | `exit_code_timeout`          | silent TCP   | a listener that never answers, `--timeout 1` → 5, promptly                  |
 //! | `token_*`                    | ferry `--token` | no or wrong token → 4, right token (flag or `FERRY_TOKEN`) → 0; the token never appears in stdout or stderr |
+//! | `read_only_token_…`          | ferry `--read-only-token` | over all three bindings the reader's `task get` / `task list` → 0, its `send` / `task cancel` → 4 (403); never printed |
+//! | `the_acts_auth_pass_…`       | ferry, `ITK_ACTS_AUTH=1` | no token or `itk-insufficient-token` → 4 on `send`, `itk-valid-token` → COMPLETED |
 //! | `completion_bash`            | none         | `ferry completion bash` prints a bash completion script                    |
 
 mod support;
@@ -768,6 +770,95 @@ fn token_refused_accepted_and_never_printed() {
     );
     run.expect_code(3);
     run.assert_not_leaked(SECRET);
+}
+
+/// `--read-only-token`: over every binding the reader's `task get` and `task list` succeed,
+/// its `send` and `task cancel` exit 4 (refused credentials, 403), and it never shows up in
+/// output; the full token still does everything.
+#[test]
+fn read_only_token_reads_and_is_refused_the_rest() {
+    const READER: &str = "reader-ferry-token-5e0a41";
+    let server = Server::start([
+        "--agent",
+        "conformance",
+        "--bind",
+        "127.0.0.1:0",
+        "--token",
+        SECRET,
+        "--read-only-token",
+        READER,
+    ]);
+    for binding in [Binding::JsonRpc, Binding::Rest, Binding::Grpc] {
+        let cli = Cli {
+            server: &server,
+            binding,
+        };
+        let full = &["--token", SECRET];
+        let reader = &["--token", READER];
+        let sent = run_ferry(
+            &cli.args(&["send"], &[&["hi", "-o", "json"], &full[..]].concat()),
+            &[],
+        );
+        let id = str_of(&sent.json()["task"], "id").to_owned();
+        let got = run_ferry(
+            &cli.args(
+                &["task", "get"],
+                &[&[id.as_str(), "-o", "json"], &reader[..]].concat(),
+            ),
+            &[],
+        );
+        assert_eq!(str_of(&got.json(), "id"), id, "{binding:?}");
+        got.assert_not_leaked(READER);
+        let listed = run_ferry(
+            &cli.args(&["task", "list"], &[&["-o", "json"], &reader[..]].concat()),
+            &[],
+        );
+        listed.expect_code(0);
+        for refused in [
+            cli.args(&["send"], &[&["hi", "-o", "json"], &reader[..]].concat()),
+            cli.args(
+                &["task", "cancel"],
+                &[&[id.as_str(), "-o", "json"], &reader[..]].concat(),
+            ),
+        ] {
+            let run = run_ferry(&refused, &[]);
+            run.expect_code(4);
+            run.assert_not_leaked(READER);
+            assert!(
+                run.stderr().contains("403"),
+                "{binding:?}: {}",
+                run.stderr()
+            );
+        }
+    }
+}
+
+/// a2a-itk starts the auth pass with `ITK_ACTS_AUTH=1`: the conformance agent then requires
+/// the ITK's token `itk-valid-token` on every call, and its read-only token
+/// `itk-insufficient-token` may read but not send.
+#[test]
+fn the_acts_auth_pass_by_the_itk_variable() {
+    let mut cmd = ferry();
+    cmd.args(["serve", "--agent", "conformance", "--bind", "127.0.0.1:0"])
+        .env("ITK_ACTS_AUTH", "1");
+    let server = Server::spawn(cmd);
+    let cli = Cli {
+        server: &server,
+        binding: Binding::JsonRpc,
+    };
+    let send = |extra: &[&str]| {
+        run_ferry(
+            &cli.args(
+                &["send"],
+                &[&["tck-complete-task", "-o", "json"], extra].concat(),
+            ),
+            &[],
+        )
+    };
+    send(&[]).expect_code(4);
+    send(&["--token", "itk-insufficient-token"]).expect_code(4);
+    let answer = send(&["--token", "itk-valid-token"]).json();
+    assert_eq!(state(&answer["task"]), COMPLETED, "{answer}");
 }
 
 #[test]
