@@ -203,11 +203,16 @@ impl ServerConfig {
         Duration::from_secs(self.idle_ttl_secs)
     }
 
+    /// Whether a token (of full access) is set: an empty one counts as none.
+    pub fn has_token(&self) -> bool {
+        self.token.as_deref().is_some_and(|t| !t.is_empty())
+    }
+
     /// Checks the combination of settings: a non-loopback bind needs a token, and so do an
     /// extended card, read-only tokens and anonymous access (without a token everyone already
     /// has full access, so they would mean nothing).
     pub fn validate(&self) -> Result<(), crate::ServerError> {
-        let no_token = self.token.as_deref().is_none_or(str::is_empty);
+        let no_token = !self.has_token();
         if !self.bind.ip().is_loopback() && no_token {
             return Err(crate::ServerError::TokenRequired { bind: self.bind });
         }

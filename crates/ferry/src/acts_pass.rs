@@ -48,8 +48,7 @@ impl ActsPass {
     /// Sets the pass's credentials on `config`, unless it has a token of its own or binds
     /// beyond this machine.
     pub(crate) fn apply(self, config: &mut ServerConfig) {
-        let own_token = config.token.as_deref().is_some_and(|t| !t.is_empty());
-        if own_token || !config.bind.ip().is_loopback() || self == ActsPass::Reduced {
+        if config.has_token() || !config.bind.ip().is_loopback() || self == ActsPass::Reduced {
             return;
         }
         config.token = Some(VALID_TOKEN.into());

@@ -30,8 +30,8 @@ pub struct ServedCard {
 /// or extended skills of the agent on a server with a token (without one nobody could be
 /// shown them).
 pub(crate) fn serves_extended_card(description: &AgentDescription, config: &ServerConfig) -> bool {
-    let has_token = config.token.as_deref().is_some_and(|t| !t.is_empty());
-    config.extended_card.is_some() || (has_token && !description.extended_skills.is_empty())
+    config.extended_card.is_some()
+        || (config.has_token() && !description.extended_skills.is_empty())
 }
 
 /// The extended card of `card`: the configured file's members over the public card's, or the
@@ -85,25 +85,24 @@ pub fn build_card(
     // With a token, every call needs `Authorization: Bearer …`; the card says so (never the
     // token itself). Where anonymous callers are let in, the scheme is declared (for the
     // extended card) and not required.
-    let (security_schemes, security_requirements) =
-        if config.token.as_deref().is_some_and(|t| !t.is_empty()) {
-            let scheme = SecurityScheme::HttpAuthSecurityScheme(HttpAuthSecurityScheme {
-                description: "A bearer token given to you by the operator of this agent.".into(),
-                scheme: "Bearer".into(),
-                bearer_format: String::new(),
-            });
-            let requirement = SecurityRequirement {
-                schemes: [("bearer".to_owned(), StringList::default())].into(),
-            };
-            let requirements = if config.allow_anonymous {
-                Vec::new()
-            } else {
-                vec![requirement]
-            };
-            ([("bearer".to_owned(), scheme)].into(), requirements)
-        } else {
-            (Default::default(), Vec::new())
+    let (security_schemes, security_requirements) = if config.has_token() {
+        let scheme = SecurityScheme::HttpAuthSecurityScheme(HttpAuthSecurityScheme {
+            description: "A bearer token given to you by the operator of this agent.".into(),
+            scheme: "Bearer".into(),
+            bearer_format: String::new(),
+        });
+        let requirement = SecurityRequirement {
+            schemes: [("bearer".to_owned(), StringList::default())].into(),
         };
+        let requirements = if config.allow_anonymous {
+            Vec::new()
+        } else {
+            vec![requirement]
+        };
+        ([("bearer".to_owned(), scheme)].into(), requirements)
+    } else {
+        (Default::default(), Vec::new())
+    };
     AgentCard {
         name: description.name.clone(),
         description: description.description.clone(),

@@ -55,7 +55,7 @@ fn with_request_id(e: &A2aError, rid: Option<&RequestId>) -> A2aError {
 
 /// Adds `Retry-After` when the error says how long to wait and the bearer challenge to a 401
 /// (RFC 9110 §11.6.1 requires one), and marks refusals for the metrics.
-fn with_retry_after(mut r: Response, e: &A2aError) -> Response {
+fn with_error_headers(mut r: Response, e: &A2aError) -> Response {
     if let Some(secs) = e.retry_after_secs() {
         r.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(secs));
@@ -89,7 +89,7 @@ pub(crate) fn jsonrpc_error(
     rid: Option<&RequestId>,
 ) -> Response {
     let e = with_request_id(e, rid);
-    with_retry_after(
+    with_error_headers(
         json(
             status(e.kind.jsonrpc_http_status()),
             ferry_proto::jsonrpc_error_body(id, &e),
@@ -107,7 +107,7 @@ pub(crate) fn rest_error(e: &A2aError, table: ErrorTable, rid: Option<&RequestId
     if let (Some(rid), Some(obj)) = (rid, body.as_object_mut()) {
         obj.insert("requestId".into(), rid.as_str().into());
     }
-    with_retry_after(
+    with_error_headers(
         json(
             status(e.kind.http_status(table)),
             serde_json::to_vec(&body).unwrap_or_default(),
