@@ -82,6 +82,12 @@ pub struct ServerConfig {
     /// Needs `token`. Never serialized, never logged, never in the card.
     #[serde(skip_serializing)]
     pub read_only_tokens: Vec<String>,
+    /// Bearer tokens limited to some of the agents of a server of several agents: elsewhere
+    /// they are answered 403 (PERMISSION_DENIED), and `GET /agents` lists only theirs. A
+    /// scoped token alone turns authentication on, as `token` does. Never serialized, never
+    /// logged, never in a card.
+    #[serde(skip_serializing)]
+    pub scoped_tokens: Vec<ScopedToken>,
     /// Let callers without credentials call every operation except `GetExtendedAgentCard`,
     /// which stays for holders of `token` (a public agent with a partners' card). A token that
     /// is presented must still be valid. The card then declares the bearer scheme without
@@ -122,6 +128,31 @@ pub struct ServerConfig {
     /// in the extended agent card served to authenticated callers (`GetExtendedAgentCard`).
     /// Needs a token.
     pub extended_card: Option<std::path::PathBuf>,
+}
+
+/// A bearer token that reaches only the agents it names (`[[scoped_tokens]]` in the
+/// configuration file).
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScopedToken {
+    /// The token.
+    pub token: String,
+    /// The ids of the agents it may call (at least one).
+    pub agents: Vec<String>,
+    /// Whether it may only read tasks, as a read-only token. Default false.
+    #[serde(default)]
+    pub read_only: bool,
+}
+
+impl std::fmt::Debug for ScopedToken {
+    /// The token is never shown.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScopedToken")
+            .field("token", &"<redacted>")
+            .field("agents", &self.agents)
+            .field("read_only", &self.read_only)
+            .finish()
+    }
 }
 
 /// A private key that signs the served card.
@@ -174,6 +205,7 @@ impl Default for ServerConfig {
             tenants: Vec::new(),
             token: None,
             read_only_tokens: Vec::new(),
+            scoped_tokens: Vec::new(),
             allow_anonymous: false,
             allowed_hosts: Vec::new(),
             header_read_timeout_secs: 10,
@@ -203,9 +235,11 @@ impl ServerConfig {
         Duration::from_secs(self.idle_ttl_secs)
     }
 
-    /// Whether a token (of full access) is set: an empty one counts as none.
+    /// Whether callers must present a token: the token of full access or a scoped token is
+    /// set (an empty one counts as none).
     pub fn has_token(&self) -> bool {
         self.token.as_deref().is_some_and(|t| !t.is_empty())
+            || self.scoped_tokens.iter().any(|t| !t.token.is_empty())
     }
 
     /// Checks the combination of settings: a non-loopback bind needs a token, and so do an
@@ -228,6 +262,16 @@ impl ServerConfig {
             return Err(crate::ServerError::NeedsToken {
                 setting: "allow_anonymous",
             });
+        }
+        if let Some(empty) = self
+            .scoped_tokens
+            .iter()
+            .find(|t| t.token.is_empty() || t.agents.is_empty())
+        {
+            return Err(crate::ServerError::Agents(format!(
+                "a scoped token needs a token and at least one agent (agents = {:?})",
+                empty.agents
+            )));
         }
         Ok(())
     }

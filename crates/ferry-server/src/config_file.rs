@@ -121,6 +121,25 @@ impl ServerConfig {
             let shown = self.read_only_tokens.iter().map(|_| redacted()).collect();
             table.insert("read_only_tokens".into(), toml::Value::Array(shown));
         }
+        if !self.scoped_tokens.is_empty() {
+            let shown = self
+                .scoped_tokens
+                .iter()
+                .map(|t| {
+                    let mut entry = toml::Table::new();
+                    entry.insert("token".into(), redacted());
+                    entry.insert(
+                        "agents".into(),
+                        toml::Value::Array(
+                            t.agents.iter().cloned().map(toml::Value::String).collect(),
+                        ),
+                    );
+                    entry.insert("read_only".into(), toml::Value::Boolean(t.read_only));
+                    toml::Value::Table(entry)
+                })
+                .collect();
+            table.insert("scoped_tokens".into(), toml::Value::Array(shown));
+        }
         toml::to_string_pretty(&table).unwrap_or_default()
     }
 }

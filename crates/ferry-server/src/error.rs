@@ -26,6 +26,11 @@ pub enum ServerError {
         /// The setting.
         setting: &'static str,
     },
+    /// The agents of a server of several agents do not fit together: an invalid or repeated
+    /// id, a default or a scoped token naming an agent that is not hosted, agents added to a
+    /// server of one agent.
+    #[error("agents: {0}")]
+    Agents(String),
     /// The listening socket could not be bound.
     #[error("cannot listen on {bind}: {source}")]
     Bind {

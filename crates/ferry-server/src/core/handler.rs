@@ -49,6 +49,9 @@ pub struct RequestHandler {
     executor: Arc<dyn AgentExecutor>,
     description: AgentDescription,
     config: Arc<ServerConfig>,
+    /// Prefixed to the tenant of every task key, so that agents sharing one store never see
+    /// each other's tasks (empty on a server of one agent).
+    namespace: String,
 }
 
 impl std::fmt::Debug for RequestHandler {
@@ -84,6 +87,28 @@ impl RequestHandler {
             executor,
             description,
             config,
+            namespace: String::new(),
+        }
+    }
+
+    /// Keeps this agent's tasks apart from other agents' in a shared store: every task key's
+    /// tenant becomes `{namespace}:{tenant}`. The namespace is an agent id, which has no `:`,
+    /// so no tenant of one agent can name another agent's tasks.
+    pub fn with_namespace(mut self, namespace: &str) -> Self {
+        self.namespace = if namespace.is_empty() {
+            String::new()
+        } else {
+            format!("{namespace}:")
+        };
+        self
+    }
+
+    /// The tenant under which the store keeps the caller's tasks.
+    fn store_tenant<'a>(&self, call: &'a CallContext) -> std::borrow::Cow<'a, str> {
+        if self.namespace.is_empty() {
+            std::borrow::Cow::Borrowed(call.tenant.as_str())
+        } else {
+            std::borrow::Cow::Owned(format!("{}{}", self.namespace, call.tenant))
         }
     }
 
@@ -130,7 +155,29 @@ impl RequestHandler {
 
     /// Runs one operation: the bindings decode the request, this applies the semantics.
     /// Streaming operations answer with [`Outcome::Stream`]; the others with a document.
+    ///
+    /// It runs in an `a2a.operation` span (the operation's name, and the task's id when the
+    /// request names one): the parent of the agent's turn, so a trace shows which request
+    /// started which turn.
     pub async fn dispatch(
+        &self,
+        call: &CallContext,
+        request: A2aRequest,
+    ) -> Result<Outcome, A2aError> {
+        use tracing::Instrument;
+        let span = tracing::info_span!(
+            "a2a.operation",
+            operation = request.operation().name(),
+            task = tracing::field::Empty,
+        );
+        if let Some(task) = task_named(&request) {
+            span.record("task", task);
+        }
+        self.operation(call, request).instrument(span).await
+    }
+
+    /// [`RequestHandler::dispatch`] inside its span.
+    async fn operation(
         &self,
         call: &CallContext,
         request: A2aRequest,
@@ -177,7 +224,7 @@ impl RequestHandler {
     async fn find(&self, call: &CallContext, id: &str) -> Result<Arc<LiveTask>, A2aError> {
         self.check_tenant(call)?;
         self.manager
-            .open(&TaskKey::new(call.tenant.as_str(), id))
+            .open(&TaskKey::new(self.store_tenant(call), id))
             .await?
             .ok_or_else(|| A2aError::task_not_found(id))
     }
@@ -331,7 +378,7 @@ impl RequestHandler {
                 TaskStatus::now(TaskState::Submitted, None),
             );
             task.history.push(Arc::new(message.clone()));
-            (self.manager.begin(&call.tenant, task), true)
+            (self.manager.begin(&self.store_tenant(call), task), true)
         } else {
             let live = self.find(call, &message.task_id).await?;
             if !message.context_id.is_empty() && *message.context_id != *live.context_id {
@@ -421,6 +468,7 @@ impl RequestHandler {
             live.clone(),
             self.manager.clone(),
             turn,
+            &self.description.name,
         ));
         {
             let mut view = live.view.lock();
@@ -447,7 +495,7 @@ impl RequestHandler {
         self.check_tenant(call)?;
         let task = self
             .manager
-            .snapshot(&TaskKey::new(call.tenant.as_str(), req.id.as_str()))
+            .snapshot(&TaskKey::new(self.store_tenant(call), req.id.as_str()))
             .await?
             .ok_or_else(|| A2aError::task_not_found(&req.id))?;
         Ok(JsonDoc::of(&task.view(req.history_length, true)))
@@ -479,7 +527,7 @@ impl RequestHandler {
             Some(page_token::decode(&req.page_token).ok_or_else(bad_token)?)
         };
         let query = ListQuery {
-            tenant: call.tenant.clone(),
+            tenant: self.store_tenant(call).into_owned(),
             context_id: (!req.context_id.is_empty()).then(|| req.context_id.clone()),
             state: (req.status != TaskState::Unspecified).then_some(req.status),
             // Status times are whole milliseconds: "at or after" a time within a millisecond
@@ -661,6 +709,22 @@ impl RequestHandler {
         self.extended_card = card;
         self
     }
+}
+
+/// The task a request names, if any (a new task's id is not known before it is created).
+fn task_named(request: &A2aRequest) -> Option<&str> {
+    let id = match request {
+        A2aRequest::SendMessage(r) | A2aRequest::SendStreamingMessage(r) => &r.message.task_id,
+        A2aRequest::GetTask(r) => &r.id,
+        A2aRequest::CancelTask(r) => &r.id,
+        A2aRequest::SubscribeToTask(r) => &r.id,
+        A2aRequest::CreateTaskPushNotificationConfig(r) => &r.task_id,
+        A2aRequest::GetTaskPushNotificationConfig(r)
+        | A2aRequest::DeleteTaskPushNotificationConfig(r) => &r.task_id,
+        A2aRequest::ListTaskPushNotificationConfigs(r) => &r.task_id,
+        A2aRequest::ListTasks(_) | A2aRequest::GetExtendedAgentCard(_) => return None,
+    };
+    (!id.is_empty()).then_some(id.as_str())
 }
 
 /// A turn that asked for input (INPUT_REQUIRED, AUTH_REQUIRED) may not have ended yet when its

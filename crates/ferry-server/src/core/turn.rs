@@ -2,6 +2,10 @@
 //!
 //! [`TurnTarget`] is the server side of an `EventSink`: every emit goes to the
 //! [`TaskManager`], which stores it before the emit returns.
+//!
+//! A turn runs on a tokio task of its own, in an `a2a.turn` span whose parent is the span
+//! that was current when the turn was started (the request's `a2a.operation` span): what the
+//! agent does, and the calls it makes to other agents, stay in the request's trace.
 
 use crate::core::live::{LiveItem, LiveTask};
 use crate::core::manager::TaskManager;
@@ -13,6 +17,7 @@ use ferry_proto::{A2aError, ErrorKind, Part};
 use futures_util::FutureExt;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// Applies one task's events; one per turn (and one per cancel request).
 pub(crate) struct TurnTarget {
@@ -37,8 +42,29 @@ impl EventTarget for TurnTarget {
     }
 }
 
-/// Runs `execute` for one turn and settles the task when it returns, errs or panics.
-pub(crate) async fn run_turn(
+/// One turn of `agent` (the agent's name), to be spawned: runs `execute` and settles the task
+/// when it returns, errs or panics. The turn's span is made here, when the turn is started,
+/// so that its parent is the span current now and not whatever the spawned task runs in.
+pub(crate) fn run_turn(
+    executor: Arc<dyn AgentExecutor>,
+    ctx: RequestContext,
+    live: Arc<LiveTask>,
+    manager: Arc<TaskManager>,
+    turn: u64,
+    agent: &str,
+) -> impl Future<Output = ()> + Send + 'static {
+    let span = tracing::info_span!(
+        "a2a.turn",
+        task = ctx.task_id.as_str(),
+        context = ctx.context_id.as_str(),
+        agent,
+        turn,
+    );
+    settle_turn(executor, ctx, live, manager, turn).instrument(span)
+}
+
+/// [`run_turn`] inside its span.
+async fn settle_turn(
     executor: Arc<dyn AgentExecutor>,
     ctx: RequestContext,
     live: Arc<LiveTask>,

@@ -2,10 +2,11 @@
 
 use crate::core::stream::TaskStream;
 use crate::grpc_status::status_of;
+use crate::http::state::StreamPermit;
 use ferry_proto::grpc::pb;
 use ferry_proto::{A2aError, ErrorKind, ErrorTable};
 use futures_util::Stream;
-use tokio::sync::{OwnedSemaphorePermit, watch};
+use tokio::sync::watch;
 
 /// The events of `stream` as `StreamResponse` messages. An error ends the stream with its
 /// status; so does the server's shutdown (`closing`), with UNAVAILABLE: the task goes on and
@@ -14,7 +15,7 @@ use tokio::sync::{OwnedSemaphorePermit, watch};
 pub(crate) fn messages(
     stream: TaskStream,
     closing: watch::Receiver<bool>,
-    permit: OwnedSemaphorePermit,
+    permit: StreamPermit,
     table: ErrorTable,
 ) -> impl Stream<Item = Result<pb::StreamResponse, tonic::Status>> + Send + 'static {
     let state = Some((stream, closing, permit));

@@ -1,12 +1,14 @@
 //! Serving the core over HTTP: the JSON-RPC and REST bindings (thin translators over the
 //! operation table and the request handler), SSE framing, strict body decoding, the front
-//! door, the agent card, probes, metrics, and the server that puts them together.
+//! door, the agent card, probes, metrics, and the server that puts them together (one agent,
+//! or several mounted under `/agents/{id}`).
 
 pub(crate) mod card;
 pub mod decode;
 pub mod front_door;
 pub(crate) mod jsonrpc;
 pub mod metrics;
+pub(crate) mod mount;
 pub(crate) mod params;
 pub(crate) mod probes;
 pub(crate) mod request_id;

@@ -1,7 +1,7 @@
 //! Liveness and readiness probes: no auth, no Host check, a status word as the body.
 
 use crate::http::response::json;
-use crate::http::state::AppState;
+use crate::http::state::ServerState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -12,10 +12,11 @@ pub(crate) async fn healthz() -> Response {
     json(StatusCode::OK, &br#"{"status":"ok"}"#[..])
 }
 
-/// `GET /readyz`: 200 `{"status":"ready"}` when not shutting down and the agent is ready,
+/// `GET /readyz`: 200 `{"status":"ready"}` when not shutting down and every agent is ready,
 /// else 503 `{"status":"not_ready"}`.
-pub(crate) async fn readyz(State(app): State<Arc<AppState>>) -> Response {
-    if !*app.closing.borrow() && app.handler.executor().ready() {
+pub(crate) async fn readyz(State(server): State<Arc<ServerState>>) -> Response {
+    let agents_ready = server.agents.iter().all(|a| a.handler.executor().ready());
+    if !*server.closing.borrow() && agents_ready {
         json(StatusCode::OK, &br#"{"status":"ready"}"#[..])
     } else {
         json(

@@ -2,6 +2,7 @@
 //! JSON, `: keep-alive` comments on idle streams, and `event: error` for a mid-stream error.
 
 use crate::core::stream::{StreamItem, TaskStream};
+use crate::http::state::StreamPermit;
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -9,7 +10,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use ferry_proto::A2aError;
 use std::convert::Infallible;
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, watch};
+use tokio::sync::watch;
 
 /// How a binding wraps each event and each error.
 pub trait SseFraming: Send + 'static {
@@ -29,7 +30,7 @@ pub(crate) fn sse_response<F: SseFraming>(
     framing: F,
     keepalive: Duration,
     closing: watch::Receiver<bool>,
-    permit: OwnedSemaphorePermit,
+    permit: StreamPermit,
 ) -> Response {
     // The permit counts this stream against the open-streams limit until the body ends.
     let state = Some((stream, framing, closing, permit));

@@ -1,18 +1,21 @@
 //! What the bindings share: the request handler, the configuration, the card, the front
-//! door's stream permits and the shutdown signal.
+//! door's stream permits and the shutdown signal — one [`AppState`] per agent — and what
+//! the server's own routes (probes, metrics, the key set, the list of agents) read:
+//! [`ServerState`].
 
 use crate::config::ServerConfig;
 use crate::core::handler::RequestHandler;
+use crate::core::manager::TaskManager;
 use crate::core::stream::TaskStream;
 use crate::http::card::ServedCard;
-use crate::http::front_door::{self, FrontDoor};
+use crate::http::front_door::{self, AgentGate, FrontDoor};
 use crate::http::metrics::Metrics;
 use crate::http::sse::{SseFraming, sse_response};
 use axum::response::Response;
 use std::sync::Arc;
 use tokio::sync::OwnedSemaphorePermit;
 
-/// State shared by every request.
+/// State shared by every request to one agent.
 #[derive(Debug)]
 pub struct AppState {
     /// The protocol semantics.
@@ -26,24 +29,46 @@ pub struct AppState {
     /// Extension URIs the card marks required.
     pub required_extensions: Vec<String>,
     /// Turns true when the server begins to shut down; open streams end on it.
-    pub closing: tokio::sync::watch::Sender<bool>,
+    pub closing: Arc<tokio::sync::watch::Sender<bool>>,
     /// Auth, Host/Origin checks, limits.
     pub front_door: Arc<FrontDoor>,
     /// Counters for `/metrics`.
     pub metrics: Arc<Metrics>,
-    /// The published key set (`/.well-known/jwks.json`), when the card is signed.
-    pub jwks: Option<bytes::Bytes>,
+    /// The agent's id and own limits, on a server of several agents.
+    pub gate: Option<Arc<AgentGate>>,
+}
+
+/// A slot for one open stream: the server's, and the agent's when it has its own limit.
+/// Held by the stream's body until it ends.
+#[derive(Debug)]
+pub struct StreamPermit {
+    _server: OwnedSemaphorePermit,
+    _agent: Option<OwnedSemaphorePermit>,
 }
 
 impl AppState {
     /// Takes a slot for one more open stream, or refuses with 503 `TOO_MANY_STREAMS`. Taken
     /// before the stream's work starts; held until its body ends.
-    pub fn stream_permit(&self) -> Result<OwnedSemaphorePermit, ferry_proto::A2aError> {
-        self.front_door
+    pub fn stream_permit(&self) -> Result<StreamPermit, ferry_proto::A2aError> {
+        let server = self
+            .front_door
             .streams
             .clone()
             .try_acquire_owned()
-            .map_err(|_| front_door::too_many_streams())
+            .map_err(|_| front_door::too_many_streams())?;
+        let agent = match &self.gate {
+            Some(gate) => gate.stream_permit()?,
+            None => None,
+        };
+        Ok(StreamPermit {
+            _server: server,
+            _agent: agent,
+        })
+    }
+
+    /// The agent's id on a server of several agents.
+    pub fn agent_id(&self) -> Option<&str> {
+        self.gate.as_ref().map(|g| g.id())
     }
 
     /// The SSE response for `stream` with this server's keep-alive and shutdown signal.
@@ -51,7 +76,7 @@ impl AppState {
         &self,
         stream: TaskStream,
         framing: F,
-        permit: OwnedSemaphorePermit,
+        permit: StreamPermit,
     ) -> Response {
         sse_response(
             stream,
@@ -61,4 +86,31 @@ impl AppState {
             permit,
         )
     }
+}
+
+/// What the server's own routes read: every hosted agent, the shared front door and
+/// counters, the key set.
+#[derive(Debug)]
+pub struct ServerState {
+    /// The agents, in the order they were added (one, without an id, on a server of one
+    /// agent).
+    pub agents: Vec<Arc<AppState>>,
+    /// The agent also served at the root, if any.
+    pub default: Option<Arc<AppState>>,
+    /// Whether agents are served under `/agents/{id}` (a server of several agents).
+    pub several: bool,
+    /// The task manager the agents share.
+    pub manager: Arc<TaskManager>,
+    /// The configuration.
+    pub config: Arc<ServerConfig>,
+    /// Auth, Host/Origin checks, limits.
+    pub front_door: Arc<FrontDoor>,
+    /// Counters for `/metrics`.
+    pub metrics: Arc<Metrics>,
+    /// Turns true when the server begins to shut down.
+    pub closing: Arc<tokio::sync::watch::Sender<bool>>,
+    /// The published key set (`/.well-known/jwks.json`), when the cards are signed.
+    pub jwks: Option<bytes::Bytes>,
+    /// The advertised base URL (no trailing slash).
+    pub base_url: String,
 }

@@ -35,5 +35,7 @@ mod access;
 mod ops;
 // What only gRPC has: its front door, protobuf decoding, size limit, unknown methods.
 mod grpc;
+// A server of several agents: paths, task namespaces, scoped tokens, per-agent limits.
+mod hosting;
 // Strict decoding of bodies and headers: arrays, duplicates, sizes, authorities (issue 11).
 mod strict;

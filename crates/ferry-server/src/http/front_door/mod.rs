@@ -7,14 +7,18 @@
 //! (constant-time compare; the agent card stays public; the [`Access`] it grants goes on the
 //! request for the core to apply per operation), the per-client rate limit, the
 //! in-flight limit, and the request timeout. Probes (`/healthz`, `/readyz`) are routed around
-//! it. The body limit is the bindings' (they refuse a declared length over it unread).
+//! it. The body limit is the bindings' (they refuse a declared length over it unread). On a
+//! server of several agents, each agent's [`AgentGate`] then applies the token's agent scope
+//! and the agent's own limits.
 
+mod agent_gate;
 mod credentials;
 mod host;
 mod rate;
 mod token;
 
-pub use credentials::Credentials;
+pub use agent_gate::{AgentGate, check as agent_gate};
+pub use credentials::{AgentScope, Credentials, Grant};
 pub use host::HostPolicy;
 pub use rate::RateLimiter;
 pub use token::constant_time_eq;
@@ -51,7 +55,8 @@ pub struct FrontDoor {
     request_timeout: Duration,
     /// The JSON-RPC endpoint (capacity refusals there are JSON-RPC errors).
     rpc_path: String,
-    /// Paths served without the token: the agent card and the keys that sign it.
+    /// Paths served without the token: the agent card and the keys that sign it (matched
+    /// against the path under `/agents/{id}` too).
     public_paths: Vec<String>,
     metrics: Arc<Metrics>,
 }
@@ -122,7 +127,7 @@ fn repeated_singleton(headers: &axum::http::HeaderMap) -> Option<&'static str> {
         .map(|name| name.as_str())
 }
 
-/// Which binding's form a refusal takes.
+/// Which binding's form a refusal takes (also left on the request for the agent's gate).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Dialect {
     /// A gRPC call (`application/grpc…`): a status.
@@ -131,6 +136,19 @@ enum Dialect {
     JsonRpc,
     /// Anything else: an AIP-193 body.
     Rest,
+}
+
+/// Marks a request for a public path (a card, the key set): the agent's gate lets it pass.
+#[derive(Debug, Clone, Copy)]
+struct PublicPath;
+
+/// The part of `path` an agent's router sees: `/agents/{id}/jsonrpc` → `/jsonrpc`; other
+/// paths as they are.
+fn agent_relative(path: &str) -> &str {
+    match path.strip_prefix("/agents/") {
+        Some(rest) => rest.find('/').map_or("", |slash| &rest[slash..]),
+        None => path,
+    }
 }
 
 /// A refusal at the front door: the kind (which owns the status), the reason and a message.
@@ -224,7 +242,7 @@ async fn admit_and_run(
     next: Next,
     rid: &RequestId,
 ) -> Response {
-    let path = request.uri().path();
+    let path = agent_relative(request.uri().path());
     let dialect = if grpc_status::is_grpc(request.headers()) {
         Dialect::Grpc
     } else if path.trim_end_matches('/') == door.rpc_path {
@@ -232,8 +250,13 @@ async fn admit_and_run(
     } else {
         Dialect::Rest
     };
-    // The card and the keys that sign it are public: a client needs them before it can call.
+    // The card and the keys that sign it are public: a client needs them before it can call
+    // (each agent's card too: the same paths under `/agents/{id}`).
     let public = door.public_paths.iter().any(|p| p == path);
+    request.extensions_mut().insert(dialect);
+    if public {
+        request.extensions_mut().insert(PublicPath);
+    }
     if let Some(name) = repeated_singleton(request.headers()) {
         let r = Refusal::new(
             ErrorKind::InvalidRequest,
@@ -258,9 +281,10 @@ async fn admit_and_run(
         );
         return r.respond(dialect, rid);
     }
-    match door.credentials.access(request.headers()) {
-        Some(access) => {
+    match door.credentials.grant(request.headers()) {
+        Some(Grant { access, scope }) => {
             request.extensions_mut().insert(access);
+            request.extensions_mut().insert(scope);
         }
         None if public => {
             request.extensions_mut().insert(Access::Anonymous);

@@ -239,7 +239,7 @@ impl TestServer {
         let (mut request, rpc_id) = match b {
             Binding::JsonRpc => {
                 let id = self.next_rpc_id();
-                let url = self.url(&with_query("/jsonrpc".to_owned(), query));
+                let url = self.binding_url(&with_query("/jsonrpc".to_owned(), query));
                 let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
                 (self.http().post(url).json(&body), id)
             }
@@ -248,7 +248,7 @@ impl TestServer {
                 let route = RestRoute::of(method, params);
                 let mut pairs = route.query;
                 pairs.extend(query);
-                let url = self.url(&with_query(
+                let url = self.binding_url(&with_query(
                     format!("/rest{}", route.path),
                     (!pairs.is_empty()).then(|| pairs.join("&")),
                 ));

@@ -25,6 +25,9 @@ pub(crate) struct TestServer {
     http: reqwest::Client,
     grpc: tonic::transport::Channel,
     next_id: AtomicU64,
+    /// Where the A2A calls of [`super::calls`] go, under the root: empty, or an agent's
+    /// `/agents/{id}` on a server of several.
+    prefix: Mutex<String>,
     stop: Mutex<Option<oneshot::Sender<()>>>,
     running: Option<JoinHandle<Result<(), ferry_server::ServerError>>>,
 }
@@ -65,6 +68,15 @@ impl TestServer {
         if let Some(store) = store {
             builder = builder.store(store);
         }
+        Self::from_builder(builder, token).await
+    }
+
+    /// Binds `builder` (its configuration's `bind` must be 127.0.0.1:0) and serves it; the
+    /// A2A calls present `token` unless told otherwise.
+    pub(crate) async fn from_builder(
+        builder: ferry_server::A2aServerBuilder,
+        token: Option<String>,
+    ) -> Self {
         let server = builder.bind().await.expect("bind 127.0.0.1:0");
         let addr = server.local_addr();
         let base = format!("http://{addr}");
@@ -86,6 +98,7 @@ impl TestServer {
             http,
             grpc,
             next_id: AtomicU64::new(1),
+            prefix: Mutex::new(String::new()),
             stop: Mutex::new(Some(stop)),
             running: Some(running),
         }
@@ -105,6 +118,19 @@ impl TestServer {
     /// `http://127.0.0.1:port` followed by `path`.
     pub(crate) fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
+    }
+
+    /// Sends the A2A calls that follow to the agent under `prefix` (`/agents/echo`; empty:
+    /// the root). gRPC calls always go to the root.
+    pub(crate) fn at(&self, prefix: &str) -> &Self {
+        *self.prefix.lock().expect("the prefix lock") = prefix.to_owned();
+        self
+    }
+
+    /// The URL of `path` under the current prefix (see [`TestServer::at`]).
+    pub(crate) fn binding_url(&self, path: &str) -> String {
+        let prefix = self.prefix.lock().expect("the prefix lock");
+        format!("{}{}{path}", self.base, *prefix)
     }
 
     /// The socket address served (for raw connections).
