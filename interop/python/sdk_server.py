@@ -32,6 +32,8 @@ Behaviour of the executor, chosen by the messageId of the user's message:
 * ``ferry-turns-3…``: a three-turn conversation on one task. Turns 1 and 2 end in
   INPUT_REQUIRED, turn 3 in COMPLETED; every turn adds an artifact ``turn-N`` whose text says
   which turn it was.
+* ``ferry-refuse…``: the executor raises the SDK's ``InvalidParamsError`` before any event,
+  so the request is answered with that A2A error (a proxy must pass it on unchanged).
 * anything else: echo. The received parts come back as artifact ``echo`` and the task completes.
 
 Two SDK 1.x rules the executor follows: the ``Task`` is enqueued before any status or artifact
@@ -63,6 +65,7 @@ from a2a.server.routes import (
     create_rest_routes,
 )
 from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.utils.errors import InvalidParamsError
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
     AgentCard,
@@ -72,6 +75,8 @@ from a2a.types.a2a_pb2 import (
 )
 
 TURNS_PREFIX = "ferry-turns-3"
+REFUSE_PREFIX = "ferry-refuse"
+REFUSAL = "ferry-refuse: this agent refuses the message (a test of error passing)"
 GRPC_CALLS_PATH = "/_test/grpc-calls"
 TURNS = 3
 JSONRPC_PATH = "/a2a/jsonrpc"
@@ -88,6 +93,8 @@ class InteropExecutor(AgentExecutor):
     async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
         message = context.message
         assert message is not None, "SendMessage always carries a message"
+        if message.message_id.startswith(REFUSE_PREFIX):
+            raise InvalidParamsError(message=REFUSAL)
         task = context.current_task
         if task is None:
             task = new_task(

@@ -6,6 +6,10 @@
 //!   (`tck-complete-task`, `tck-input-required`, … as messageId prefixes) plus
 //!   `ferry-turns-3`, and the behaviours ACTS drives (`tck-multi-turn`, `tck-cancel`, … as the
 //!   first words of the message).
+//! - [`ExecAgent`] runs any command once per turn: the message on its stdin, its stdout
+//!   streamed back as the artifact, a marker line or exit status to ask for more input.
+//! - [`ProxyAgent`] forwards each turn to a remote A2A agent whose card it verified against
+//!   the configured pins, and relays the remote's events into the local task.
 //!
 //! ```
 //! use ferry_agent::AgentExecutor;
@@ -15,6 +19,10 @@
 
 mod conformance;
 mod echo;
+mod exec;
+mod proxy;
 
 pub use conformance::ConformanceAgent;
 pub use echo::EchoAgent;
+pub use exec::{EXEC_BUSY, ExecAgent, ExecCommand, ExecConfig, ExecError};
+pub use proxy::{Pin, PreferBinding, ProxyAgent, ProxyConfig, ProxyError};

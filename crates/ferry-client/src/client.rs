@@ -19,7 +19,9 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument;
 
 /// The binding a client speaks to an interface.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,6 +154,8 @@ pub struct A2aClient {
     /// The channel, when the binding is gRPC.
     grpc: Option<GrpcChannel>,
     endpoint: Endpoint,
+    /// The interface's host and port, as each call's span names the peer.
+    peer: Arc<(String, Option<u16>)>,
     headers: HeaderMap,
     timeout: Duration,
     retry: RetryPolicy,
@@ -258,6 +262,7 @@ impl A2aClient {
         Self {
             http,
             grpc,
+            peer: Arc::new(peer_of(&endpoint)),
             endpoint,
             headers,
             timeout: options.timeout,
@@ -373,22 +378,25 @@ impl A2aClient {
     /// `DeleteTaskPushNotificationConfig`; a second delete of the same id also succeeds.
     pub async fn delete_push_config(&self, task_id: &str, id: &str) -> Result<(), ClientError> {
         let req = config_ref(task_id, id);
-        if let Some(grpc) = &self.grpc {
-            let req = self.tenanted::<ops::DeleteTaskPushNotificationConfig>(req);
-            self.with_retries(true, || {
-                grpc.unary::<ops::DeleteTaskPushNotificationConfig>(
-                    &req,
-                    &self.headers,
-                    self.timeout,
-                )
-            })
-            .await?;
-            return Ok(());
-        }
-        // `{}`, `null` or no result at all mean success.
         let op = Operation::DeleteTaskPushNotificationConfig;
-        let _: Value = self.with_retries(true, || self.http_once(op, &req)).await?;
-        Ok(())
+        self.traced(op, async {
+            if let Some(grpc) = &self.grpc {
+                let req = self.tenanted::<ops::DeleteTaskPushNotificationConfig>(req);
+                self.with_retries(true, || {
+                    grpc.unary::<ops::DeleteTaskPushNotificationConfig>(
+                        &req,
+                        &self.headers,
+                        self.timeout,
+                    )
+                })
+                .await?;
+                return Ok(());
+            }
+            // `{}`, `null` or no result at all mean success.
+            let _: Value = self.with_retries(true, || self.http_once(op, &req)).await?;
+            Ok(())
+        })
+        .await
     }
 
     /// `GetExtendedAgentCard` (needs the credentials the public card asks for).
@@ -405,19 +413,21 @@ impl A2aClient {
         &self,
         req: SendMessageRequest,
     ) -> Result<EventStream, ClientError> {
-        let source = match &self.grpc {
-            Some(grpc) => Source::Grpc(Box::new(
-                grpc.open_stream::<ops::SendStreamingMessage>(
-                    &self.tenanted::<ops::SendStreamingMessage>(req),
-                    &self.headers,
-                )
-                .await?,
-            )),
-            None => Source::sse(
-                self.open_stream(Operation::SendStreamingMessage, &req, None)
-                    .await?,
-            ),
-        };
+        let op = Operation::SendStreamingMessage;
+        let source = self
+            .traced(op, async {
+                Ok(match &self.grpc {
+                    Some(grpc) => Source::Grpc(Box::new(
+                        grpc.open_stream::<ops::SendStreamingMessage>(
+                            &self.tenanted::<ops::SendStreamingMessage>(req),
+                            &self.headers,
+                        )
+                        .await?,
+                    )),
+                    None => Source::sse(self.open_stream(op, &req, None).await?),
+                })
+            })
+            .await?;
         Ok(EventStream::new(
             self.clone(),
             source,
@@ -470,19 +480,37 @@ impl A2aClient {
             tenant: String::new(),
             id: id.to_owned(),
         };
-        Ok(match &self.grpc {
-            Some(grpc) => Source::Grpc(Box::new(
-                grpc.open_stream::<ops::SubscribeToTask>(
-                    &self.tenanted::<ops::SubscribeToTask>(req),
-                    &self.headers,
-                )
-                .await?,
-            )),
-            None => Source::sse(
-                self.open_stream(Operation::SubscribeToTask, &req, last_event_id)
+        let op = Operation::SubscribeToTask;
+        self.traced(op, async {
+            Ok(match &self.grpc {
+                Some(grpc) => Source::Grpc(Box::new(
+                    grpc.open_stream::<ops::SubscribeToTask>(
+                        &self.tenanted::<ops::SubscribeToTask>(req),
+                        &self.headers,
+                    )
                     .await?,
-            ),
+                )),
+                None => Source::sse(self.open_stream(op, &req, last_event_id).await?),
+            })
         })
+        .await
+    }
+
+    /// Runs `call`, one call of `op` with its retries, in its own `a2a.client` span: every
+    /// request it sends carries that span's trace context (see [`crate::trace`]), and a
+    /// failure marks the span failed. A stream's span ends once the stream is open.
+    async fn traced<R>(
+        &self,
+        op: Operation,
+        call: impl Future<Output = Result<R, ClientError>>,
+    ) -> Result<R, ClientError> {
+        let (host, port) = &*self.peer;
+        let span = crate::trace::call_span(op.name(), self.endpoint.binding, host, *port);
+        let outcome = call.instrument(span.clone()).await;
+        if outcome.is_err() {
+            crate::trace::failed(&span);
+        }
+        outcome
     }
 
     /// `req` of `O` with this interface's tenant (what `build` does to the JSON).
@@ -497,19 +525,22 @@ impl A2aClient {
         req: O::Request,
         idempotent: bool,
     ) -> Result<O::Response, ClientError> {
-        match &self.grpc {
-            Some(grpc) => {
-                let req = self.tenanted::<O>(req);
-                self.with_retries(idempotent, || {
-                    grpc.unary::<O>(&req, &self.headers, self.timeout)
-                })
-                .await
-            }
-            None => {
-                self.with_retries(idempotent, || self.http_once(O::OPERATION, &req))
+        self.traced(O::OPERATION, async {
+            match &self.grpc {
+                Some(grpc) => {
+                    let req = self.tenanted::<O>(req);
+                    self.with_retries(idempotent, || {
+                        grpc.unary::<O>(&req, &self.headers, self.timeout)
+                    })
                     .await
+                }
+                None => {
+                    self.with_retries(idempotent, || self.http_once(O::OPERATION, &req))
+                        .await
+                }
             }
-        }
+        })
+        .await
     }
 
     /// The HTTP request of `op` with `req` as its message: a JSON-RPC envelope, or the REST
@@ -582,7 +613,7 @@ impl A2aClient {
                 }
             }
         };
-        Ok(builder.headers(self.headers.clone()))
+        Ok(builder.headers(crate::trace::outgoing_headers(&self.headers)))
     }
 
     fn rest_url(&self, path: &str) -> String {
@@ -669,6 +700,23 @@ impl A2aClient {
             )),
             Err(e) => Err(e),
         }
+    }
+}
+
+/// The host and port of an interface URL (`host:port` for gRPC), without anything else the
+/// URL carries (user information, path, query).
+fn peer_of(endpoint: &Endpoint) -> (String, Option<u16>) {
+    let url = if endpoint.url.contains("://") {
+        Url::parse(&endpoint.url)
+    } else {
+        Url::parse(&format!("http://{}", endpoint.url))
+    };
+    match url {
+        Ok(url) => (
+            url.host_str().unwrap_or_default().to_owned(),
+            url.port_or_known_default(),
+        ),
+        Err(_) => (String::new(), None),
     }
 }
 

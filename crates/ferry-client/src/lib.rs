@@ -7,6 +7,8 @@
 //! by HTTP status alone. Transient failures are retried with backoff and `Retry-After`; a
 //! `SendMessage` only when it never reached the server. A dropped stream is resumed with
 //! `SubscribeToTask` and `Last-Event-ID`, so the caller sees one continuous stream.
+//! Every call runs in an `a2a.client` span, and its requests carry the W3C trace context
+//! (`traceparent`) when the program installed OpenTelemetry; nothing when it did not.
 
 mod client;
 mod error;
@@ -15,6 +17,7 @@ pub mod parse;
 mod retry;
 pub mod sse;
 mod stream;
+mod trace;
 
 pub use client::{A2aClient, Binding, ClientOptions, Endpoint};
 pub use error::ClientError;

@@ -4,6 +4,11 @@
 //!
 //! Exit codes: 0 the command did its job (whatever state the task reached), 1 failure, 2 usage,
 //! 3 unreachable, 4 authentication refused, 5 timeout. Credentials are never printed.
+//!
+//! Each command logs warnings only to stderr (`RUST_LOG` for more) and, with `--otlp-endpoint`
+//! (or the OTEL_* variables), exports its spans: the command's own root span (`ferry.send`,
+//! `ferry.task`, `ferry.push-config`) with the client's `a2a.client` call spans in it, whose
+//! trace the agent continues.
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
@@ -14,8 +19,10 @@ use ferry_proto::{
     TaskPushNotificationConfig, TaskState,
 };
 use reqwest::header::{HeaderName, HeaderValue};
+use crate::telemetry::{OtlpSettings, Role};
 use std::path::PathBuf;
 use std::time::Duration;
+use tracing::Instrument;
 
 /// Flags every calling command shares.
 #[derive(Debug, Args)]
@@ -298,9 +305,30 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
+/// Runs one calling command: sets up the log and the export of spans, runs `command` to its
+/// end on a runtime of its own inside the root span `root` makes (made once the subscriber
+/// exists; a failed command marks it failed), then exports what is left of the spans.
+fn run_command(
+    otlp: &OtlpSettings,
+    root: impl FnOnce() -> tracing::Span,
+    command: impl Future<Output = anyhow::Result<()>>,
+) -> anyhow::Result<()> {
+    let telemetry = crate::telemetry::init(crate::serve::LogFormat::Text, otlp, Role::Client)?;
+    let span = root();
+    let outcome = runtime()?.block_on(command.instrument(span.clone()));
+    if outcome.is_err() {
+        span.record("otel.status_code", "ERROR");
+    }
+    // The root span ends before the exporter flushes, or it would not be exported.
+    drop(span);
+    drop(telemetry);
+    outcome
+}
+
 /// Runs `ferry send`.
-pub(crate) fn send(args: SendArgs) -> anyhow::Result<()> {
-    runtime()?.block_on(async move {
+pub(crate) fn send(args: SendArgs, otlp: &OtlpSettings) -> anyhow::Result<()> {
+    let root = || tracing::info_span!("ferry.send", otel.status_code = tracing::field::Empty);
+    run_command(otlp, root, async move {
         let (client, _card) = connect(&args.flags, &args.url).await?;
         let mut parts = Vec::new();
         if let Some(text) = &args.text {
@@ -483,9 +511,22 @@ fn media_type(path: &std::path::Path) -> &'static str {
 }
 
 /// Runs `ferry task …`.
-pub(crate) fn task(args: TaskArgs) -> anyhow::Result<()> {
+pub(crate) fn task(args: TaskArgs, otlp: &OtlpSettings) -> anyhow::Result<()> {
     let output = args.flags.output;
-    runtime()?.block_on(async move {
+    let action = match &args.action {
+        TaskAction::Get { .. } => "get",
+        TaskAction::List { .. } => "list",
+        TaskAction::Cancel { .. } => "cancel",
+        TaskAction::Subscribe { .. } => "subscribe",
+    };
+    let root = || {
+        tracing::info_span!(
+            "ferry.task",
+            action,
+            otel.status_code = tracing::field::Empty
+        )
+    };
+    run_command(otlp, root, async move {
         match args.action {
             TaskAction::Get { url, id, history } => {
                 let (client, _) = connect(&args.flags, &url).await?;
@@ -566,9 +607,22 @@ fn show_task(t: &Task, output: OutputFormat) -> anyhow::Result<()> {
 }
 
 /// Runs `ferry push-config …`.
-pub(crate) fn push(args: PushArgs) -> anyhow::Result<()> {
+pub(crate) fn push(args: PushArgs, otlp: &OtlpSettings) -> anyhow::Result<()> {
     let output = args.flags.output;
-    runtime()?.block_on(async move {
+    let action = match &args.action {
+        PushAction::Create { .. } => "create",
+        PushAction::Get { .. } => "get",
+        PushAction::List { .. } => "list",
+        PushAction::Delete { .. } => "delete",
+    };
+    let root = || {
+        tracing::info_span!(
+            "ferry.push-config",
+            action,
+            otel.status_code = tracing::field::Empty
+        )
+    };
+    run_command(otlp, root, async move {
         let print = |v: &dyn erased::Show| -> anyhow::Result<()> {
             match output {
                 OutputFormat::Json => crate::out(format_args!("{}", v.json()?))?,

@@ -11,8 +11,10 @@ mod bench_grpc;
 mod call;
 mod card;
 mod forms_args;
+mod hosting;
 mod log_fields;
 mod serve;
+mod telemetry;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -29,6 +31,9 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Where spans go (every command that makes them: serve, send, task, push-config).
+    #[command(flatten)]
+    otlp: telemetry::OtlpSettings,
 }
 
 #[derive(Debug, Subcommand)]
@@ -58,12 +63,12 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Serve(args) => serve::run(*args),
+        Command::Serve(args) => serve::run(*args, &cli.otlp),
         Command::Bench(args) => bench::run(args),
         Command::Card(args) => card::run(args),
-        Command::Send(args) => call::send(*args),
-        Command::Task(args) => call::task(*args),
-        Command::PushConfig(args) => call::push(*args),
+        Command::Send(args) => call::send(*args, &cli.otlp),
+        Command::Task(args) => call::task(*args, &cli.otlp),
+        Command::PushConfig(args) => call::push(*args, &cli.otlp),
         Command::Completion { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             let mut script = Vec::new();

@@ -33,9 +33,43 @@ pub(crate) enum LogFormat {
 /// `--config` file, `FERRY_*` environment variables, flags.
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
-    /// Which agent to serve.
-    #[arg(long, value_enum, default_value = "forms")]
-    agent: AgentName,
+    /// Which built-in agent to serve [default: forms]. A config file with `[[agents]]`
+    /// serves several instead (see README "Several agents on one server").
+    #[arg(long, value_enum, conflicts_with_all = ["exec", "proxy"])]
+    agent: Option<AgentName>,
+    /// Serve a command as the agent: each turn runs it with the message's text on stdin and
+    /// streams its stdout back (no shell: the line is split into words; see README "Any
+    /// command as an agent").
+    #[arg(long, value_name = "'CMD ARGS'", conflicts_with = "proxy")]
+    exec: Option<String>,
+    /// Serve a gateway to the remote A2A agent at URL: its card is fetched and verified at
+    /// start-up, every call is forwarded to it behind this server's front door.
+    #[arg(long, value_name = "URL")]
+    proxy: Option<String>,
+    /// The remote card must have this digest (`sha256:…`, as `ferry card URL` prints).
+    #[arg(long, requires = "proxy", value_name = "DIGEST")]
+    proxy_card_digest: Option<String>,
+    /// One of the remote card's signatures must verify with this public key (PEM or JWK,
+    /// inline or a file).
+    #[arg(long, requires = "proxy", value_name = "KEY")]
+    proxy_card_key: Option<String>,
+    /// One of the remote card's signatures must verify with a key of this JWKS (https URL,
+    /// inline, or a file).
+    #[arg(long, requires = "proxy", value_name = "JWKS")]
+    proxy_jwks: Option<String>,
+    /// Bearer token sent to the remote agent.
+    #[arg(
+        long,
+        requires = "proxy",
+        env = "FERRY_PROXY_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    proxy_token: Option<String>,
+    /// Serve only this agent of the config file's `[[agents]]` (repeatable; replaces the
+    /// file's `exposed`). The others answer 404.
+    #[arg(long = "expose", value_name = "ID")]
+    expose: Vec<String>,
     /// The forms agent's settings.
     #[command(flatten)]
     forms: crate::forms_args::FormsArgs,
@@ -189,7 +223,11 @@ impl ServeArgs {
         let (mut c, sections) = match &self.config {
             Some(path) => ServerConfig::from_toml_file_with_sections(
                 path,
-                &["forms", "cdp_config", "cdp_config_required"],
+                &[
+                    &["forms", "cdp_config", "cdp_config_required"][..],
+                    &crate::hosting::SECTIONS[..],
+                ]
+                .concat(),
             )?,
             None => (ServerConfig::default(), toml::Table::new()),
         };
@@ -210,6 +248,25 @@ impl ServeArgs {
             .map(|p| p.display().to_string())
             .unwrap_or_default();
         let forms_file = crate::forms_args::FormsFile::from_table(sections.get("forms"), &shown)?;
+        let mut hosting = crate::hosting::Hosting::from_sections(&sections, &shown)?;
+        match &mut hosting {
+            Some(_) if self.agent.is_some() || self.exec.is_some() || self.proxy.is_some() => {
+                anyhow::bail!(
+                    "{shown} lists [[agents]]: --agent, --exec and --proxy serve one agent instead; drop them, or the [[agents]] entries"
+                )
+            }
+            Some(hosting) => {
+                hosting.expose(&self.expose)?;
+                hosting.check_scoped_tokens(&c)?;
+            }
+            None if !self.expose.is_empty() => {
+                anyhow::bail!("--expose chooses among the config file's [[agents]]; there are none")
+            }
+            None if !c.scoped_tokens.is_empty() => {
+                anyhow::bail!("scoped_tokens limit tokens to some of the [[agents]]; there are none")
+            }
+            None => {}
+        }
         let forms = self.forms.config(forms_file)?;
         fn set<T: Clone>(slot: &mut T, value: &Option<T>) {
             if let Some(v) = value {
@@ -260,7 +317,7 @@ impl ServeArgs {
         c.strict_version |= self.strict_version;
         c.grpc &= !self.no_grpc;
         let byob = matches!(forms.browser, ferry_forms::BrowserSource::Cdp { .. });
-        cdp.enabled |= self.cdp_config || (byob && matches!(self.agent, AgentName::Forms));
+        cdp.enabled |= self.cdp_config || (byob && self.serves_forms(hosting.as_ref()));
         cdp.required |= self.cdp_config_required;
         if self.v1_0_0_errors {
             c.error_table = ferry_proto::ErrorTable::V1_0_0;
@@ -268,12 +325,13 @@ impl ServeArgs {
         c.required_extensions
             .extend(self.required_extensions.iter().cloned());
         let acts = match self.agent {
-            AgentName::Conformance => crate::acts_pass::ActsPass::chosen(self.acts_pass)?,
-            AgentName::Echo | AgentName::Forms if self.acts_pass.is_some() => {
+            Some(AgentName::Conformance) => crate::acts_pass::ActsPass::chosen(self.acts_pass)?,
+            _ if self.acts_pass.is_some() => {
                 anyhow::bail!("--acts-pass is the conformance agent's: add --agent conformance")
             }
-            AgentName::Echo | AgentName::Forms => None,
+            _ => None,
         };
+        let single = self.single_agent()?;
         if let Some(pass) = acts {
             pass.apply(&mut c);
         }
@@ -282,8 +340,47 @@ impl ServeArgs {
             server: c,
             forms,
             cdp,
+            hosting,
+            single,
         })
     }
+
+    /// What one agent to serve, when the file has no `[[agents]]`.
+    fn single_agent(&self) -> anyhow::Result<SingleAgent> {
+        if let Some(line) = &self.exec {
+            let config = ferry_agents::ExecConfig::from_command_line(line)
+                .context("--exec")?;
+            return Ok(SingleAgent::Exec(config));
+        }
+        if let Some(url) = &self.proxy {
+            let mut config = ferry_agents::ProxyConfig::new(url.clone());
+            config.card_digest = self.proxy_card_digest.clone();
+            config.card_key = self.proxy_card_key.clone();
+            config.jwks = self.proxy_jwks.clone();
+            config.token = self.proxy_token.clone().filter(|t| !t.is_empty());
+            return Ok(SingleAgent::Proxy(Box::new(config)));
+        }
+        Ok(SingleAgent::Builtin(self.agent.unwrap_or(AgentName::Forms)))
+    }
+
+    /// Whether a forms agent is served (the cdp-config extension is then on by default with
+    /// a browser the orchestrator brings).
+    fn serves_forms(&self, hosting: Option<&crate::hosting::Hosting>) -> bool {
+        match hosting {
+            Some(h) => h.exposed().any(|e| e.kind == crate::hosting::AgentKind::Forms),
+            None => self.exec.is_none() && self.proxy.is_none() && matches!(self.agent, None | Some(AgentName::Forms)),
+        }
+    }
+}
+
+/// The agent of a server of one agent.
+enum SingleAgent {
+    /// A built-in agent (`--agent`).
+    Builtin(AgentName),
+    /// `--exec`.
+    Exec(ferry_agents::ExecConfig),
+    /// `--proxy` and its pins.
+    Proxy(Box<ferry_agents::ProxyConfig>),
 }
 
 /// Everything `ferry serve` runs with.
@@ -293,6 +390,10 @@ struct Configs {
     server: ServerConfig,
     forms: ferry_forms::FormsConfig,
     cdp: CdpSettings,
+    /// The `[[agents]]` of the file, if any: a server of several agents.
+    hosting: Option<crate::hosting::Hosting>,
+    /// Otherwise, the one agent.
+    single: SingleAgent,
 }
 
 /// The cdp-config/v1 extension's settings (top-level keys of the config file, and flags).
@@ -305,9 +406,9 @@ struct CdpSettings {
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
-pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
+pub(crate) fn run(args: ServeArgs, otlp: &crate::telemetry::OtlpSettings) -> anyhow::Result<()> {
     if args.print_acts_behaviors {
-        if !matches!(args.agent, AgentName::Conformance) {
+        if !matches!(args.agent, Some(AgentName::Conformance)) {
             anyhow::bail!(
                 "--print-acts-behaviors is the conformance agent's: add --agent conformance"
             );
@@ -323,7 +424,10 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             "cdp_config = {}\ncdp_config_required = {}",
             cdp.enabled, cdp.required
         );
-        if matches!(args.agent, AgentName::Forms) {
+        if let Some(hosting) = &configs.hosting {
+            print!("\n{}", hosting.to_redacted_toml()?);
+        }
+        if args.serves_forms(configs.hosting.as_ref()) {
             let mut table = toml::Table::new();
             table.insert(
                 "forms".into(),
@@ -333,7 +437,8 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
         return Ok(());
     }
-    init_logging(args.log_format);
+    // Dropped after the runtime: the spans of the last requests are exported on the way out.
+    let _telemetry = crate::telemetry::init(args.log_format, otlp, crate::telemetry::Role::Server)?;
     // A multi-thread runtime even for one worker: measured, a current-thread runtime serving
     // 32 connections was three times slower (it polls the I/O driver far more often).
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
@@ -351,34 +456,79 @@ async fn serve(args: ServeArgs, configs: Configs) -> anyhow::Result<()> {
         server: config,
         forms: forms_config,
         cdp,
+        hosting,
+        single,
     } = configs;
-    let mut forms = None;
-    let agent: Arc<dyn ferry_agent::AgentExecutor> = match args.agent {
-        AgentName::Echo => Arc::new(EchoAgent),
-        AgentName::Conformance => Arc::new(acts.map(|p| p.agent()).unwrap_or_default()),
-        AgentName::Forms => {
-            let agent = ferry_forms::FormsAgent::new(forms_config);
-            announce_forms(agent.config());
-            let agent = Arc::new(agent);
-            forms = Some(agent.clone());
-            agent
-        }
+    let cdp_extension = || Arc::new(ferry_cdp_config::CdpConfig::new(cdp.required));
+    let mut forms = Vec::new();
+    let mut new_forms = |config: ferry_forms::FormsConfig| {
+        let agent = ferry_forms::FormsAgent::new(config);
+        announce_forms(agent.config());
+        let agent = Arc::new(agent);
+        forms.push(agent.clone());
+        agent
     };
     let store = open_store(&config.store).await?;
-    let mut builder = A2aServer::builder(agent).config(config);
+    let mut builder = match &hosting {
+        None => {
+            let agent: Arc<dyn ferry_agent::AgentExecutor> = match single {
+                SingleAgent::Builtin(AgentName::Echo) => Arc::new(EchoAgent),
+                SingleAgent::Builtin(AgentName::Conformance) => {
+                    Arc::new(acts.map(|p| p.agent()).unwrap_or_default())
+                }
+                SingleAgent::Builtin(AgentName::Forms) => new_forms(forms_config),
+                SingleAgent::Exec(exec) => Arc::new(crate::hosting::exec_agent(exec)?),
+                SingleAgent::Proxy(proxy) => Arc::new(crate::hosting::proxy_agent(*proxy).await?),
+            };
+            let builder = A2aServer::builder(agent);
+            if cdp.enabled {
+                builder.extension(cdp_extension())
+            } else {
+                builder
+            }
+        }
+        Some(hosting) => {
+            let mut builder = A2aServer::hosting();
+            for entry in hosting.exposed() {
+                let mount = if entry.kind == crate::hosting::AgentKind::Forms {
+                    let config = args.forms.config(entry.forms_file()?)?;
+                    let mount = entry.mount_of(new_forms(config));
+                    if cdp.enabled {
+                        mount.extension(cdp_extension())
+                    } else {
+                        mount
+                    }
+                } else {
+                    entry.mount().await?
+                };
+                builder = builder.agent(mount);
+            }
+            if let Some(id) = hosting.default_agent() {
+                builder = builder.default_agent(id);
+            }
+            builder
+        }
+    };
+    builder = builder.config(config);
     if let Some(store) = store {
         builder = builder.store(store);
-    }
-    if cdp.enabled {
-        builder = builder.extension(Arc::new(ferry_cdp_config::CdpConfig::new(cdp.required)));
     }
     let server = builder.bind().await.map_err(with_fix)?;
     // Before the card line: a script may send SIGTERM as soon as it reads that line.
     let shutdown = shutdown_signal().context("installing the signal handlers")?;
-    tracing::info!(addr = %server.local_addr(), agent = ?args.agent, "listening");
-    println!("agent card: {}", server.card_url());
+    let ids: Vec<String> = server.agent_ids().into_iter().map(str::to_owned).collect();
+    tracing::info!(addr = %server.local_addr(), agents = ?ids, "listening");
+    // The root card first (a script reads the first card line), then each agent's.
+    if ids.is_empty() || hosting.as_ref().is_some_and(|h| h.default_agent().is_some()) {
+        println!("agent card: {}", server.card_url());
+    }
+    for id in &ids {
+        if let Some(url) = server.agent_card_url(id) {
+            println!("agent card: {url}");
+        }
+    }
     server.run(shutdown).await?;
-    if let Some(forms) = forms {
+    for forms in forms {
         forms.pool().shutdown().await;
     }
     tracing::info!("stopped");
@@ -468,26 +618,5 @@ fn shutdown_signal() -> std::io::Result<impl Future<Output = ()> + Send + 'stati
         Ok(async {
             let _ = tokio::signal::ctrl_c().await;
         })
-    }
-}
-
-/// Colour in the log only for a person: stderr is a terminal and `NO_COLOR` is not set
-/// (no-color.org). Escape codes in a log file or a collector are noise, and writing them
-/// costs: every request's span fields were wrapped in them.
-fn colour_on_stderr() -> bool {
-    use std::io::IsTerminal;
-    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
-fn init_logging(format: LogFormat) {
-    use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(colour_on_stderr())
-        .with_writer(std::io::stderr);
-    match format {
-        LogFormat::Text => builder.fmt_fields(crate::log_fields::PlainFields).init(),
-        LogFormat::Json => builder.json().init(),
     }
 }

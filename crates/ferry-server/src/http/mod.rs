@@ -18,3 +18,4 @@ pub(crate) mod server;
 pub(crate) mod signing;
 pub(crate) mod sse;
 pub(crate) mod state;
+pub(crate) mod trace_context;

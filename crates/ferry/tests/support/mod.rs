@@ -8,6 +8,8 @@
 //! Every test binary uses a different subset of these helpers, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub(crate) mod otlp;
+
 use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -395,6 +397,17 @@ fn read_to_end_on_thread(mut pipe: impl Read + Send + 'static) -> thread::JoinHa
 /// response body is delimited by the connection closing, so no chunked decoding is needed).
 /// Returns the status code and the body; panics on network errors and after [`HTTP_TIMEOUT`].
 pub(crate) fn http_get(url: &str) -> (u16, Vec<u8>) {
+    http_request("GET", url, &[], "")
+}
+
+/// [`http_get`] for any method, with extra `headers` and a JSON `body` (sent with its
+/// `Content-Type` and `Content-Length` when not empty).
+pub(crate) fn http_request(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, Vec<u8>) {
     let rest = url
         .strip_prefix("http://")
         .unwrap_or_else(|| panic!("not an http:// URL: {url}"));
@@ -415,21 +428,29 @@ pub(crate) fn http_get(url: &str) -> (u16, Vec<u8>) {
     stream
         .set_write_timeout(Some(HTTP_TIMEOUT))
         .expect("set the write timeout");
-    write!(
-        stream,
-        "GET {path} HTTP/1.0\r\nHost: {authority}\r\nAccept: application/json\r\n\r\n"
-    )
-    .unwrap_or_else(|e| panic!("send GET {url}: {e}"));
+    let mut head = format!(
+        "{method} {path} HTTP/1.0\r\nHost: {authority}\r\nAccept: application/json\r\n"
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    if !body.is_empty() {
+        head.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            body.len()
+        ));
+    }
+    write!(stream, "{head}\r\n{body}").unwrap_or_else(|e| panic!("send {method} {url}: {e}"));
     let mut response = Vec::new();
     stream
         .read_to_end(&mut response)
-        .unwrap_or_else(|e| panic!("read the answer to GET {url}: {e}"));
+        .unwrap_or_else(|e| panic!("read the answer to {method} {url}: {e}"));
     let split = response
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
         .unwrap_or_else(|| {
             panic!(
-                "GET {url}: no end of headers in {:?}",
+                "{method} {url}: no end of headers in {:?}",
                 String::from_utf8_lossy(&response)
             )
         });
@@ -438,7 +459,7 @@ pub(crate) fn http_get(url: &str) -> (u16, Vec<u8>) {
         .split_whitespace()
         .nth(1)
         .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("GET {url}: bad status line in {head:?}"));
+        .unwrap_or_else(|| panic!("{method} {url}: bad status line in {head:?}"));
     (status, response[split + 4..].to_vec())
 }
 

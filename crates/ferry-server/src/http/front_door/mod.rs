@@ -214,6 +214,8 @@ pub async fn guard(
         method = request.method().as_str(),
         path = request.uri().path()
     );
+    // A caller's W3C trace context makes this request part of its trace.
+    crate::http::trace_context::adopt_parent(&span, request.headers());
     let started = std::time::Instant::now();
     let mut response = admit_and_run(&door, request, next, &rid)
         .instrument(span)
