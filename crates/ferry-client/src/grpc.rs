@@ -89,7 +89,8 @@ impl GrpcChannel {
             .await
             .map_err(|e| (ClientError::Unreachable(e.to_string()), None))?;
         let mut message = tonic::Request::new(O::request_message(request));
-        *message.metadata_mut() = MetadataMap::from_headers(crate::trace::outgoing_headers(headers));
+        *message.metadata_mut() =
+            MetadataMap::from_headers(crate::trace::outgoing_headers(headers));
         message.set_timeout(timeout);
         let path = PathAndQuery::from_static(O::OPERATION.grpc_path());
         let codec = ProstCodec::<O::RequestMessage, O::ResponseMessage>::default();
@@ -115,7 +116,8 @@ impl GrpcChannel {
             .await
             .map_err(|e| ClientError::Unreachable(e.to_string()))?;
         let mut message = tonic::Request::new(O::request_message(request));
-        *message.metadata_mut() = MetadataMap::from_headers(crate::trace::outgoing_headers(headers));
+        *message.metadata_mut() =
+            MetadataMap::from_headers(crate::trace::outgoing_headers(headers));
         let path = PathAndQuery::from_static(O::OPERATION.grpc_path());
         let codec = ProstCodec::<O::RequestMessage, pb::StreamResponse>::default();
         let response = grpc

@@ -189,7 +189,11 @@ mod tests {
             assert_eq!(fields[0], "00");
             assert_eq!(fields[1], trace_id.to_string(), "the root span's trace");
             let root_id = root.context().span().span_context().span_id();
-            assert_ne!(fields[2], root_id.to_string(), "the a2a.client span is the parent");
+            assert_ne!(
+                fields[2],
+                root_id.to_string(),
+                "the a2a.client span is the parent"
+            );
             assert_eq!(fields[3], "01", "sampled");
             assert_eq!(
                 header(&head, "a2a-version"),

@@ -10,6 +10,7 @@
 //! `ferry.task`, `ferry.push-config`) with the client's `a2a.client` call spans in it, whose
 //! trace the agent continues.
 
+use crate::telemetry::{OtlpSettings, Role};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use ferry_client::{A2aClient, Binding, ClientOptions, EventStream, RetryPolicy};
@@ -19,7 +20,6 @@ use ferry_proto::{
     TaskPushNotificationConfig, TaskState,
 };
 use reqwest::header::{HeaderName, HeaderValue};
-use crate::telemetry::{OtlpSettings, Role};
 use std::path::PathBuf;
 use std::time::Duration;
 use tracing::Instrument;

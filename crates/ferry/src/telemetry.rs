@@ -205,7 +205,9 @@ fn resource(role: Role) -> Resource {
     if named {
         builder.build()
     } else {
-        builder.with_service_name(role.default_service_name()).build()
+        builder
+            .with_service_name(role.default_service_name())
+            .build()
     }
 }
 
@@ -213,10 +215,7 @@ fn resource(role: Role) -> Resource {
 /// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (as it is), else `OTEL_EXPORTER_OTLP_ENDPOINT` (a
 /// base URL); nowhere when `OTEL_SDK_DISABLED` is `true`. Empty values count as unset. A
 /// base URL that already ends in `/v1/traces` is taken as it is.
-fn traces_endpoint(
-    flag: Option<&str>,
-    env: impl Fn(&str) -> Option<String>,
-) -> Option<String> {
+fn traces_endpoint(flag: Option<&str>, env: impl Fn(&str) -> Option<String>) -> Option<String> {
     let set = |v: Option<String>| v.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
     if set(env("OTEL_SDK_DISABLED")).is_some_and(|v| v.eq_ignore_ascii_case("true")) {
         return None;
@@ -251,7 +250,10 @@ mod tests {
     #[test]
     fn nothing_configured_exports_nothing() {
         assert_eq!(endpoint(None, &[]), None);
-        assert_eq!(endpoint(Some(""), &[("OTEL_EXPORTER_OTLP_ENDPOINT", " ")]), None);
+        assert_eq!(
+            endpoint(Some(""), &[("OTEL_EXPORTER_OTLP_ENDPOINT", " ")]),
+            None
+        );
     }
 
     #[test]
@@ -259,13 +261,22 @@ mod tests {
         let traces = Some("http://127.0.0.1:4318/v1/traces".to_owned());
         assert_eq!(endpoint(Some("http://127.0.0.1:4318"), &[]), traces);
         assert_eq!(endpoint(Some("http://127.0.0.1:4318/"), &[]), traces);
-        assert_eq!(endpoint(Some("http://127.0.0.1:4318/v1/traces"), &[]), traces);
         assert_eq!(
-            endpoint(None, &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")]),
+            endpoint(Some("http://127.0.0.1:4318/v1/traces"), &[]),
             traces
         );
         assert_eq!(
-            endpoint(None, &[("OTEL_EXPORTER_OTLP_ENDPOINT", "https://c.example/otlp/")]),
+            endpoint(
+                None,
+                &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")]
+            ),
+            traces
+        );
+        assert_eq!(
+            endpoint(
+                None,
+                &[("OTEL_EXPORTER_OTLP_ENDPOINT", "https://c.example/otlp/")]
+            ),
             Some("https://c.example/otlp/v1/traces".to_owned())
         );
     }
@@ -273,7 +284,10 @@ mod tests {
     #[test]
     fn the_traces_variable_is_taken_as_it_is_and_the_flag_wins() {
         let vars = [
-            ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://a.example/spans"),
+            (
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                "http://a.example/spans",
+            ),
             ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://b.example"),
         ];
         assert_eq!(

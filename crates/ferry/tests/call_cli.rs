@@ -37,12 +37,13 @@ mod support;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
-use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
-use support::{Server, clear_ferry_env, ferry, python_or_skip, run_with_timeout, workspace_root};
+use support::{
+    SDK_SERVER_IMPORTS, Server, clear_ferry_env, ferry, run_with_timeout, spawn_sdk_server,
+};
 
 /// Hard limit for one CLI run (each run also gets `--timeout` [`CLI_TIMEOUT_SECS`]).
 const RUN_TIMEOUT: Duration = Duration::from_secs(60);
@@ -54,8 +55,6 @@ const EVENT_TIMEOUT: Duration = Duration::from_secs(30);
 const SECRET: &str = "s3cret-ferry-token-6b1f0c";
 /// A wrong token; must not show up either.
 const WRONG: &str = "wrong-ferry-token-93d2aa";
-/// What the Python interpreter must import to run `sdk_server.py`.
-const SDK_SERVER_IMPORTS: &str = "a2a.server.routes, starlette, sse_starlette, uvicorn";
 /// What it must import as well to serve gRPC (`--grpc-port`; the SDK's `grpc` extra).
 const SDK_GRPC_IMPORTS: &str = "grpc.aio, a2a.server.request_handlers.grpc_handler";
 /// Where `sdk_server.py --grpc-port` lists the gRPC calls it received.
@@ -889,26 +888,6 @@ fn sdk_server(test: &str) -> Option<Server> {
 fn sdk_grpc_server(test: &str) -> Option<Server> {
     let imports = format!("{SDK_SERVER_IMPORTS}, {SDK_GRPC_IMPORTS}");
     spawn_sdk_server(test, &imports, &["--grpc-port", "0"])
-}
-
-/// Starts `sdk_server.py --port 0 <extra…>` once the interpreter can import `imports`, and
-/// waits for its card line (printed once every port listens).
-fn spawn_sdk_server(test: &str, imports: &str, extra: &[&str]) -> Option<Server> {
-    let python = python_or_skip(test, imports)?;
-    let root = workspace_root();
-    let script = PathBuf::from("interop/python/sdk_server.py");
-    assert!(
-        root.join(&script).is_file(),
-        "{test}: missing {}",
-        root.join(&script).display()
-    );
-    let mut cmd = Command::new(python);
-    cmd.arg(script)
-        .args(["--port", "0"])
-        .args(extra)
-        .env("PYTHONUNBUFFERED", "1")
-        .current_dir(root);
-    Some(Server::spawn(cmd))
 }
 
 /// The `A2AService` methods the SDK's gRPC server has received so far (deduplicated, sorted);

@@ -137,15 +137,13 @@ fn assert_served(spans: &[ExportedSpan], request: &ExportedSpan, operation: &str
     assert_eq!(op.attr("operation"), Some(operation), "{op:?}");
     let turn = named(spans, &request.service, "a2a.turn")
         .find(|t| descends_from(spans, t, op))
-        .unwrap_or_else(|| {
-            panic!(
-                "no a2a.turn below {op:?}; spans:\n{}",
-                describe(spans)
-            )
-        });
+        .unwrap_or_else(|| panic!("no a2a.turn below {op:?}; spans:\n{}", describe(spans)));
     assert_eq!(turn.attr("agent"), Some(agent), "{turn:?}");
     assert!(turn.attr("task").is_some_and(|t| !t.is_empty()), "{turn:?}");
-    assert!(turn.attr("context").is_some_and(|c| !c.is_empty()), "{turn:?}");
+    assert!(
+        turn.attr("context").is_some_and(|c| !c.is_empty()),
+        "{turn:?}"
+    );
 }
 
 #[cfg(unix)]
@@ -173,14 +171,20 @@ fn client_and_server_share_one_trace_over_every_binding() {
 
     let mut traces = HashSet::new();
     for root in named(spans, "client", "ferry.send") {
-        assert_eq!(root.parent_span_id, "", "the command's span is a root: {root:?}");
+        assert_eq!(
+            root.parent_span_id, "",
+            "the command's span is a root: {root:?}"
+        );
         let call = child_in(spans, "client", "a2a.client", root);
         assert_eq!(call.attr("operation"), Some("SendMessage"), "{call:?}");
         assert_eq!(call.attr("server.address"), Some("127.0.0.1"), "{call:?}");
         let request = child_in(spans, "upstream", "request", call);
         assert_eq!(request.attr("method"), Some("POST"), "{request:?}");
         assert_served(spans, request, "SendMessage", "echo");
-        traces.insert((call.attr("binding").map(str::to_owned), root.trace_id.clone()));
+        traces.insert((
+            call.attr("binding").map(str::to_owned),
+            root.trace_id.clone(),
+        ));
     }
     let bindings_seen: HashSet<_> = traces.iter().map(|(b, _)| b.clone()).collect();
     assert_eq!(
@@ -190,7 +194,11 @@ fn client_and_server_share_one_trace_over_every_binding() {
         describe(spans)
     );
     let trace_ids: HashSet<_> = traces.iter().map(|(_, t)| t).collect();
-    assert_eq!(trace_ids.len(), bindings.len(), "each command its own trace");
+    assert_eq!(
+        trace_ids.len(),
+        bindings.len(),
+        "each command its own trace"
+    );
 }
 
 #[cfg(unix)]
@@ -257,5 +265,9 @@ fn a_proxy_passes_the_trace_on() {
     assert_eq!(trace.len(), 1, "one trace id: {trace:?}");
     // The proxy's own request is served like any other: an operation span and a turn.
     let operation = child_in(spans, "proxy", "a2a.operation", proxied);
-    assert_eq!(operation.attr("operation"), Some("SendMessage"), "{operation:?}");
+    assert_eq!(
+        operation.attr("operation"),
+        Some("SendMessage"),
+        "{operation:?}"
+    );
 }

@@ -102,9 +102,7 @@ mod tests {
             let mut headers = HeaderMap::new();
             headers.insert(
                 "traceparent",
-                HeaderValue::from_static(
-                    "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
-                ),
+                HeaderValue::from_static("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
             );
             let span = tracing::info_span!("request");
             adopt_parent(&span, &headers);
@@ -114,7 +112,11 @@ mod tests {
                 ours.trace_id().to_string(),
                 "4bf92f3577b34da6a3ce929d0e0e4736"
             );
-            assert_ne!(ours.span_id().to_string(), "00f067aa0ba902b7", "a span of its own");
+            assert_ne!(
+                ours.span_id().to_string(),
+                "00f067aa0ba902b7",
+                "a span of its own"
+            );
 
             let lone = tracing::info_span!("request");
             adopt_parent(&lone, &HeaderMap::new());

@@ -463,6 +463,30 @@ pub(crate) fn http_request(
     (status, response[split + 4..].to_vec())
 }
 
+/// What the Python interpreter must import to run `interop/python/sdk_server.py`.
+pub(crate) const SDK_SERVER_IMPORTS: &str = "a2a.server.routes, starlette, sse_starlette, uvicorn";
+
+/// Starts `interop/python/sdk_server.py --port 0 <extra…>` (a server built with the official
+/// Python SDK) once the interpreter can import `imports`, and waits for its card line
+/// (printed once every port listens); `None` after a skip notice.
+pub(crate) fn spawn_sdk_server(test: &str, imports: &str, extra: &[&str]) -> Option<Server> {
+    let python = python_or_skip(test, imports)?;
+    let root = workspace_root();
+    let script = PathBuf::from("interop/python/sdk_server.py");
+    assert!(
+        root.join(&script).is_file(),
+        "{test}: missing {}",
+        root.join(&script).display()
+    );
+    let mut cmd = Command::new(python);
+    cmd.arg(script)
+        .args(["--port", "0"])
+        .args(extra)
+        .env("PYTHONUNBUFFERED", "1")
+        .current_dir(root);
+    Some(Server::spawn(cmd))
+}
+
 /// A path as `&str` for command arguments (scratch paths are UTF-8).
 pub(crate) fn s(p: &Path) -> &str {
     p.to_str().expect("scratch paths are UTF-8")
