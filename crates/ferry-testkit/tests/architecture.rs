@@ -12,11 +12,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("ferry-net", &[]),
     ("ferry-trust", &["ferry-proto", "ferry-net"]),
     ("ferry-agent", &["ferry-proto"]),
-    // The conformance agent reads ACTS's golden payloads with the client's own decoders (and
-    // the target proxy agent calls other agents).
+    // The conformance agent reads ACTS's golden payloads with the client's own decoders; the
+    // proxy agent calls other agents through the client and reads its card pins (keys, JWKS)
+    // with ferry-trust.
     (
         "ferry-agents",
-        &["ferry-proto", "ferry-agent", "ferry-client"],
+        &["ferry-proto", "ferry-agent", "ferry-client", "ferry-trust"],
     ),
     ("ferry-store", &["ferry-proto"]),
     ("ferry-store-sql", &["ferry-proto", "ferry-store"]),

@@ -44,9 +44,9 @@ impl AgentKind {
             "conformance" => Self::Conformance,
             "exec" => Self::Exec,
             "proxy" => Self::Proxy,
-            other => bail!(
-                "unknown agent kind {other:?}: one of forms, echo, conformance, exec, proxy"
-            ),
+            other => {
+                bail!("unknown agent kind {other:?}: one of forms, echo, conformance, exec, proxy")
+            }
         })
     }
 }
@@ -77,7 +77,10 @@ pub(crate) const SECTIONS: [&str; 3] = ["agents", "exposed", "default_agent"];
 impl Hosting {
     /// The hosting settings in the set-aside `sections` of the file `shown`; `None` when it
     /// has no `[[agents]]`.
-    pub(crate) fn from_sections(sections: &toml::Table, shown: &str) -> anyhow::Result<Option<Self>> {
+    pub(crate) fn from_sections(
+        sections: &toml::Table,
+        shown: &str,
+    ) -> anyhow::Result<Option<Self>> {
         let Some(agents) = sections.get("agents") else {
             for key in ["exposed", "default_agent"] {
                 if sections.contains_key(key) {
@@ -138,10 +141,19 @@ impl Hosting {
     /// Every id the allowlist and the default name is an entry.
     fn check_ids(&self) -> anyhow::Result<()> {
         let known = |id: &str| self.entries.iter().any(|e| e.id == id);
-        let ids = || self.entries.iter().map(|e| e.id.as_str()).collect::<Vec<_>>().join(", ");
+        let ids = || {
+            self.entries
+                .iter()
+                .map(|e| e.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         for id in self.exposed.iter().flatten() {
             if !known(id) {
-                bail!("exposed names agent {id:?}, which is not configured (agents: {})", ids());
+                bail!(
+                    "exposed names agent {id:?}, which is not configured (agents: {})",
+                    ids()
+                );
             }
         }
         if let Some(id) = &self.default_agent {
@@ -246,7 +258,10 @@ impl AgentEntry {
         }
         let mut out = toml::Table::new();
         out.insert("id".into(), self.id.clone().into());
-        out.insert("kind".into(), format!("{:?}", self.kind).to_lowercase().into());
+        out.insert(
+            "kind".into(),
+            format!("{:?}", self.kind).to_lowercase().into(),
+        );
         for (key, value) in [
             ("max_in_flight", self.limits.max_in_flight),
             ("max_streams", self.limits.max_streams),
@@ -291,7 +306,9 @@ impl AgentEntry {
 }
 
 /// The exec agent of `config`, with its start-up note.
-pub(crate) fn exec_agent(config: ferry_agents::ExecConfig) -> anyhow::Result<ferry_agents::ExecAgent> {
+pub(crate) fn exec_agent(
+    config: ferry_agents::ExecConfig,
+) -> anyhow::Result<ferry_agents::ExecAgent> {
     let agent = ferry_agents::ExecAgent::new(config).context("the exec agent")?;
     tracing::info!(command = ?agent.config().command, "exec agent");
     Ok(agent)
@@ -357,13 +374,31 @@ mod tests {
         let cases = [
             ("[[agents]]\nkind = \"echo\"", "needs an id"),
             ("[[agents]]\nid = \"Echo\"\nkind = \"echo\"", "is not valid"),
-            ("[[agents]]\nid = \"a\"\nkind = \"robot\"", "unknown agent kind"),
-            ("[[agents]]\nid = \"a\"\nkind = \"echo\"\ncolour = 1", "has no settings"),
-            ("[[agents]]\nid = \"a\"\nkind = \"echo\"\nmax_in_flight = 0", "positive integer"),
-            ("[[agents]]\nid = \"a\"\nkind = \"echo\"\n[[agents]]\nid = \"a\"\nkind = \"echo\"", "used twice"),
+            (
+                "[[agents]]\nid = \"a\"\nkind = \"robot\"",
+                "unknown agent kind",
+            ),
+            (
+                "[[agents]]\nid = \"a\"\nkind = \"echo\"\ncolour = 1",
+                "has no settings",
+            ),
+            (
+                "[[agents]]\nid = \"a\"\nkind = \"echo\"\nmax_in_flight = 0",
+                "positive integer",
+            ),
+            (
+                "[[agents]]\nid = \"a\"\nkind = \"echo\"\n[[agents]]\nid = \"a\"\nkind = \"echo\"",
+                "used twice",
+            ),
             ("exposed = [\"a\"]", "needs [[agents]]"),
-            ("default_agent = \"b\"\n[[agents]]\nid = \"a\"\nkind = \"echo\"", "not configured"),
-            ("default_agent = \"a\"\nexposed = [\"b\"]\n[[agents]]\nid = \"a\"\nkind = \"echo\"\n[[agents]]\nid = \"b\"\nkind = \"echo\"", "not exposed"),
+            (
+                "default_agent = \"b\"\n[[agents]]\nid = \"a\"\nkind = \"echo\"",
+                "not configured",
+            ),
+            (
+                "default_agent = \"a\"\nexposed = [\"b\"]\n[[agents]]\nid = \"a\"\nkind = \"echo\"\n[[agents]]\nid = \"b\"\nkind = \"echo\"",
+                "not exposed",
+            ),
         ];
         for (text, expected) in cases {
             let e = format!("{:#}", hosting(text).expect_err(text));

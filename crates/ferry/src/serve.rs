@@ -263,7 +263,9 @@ impl ServeArgs {
                 anyhow::bail!("--expose chooses among the config file's [[agents]]; there are none")
             }
             None if !c.scoped_tokens.is_empty() => {
-                anyhow::bail!("scoped_tokens limit tokens to some of the [[agents]]; there are none")
+                anyhow::bail!(
+                    "scoped_tokens limit tokens to some of the [[agents]]; there are none"
+                )
             }
             None => {}
         }
@@ -348,8 +350,7 @@ impl ServeArgs {
     /// What one agent to serve, when the file has no `[[agents]]`.
     fn single_agent(&self) -> anyhow::Result<SingleAgent> {
         if let Some(line) = &self.exec {
-            let config = ferry_agents::ExecConfig::from_command_line(line)
-                .context("--exec")?;
+            let config = ferry_agents::ExecConfig::from_command_line(line).context("--exec")?;
             return Ok(SingleAgent::Exec(config));
         }
         if let Some(url) = &self.proxy {
@@ -367,8 +368,14 @@ impl ServeArgs {
     /// a browser the orchestrator brings).
     fn serves_forms(&self, hosting: Option<&crate::hosting::Hosting>) -> bool {
         match hosting {
-            Some(h) => h.exposed().any(|e| e.kind == crate::hosting::AgentKind::Forms),
-            None => self.exec.is_none() && self.proxy.is_none() && matches!(self.agent, None | Some(AgentName::Forms)),
+            Some(h) => h
+                .exposed()
+                .any(|e| e.kind == crate::hosting::AgentKind::Forms),
+            None => {
+                self.exec.is_none()
+                    && self.proxy.is_none()
+                    && matches!(self.agent, None | Some(AgentName::Forms))
+            }
         }
     }
 }
@@ -519,7 +526,11 @@ async fn serve(args: ServeArgs, configs: Configs) -> anyhow::Result<()> {
     let ids: Vec<String> = server.agent_ids().into_iter().map(str::to_owned).collect();
     tracing::info!(addr = %server.local_addr(), agents = ?ids, "listening");
     // The root card first (a script reads the first card line), then each agent's.
-    if ids.is_empty() || hosting.as_ref().is_some_and(|h| h.default_agent().is_some()) {
+    if ids.is_empty()
+        || hosting
+            .as_ref()
+            .is_some_and(|h| h.default_agent().is_some())
+    {
         println!("agent card: {}", server.card_url());
     }
     for id in &ids {

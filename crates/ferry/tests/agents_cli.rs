@@ -159,27 +159,48 @@ fn scoped_tokens_from_the_config_file() {
     );
     let server = serve_config("agents-scoped", &config, &[]);
     let root = root_of(&server);
-    assert_eq!(server.base_url, root, "the default agent's root card comes first");
+    assert_eq!(
+        server.base_url, root,
+        "the default agent's root card comes first"
+    );
     let partner = [("Authorization", "Bearer partner-token-0123456789")];
     let send = r#"{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"m-1","role":"ROLE_USER","parts":[{"text":"hi"}]}}}"#;
     let a2a = [("A2A-Version", "1.0"), partner[0]];
     let (status, body) = http_request("POST", &format!("{root}/agents/echo/jsonrpc"), &a2a, send);
     assert_eq!(status, 200, "{}", text(&body));
-    assert_eq!(json(&body)["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(
+        json(&body)["result"]["task"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
     let (status, body) = http_request("POST", &format!("{root}/jsonrpc"), &a2a, send);
-    assert_eq!(status, 200, "the default agent at the root: {}", text(&body));
+    assert_eq!(
+        status,
+        200,
+        "the default agent at the root: {}",
+        text(&body)
+    );
     let (status, body) = http_request("POST", &format!("{root}/agents/shout/jsonrpc"), &a2a, send);
     assert_eq!(status, 403, "{}", text(&body));
     let error = json(&body);
-    assert_eq!(error["error"]["details"][0]["reason"], "AGENT_NOT_ALLOWED", "{error}");
+    assert_eq!(
+        error["error"]["details"][0]["reason"], "AGENT_NOT_ALLOWED",
+        "{error}"
+    );
     assert!(
-        error["error"]["message"].as_str().unwrap_or_default().contains("'shout'"),
+        error["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("'shout'"),
         "{error}"
     );
     let (status, body) = http_request("GET", &format!("{root}/agents"), &partner, "");
     assert_eq!(status, 200);
     let listed = json(&body);
-    assert_eq!(listed["agents"].as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(
+        listed["agents"].as_array().map(Vec::len),
+        Some(1),
+        "{listed}"
+    );
     assert_eq!(listed["agents"][0]["id"], "echo");
     assert_eq!(listed["agents"][0]["default"], true);
     let (status, _) = http_get(&format!("{root}/agents"));
@@ -221,7 +242,10 @@ fn configuration_mistakes_are_refused_at_start() {
             Duration::from_secs(30),
         );
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!timed_out && !out.status.success(), "{config} {extra:?}: {stderr}");
+        assert!(
+            !timed_out && !out.status.success(),
+            "{config} {extra:?}: {stderr}"
+        );
         assert!(stderr.contains(expected), "{config} {extra:?}: {stderr}");
     }
 }

@@ -28,7 +28,12 @@ fn upstream(test: &str) -> Option<Server> {
 }
 
 fn gateway(upstream: &Server, extra: &[&str]) -> Server {
-    let mut args = vec!["--proxy", upstream.base_url.as_str(), "--bind", "127.0.0.1:0"];
+    let mut args = vec![
+        "--proxy",
+        upstream.base_url.as_str(),
+        "--bind",
+        "127.0.0.1:0",
+    ];
     args.extend_from_slice(extra);
     Server::start(&args)
 }
@@ -42,7 +47,14 @@ fn sdk_client(python: &std::path::Path, base: &str, binding: &str, scenario: &st
     let (out, timed_out) = output_with_timeout(
         Command::new(python)
             .arg("interop/python/interop_client.py")
-            .args(["--base-url", base, "--binding", binding, "--scenario", scenario])
+            .args([
+                "--base-url",
+                base,
+                "--binding",
+                binding,
+                "--scenario",
+                scenario,
+            ])
             .env("PYTHONUNBUFFERED", "1")
             .current_dir(workspace_root()),
         None,
@@ -85,7 +97,10 @@ fn the_gateway_serves_the_remote_agent_under_its_own_card() {
             .starts_with(&proxy.base_url),
         "the gateway's own interfaces: {card}"
     );
-    assert!(card["securitySchemes"].is_object(), "ferry's bearer scheme: {card}");
+    assert!(
+        card["securitySchemes"].is_object(),
+        "ferry's bearer scheme: {card}"
+    );
 }
 
 /// The SDK's client holds the `ferry-turns-3` conversation (INPUT_REQUIRED, INPUT_REQUIRED,
@@ -133,7 +148,10 @@ fn a_card_pin_mismatch_refuses_to_start() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!timed_out && !out.status.success(), "{stderr}");
-    assert!(stderr.contains("digest"), "the refusal names the pin: {stderr}");
+    assert!(
+        stderr.contains("digest"),
+        "the refusal names the pin: {stderr}"
+    );
     assert!(
         !String::from_utf8_lossy(&out.stdout).contains("agent card:"),
         "it never listened"
@@ -179,13 +197,21 @@ fn the_remote_errors_arrive_unchanged() {
     let rest = format!(r#"{{"message":{message}}}"#);
     let version = [("A2A-Version", "1.0")];
     let (direct_status, direct) = http_request("POST", &remote_url("JSONRPC"), &version, &rpc);
-    let (status, through) = http_request("POST", &format!("{}/jsonrpc", proxy.base_url), &version, &rpc);
+    let (status, through) = http_request(
+        "POST",
+        &format!("{}/jsonrpc", proxy.base_url),
+        &version,
+        &rpc,
+    );
     let (direct, through) = (json(&direct), json(&through));
     assert_eq!(direct_status, 200, "{direct}");
     assert_eq!(status, 200, "{through}");
     assert_eq!(direct["error"]["code"], -32602, "{direct}");
     for field in ["code", "message"] {
-        assert_eq!(through["error"][field], direct["error"][field], "{through} vs {direct}");
+        assert_eq!(
+            through["error"][field], direct["error"][field],
+            "{through} vs {direct}"
+        );
     }
     assert_eq!(
         through["error"]["data"][0]["reason"], direct["error"]["data"][0]["reason"],
@@ -206,7 +232,10 @@ fn the_remote_errors_arrive_unchanged() {
     let (direct, through) = (json(&direct), json(&through));
     assert_eq!(status, direct_status, "{through} vs {direct}");
     for field in ["code", "status", "message"] {
-        assert_eq!(through["error"][field], direct["error"][field], "{through} vs {direct}");
+        assert_eq!(
+            through["error"][field], direct["error"][field],
+            "{through} vs {direct}"
+        );
     }
     assert_eq!(
         through["error"]["details"][0]["reason"], direct["error"]["details"][0]["reason"],
@@ -235,5 +264,8 @@ fn the_gateways_front_door_applies() {
         send,
     );
     assert_eq!(status, 200, "{}", text(&body));
-    assert_eq!(json(&body)["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(
+        json(&body)["result"]["task"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
 }

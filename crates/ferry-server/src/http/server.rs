@@ -759,33 +759,48 @@ async fn metrics_text(
     response
 }
 
+/// One entry of `GET /agents`.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListedAgent<'a> {
+    id: &'a str,
+    name: &'a str,
+    description: &'a str,
+    default: bool,
+    card_url: String,
+}
+
 /// `GET /agents`: the hosted agents the caller's token may reach, with their card URLs:
 /// `{"agents":[{"id","name","description","default","cardUrl"}]}`.
 async fn list_agents(
     State(server): State<Arc<ServerState>>,
     scope: Option<axum::Extension<AgentScope>>,
 ) -> Response {
+    #[derive(serde::Serialize)]
+    struct Listed<'a> {
+        agents: Vec<ListedAgent<'a>>,
+    }
     let scope = scope.map(|s| s.0).unwrap_or_default();
-    let agents: Vec<serde_json::Value> = server
+    let agents = server
         .agents
         .iter()
         .filter_map(|agent| {
             let id = agent.agent_id()?;
-            scope.allows(id).then(|| {
-                let description = agent.handler.description();
-                serde_json::json!({
-                    "id": id,
-                    "name": description.name,
-                    "description": description.description,
-                    "default": server.default.as_ref().is_some_and(|d| Arc::ptr_eq(d, agent)),
-                    "cardUrl": agent_card_url(&server.base_url, id),
-                })
+            let description = agent.handler.description();
+            scope.allows(id).then(|| ListedAgent {
+                id,
+                name: &description.name,
+                description: &description.description,
+                default: server
+                    .default
+                    .as_ref()
+                    .is_some_and(|d| Arc::ptr_eq(d, agent)),
+                card_url: agent_card_url(&server.base_url, id),
             })
         })
         .collect();
-    let body = serde_json::json!({ "agents": agents });
     json(
         StatusCode::OK,
-        serde_json::to_vec(&body).unwrap_or_default(),
+        serde_json::to_vec(&Listed { agents }).unwrap_or_default(),
     )
 }

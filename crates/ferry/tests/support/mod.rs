@@ -428,9 +428,8 @@ pub(crate) fn http_request(
     stream
         .set_write_timeout(Some(HTTP_TIMEOUT))
         .expect("set the write timeout");
-    let mut head = format!(
-        "{method} {path} HTTP/1.0\r\nHost: {authority}\r\nAccept: application/json\r\n"
-    );
+    let mut head =
+        format!("{method} {path} HTTP/1.0\r\nHost: {authority}\r\nAccept: application/json\r\n");
     for (name, value) in headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
