@@ -37,6 +37,17 @@ pub(crate) enum AgentKind {
 }
 
 impl AgentKind {
+    /// The name `kind = "…"` gives it.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Forms => "forms",
+            Self::Echo => "echo",
+            Self::Conformance => "conformance",
+            Self::Exec => "exec",
+            Self::Proxy => "proxy",
+        }
+    }
+
     fn parse(kind: &str) -> anyhow::Result<Self> {
         Ok(match kind {
             "forms" => Self::Forms,
@@ -55,6 +66,8 @@ impl AgentKind {
 /// (the kind's settings).
 #[derive(Debug, Clone)]
 pub(crate) struct AgentEntry {
+    /// The config file it is written in (for messages).
+    file: String,
     pub(crate) id: String,
     pub(crate) kind: AgentKind,
     limits: AgentLimits,
@@ -97,7 +110,7 @@ impl Hosting {
             let table = agent
                 .as_table()
                 .with_context(|| format!("{shown}: agents[{i}] must be a table"))?;
-            let entry = AgentEntry::from_table(table.clone())
+            let entry = AgentEntry::from_table(table.clone(), shown)
                 .with_context(|| format!("{shown}: agents[{i}]"))?;
             if entries.iter().any(|e: &AgentEntry| e.id == entry.id) {
                 bail!("{shown}: agent id {:?} is used twice", entry.id);
@@ -215,7 +228,7 @@ impl Hosting {
 }
 
 impl AgentEntry {
-    fn from_table(mut table: toml::Table) -> anyhow::Result<Self> {
+    fn from_table(mut table: toml::Table, file: &str) -> anyhow::Result<Self> {
         let id = match table.remove("id") {
             Some(toml::Value::String(id)) => id,
             Some(other) => bail!("id must be a string, not {other}"),
@@ -240,9 +253,13 @@ impl AgentEntry {
         };
         if matches!(kind, AgentKind::Echo | AgentKind::Conformance) && !table.is_empty() {
             let keys: Vec<&String> = table.keys().collect();
-            bail!("agent {id:?}: the {kind:?} agent has no settings, found {keys:?}");
+            bail!(
+                "agent {id:?}: the {} agent has no settings, found {keys:?}",
+                kind.name()
+            );
         }
         Ok(Self {
+            file: file.to_owned(),
             id,
             kind,
             limits,
@@ -278,7 +295,7 @@ impl AgentEntry {
     fn settings<T: serde::de::DeserializeOwned>(&self) -> anyhow::Result<T> {
         toml::Value::Table(self.settings.clone())
             .try_into()
-            .with_context(|| format!("agent {:?} ({:?})", self.id, self.kind))
+            .with_context(|| format!("{}: agent {:?} ({})", self.file, self.id, self.kind.name()))
     }
 
     /// The forms agent's settings of this entry (its keys are those of `[forms]`).
@@ -294,7 +311,7 @@ impl AgentEntry {
             AgentKind::Conformance => Arc::new(ferry_agents::ConformanceAgent::default()),
             AgentKind::Exec => Arc::new(exec_agent(self.settings()?)?),
             AgentKind::Proxy => Arc::new(proxy_agent(self.settings()?).await?),
-            AgentKind::Forms => bail!("agent {:?}: a forms agent is built by serve", self.id),
+            AgentKind::Forms => bail!("agent {:?}: a forms agent is built by `serve`", self.id),
         };
         Ok(self.mount_of(executor))
     }

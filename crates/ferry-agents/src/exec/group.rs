@@ -2,7 +2,8 @@
 //!
 //! Each command starts as the leader of its own process group, so that everything it starts
 //! (a pipeline, `sleep 1000 &`) can be signalled at once, and the group is killed whenever
-//! the turn ends: when the command exits (nothing it left running survives the turn), when
+//! the turn ends: when the command exits (nothing it left running in its group survives the
+//! turn; a process that moved to a group of its own with `setsid` is out of reach), when
 //! the turn is canceled or times out, and when the turn's future is dropped (the server
 //! aborted it). rustix's `kill_process_group` is `kill(-pgid, sig)` without `unsafe`.
 

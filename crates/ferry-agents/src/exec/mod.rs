@@ -63,7 +63,9 @@ pub const EXEC_BUSY: &str = "EXEC_BUSY";
 ///   message's data parts' values as a JSON array; removed after the turn) and `FERRY_DATA`
 ///   (the same JSON inline, set only when it is at most 64 KiB).
 /// - **lifetime**: the command leads its own process group, and the group is killed when the
-///   turn ends, however it ends: a command cannot leave processes running after its turn.
+///   turn ends, however it ends: nothing the command leaves running in its group survives the
+///   turn. (A process that leaves the group on purpose, with `setsid` or `setpgid`, is beyond
+///   this; while it holds stdout or stderr open the turn waits for it, up to the timeout.)
 ///   Timeout and cancel send SIGTERM to the group, then SIGKILL after 2 s; too much output,
 ///   and a dropped turn (the server aborted it), SIGKILL straight away. A canceled turn
 ///   reports `CANCELED` itself once its command was reaped.

@@ -320,16 +320,18 @@ async fn admit_and_run(
     };
     match tokio::time::timeout(door.request_timeout, next.run(request)).await {
         Ok(response) => response,
+        // No Retry-After: unlike a capacity refusal, the request was admitted and may have
+        // started work (a task that goes on running), so sending it again could run it twice.
         Err(_) => {
             let r = Refusal::new(
                 ErrorKind::Unavailable,
                 "REQUEST_TIMEOUT",
                 format!(
-                    "the request took longer than {} s",
+                    "the request took longer than {} s; what it started may still run (GetTask or ListTasks finds it)",
                     door.request_timeout.as_secs()
                 ),
             );
-            r.retry_after(CAPACITY_RETRY_SECS).respond(dialect, rid)
+            r.respond(dialect, rid)
         }
     }
 }
