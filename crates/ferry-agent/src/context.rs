@@ -29,6 +29,29 @@ pub struct RequestContext {
 }
 
 impl RequestContext {
+    /// The first turn of task `task_id` in conversation `context_id`, about `message`: no
+    /// earlier task, no metadata, no accepted-modes or extension restrictions, no tenant, no
+    /// caller, no extension data. For running an agent without a server (tests, an agent that
+    /// runs another); set the other fields as needed.
+    pub fn new(
+        message: Message,
+        task_id: impl Into<String>,
+        context_id: impl Into<String>,
+    ) -> Self {
+        Self {
+            message,
+            task_id: task_id.into(),
+            context_id: context_id.into(),
+            task: None,
+            metadata: None,
+            accepted_output_modes: Vec::new(),
+            extensions: Vec::new(),
+            tenant: String::new(),
+            caller: None,
+            data: TurnData::default(),
+        }
+    }
+
     /// True on the first turn of a task.
     pub fn is_new_task(&self) -> bool {
         self.task.is_none()

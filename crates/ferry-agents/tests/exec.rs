@@ -85,16 +85,8 @@ fn agent(config: ExecConfig) -> Arc<ExecAgent> {
 
 fn context(task_id: &str, message: Message, task: Option<Task>) -> RequestContext {
     RequestContext {
-        message,
-        task_id: task_id.into(),
-        context_id: format!("ctx-{task_id}"),
         task,
-        metadata: None,
-        accepted_output_modes: Vec::new(),
-        extensions: Vec::new(),
-        tenant: String::new(),
-        caller: None,
-        data: Default::default(),
+        ..RequestContext::new(message, task_id, format!("ctx-{task_id}"))
     }
 }
 

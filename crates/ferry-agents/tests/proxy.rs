@@ -5,7 +5,7 @@
 
 use ferry_agent::{
     AgentError, AgentEvent, AgentExecutor, EmitError, EmitFuture, EventSink, EventTarget,
-    RequestContext, TurnData,
+    RequestContext,
 };
 use ferry_agents::{ConformanceAgent, Pin, PreferBinding, ProxyAgent, ProxyConfig, ProxyError};
 use ferry_client::{A2aClient, ClientError, ClientOptions};
@@ -173,16 +173,8 @@ fn turn(
     message.task_id = task_id.into();
     message.context_id = context_id.into();
     RequestContext {
-        message,
-        task_id: task_id.into(),
-        context_id: context_id.into(),
         task,
-        metadata: None,
-        accepted_output_modes: Vec::new(),
-        extensions: Vec::new(),
-        tenant: String::new(),
-        caller: None,
-        data: TurnData::default(),
+        ..RequestContext::new(message, task_id, context_id)
     }
 }
 

@@ -58,5 +58,5 @@ pub use http::mount::{AgentLimits, AgentMount, MAX_AGENT_ID_LEN, check_agent_id}
 pub use http::params::{EXTENSIONS_HEADER, VERSION_HEADER};
 pub use http::server::{A2aServer, A2aServerBuilder};
 pub use http::signing::{JWKS_PATH, SigningError};
-pub use http::state::{AppState, ServerState, StreamPermit};
+pub use http::state::{AppState, ServerState};
 pub use http::{decode, front_door, metrics};

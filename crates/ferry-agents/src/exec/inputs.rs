@@ -152,16 +152,8 @@ mod tests {
 
     fn ctx(task: Option<Task>) -> RequestContext {
         RequestContext {
-            message: Message::user("m-now", vec![Part::text("hi")]),
-            task_id: "t".into(),
-            context_id: "c".into(),
             task,
-            metadata: None,
-            accepted_output_modes: Vec::new(),
-            extensions: Vec::new(),
-            tenant: String::new(),
-            caller: None,
-            data: Default::default(),
+            ..RequestContext::new(Message::user("m-now", vec![Part::text("hi")]), "t", "c")
         }
     }
 

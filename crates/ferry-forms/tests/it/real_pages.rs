@@ -485,16 +485,8 @@ impl Recorded {
 async fn turn_as(agent: &FormsAgent, caller: &str, task: &str, data: Value) -> (TaskState, String) {
     let message = Message::user(format!("m-{caller}-{task}"), vec![Part::data(data)]);
     let ctx = RequestContext {
-        message,
-        task_id: task.into(),
-        context_id: "shared-context".into(),
-        task: None,
-        metadata: None,
-        accepted_output_modes: Vec::new(),
-        extensions: Vec::new(),
-        tenant: String::new(),
         caller: Some(caller.into()),
-        data: Default::default(),
+        ..RequestContext::new(message, task, "shared-context")
     };
     let recorded = Arc::new(Recorded::default());
     let sink = EventSink::new(task, "shared-context", recorded.clone());

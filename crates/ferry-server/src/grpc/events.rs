@@ -2,7 +2,7 @@
 
 use crate::core::stream::TaskStream;
 use crate::grpc_status::status_of;
-use crate::http::state::StreamPermit;
+use crate::http::front_door::StreamPermit;
 use ferry_proto::grpc::pb;
 use ferry_proto::{A2aError, ErrorKind, ErrorTable};
 use futures_util::Stream;

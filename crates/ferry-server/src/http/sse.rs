@@ -2,7 +2,7 @@
 //! JSON, `: keep-alive` comments on idle streams, and `event: error` for a mid-stream error.
 
 use crate::core::stream::{StreamItem, TaskStream};
-use crate::http::state::StreamPermit;
+use crate::http::front_door::StreamPermit;
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;

@@ -8,12 +8,11 @@ use crate::core::handler::RequestHandler;
 use crate::core::manager::TaskManager;
 use crate::core::stream::TaskStream;
 use crate::http::card::ServedCard;
-use crate::http::front_door::{self, AgentGate, FrontDoor};
+use crate::http::front_door::{self, AgentGate, FrontDoor, StreamPermit};
 use crate::http::metrics::Metrics;
 use crate::http::sse::{SseFraming, sse_response};
 use axum::response::Response;
 use std::sync::Arc;
-use tokio::sync::OwnedSemaphorePermit;
 
 /// State shared by every request to one agent.
 #[derive(Debug)]
@@ -38,14 +37,6 @@ pub struct AppState {
     pub gate: Option<Arc<AgentGate>>,
 }
 
-/// A slot for one open stream: the server's, and the agent's when it has its own limit.
-/// Held by the stream's body until it ends.
-#[derive(Debug)]
-pub struct StreamPermit {
-    _server: OwnedSemaphorePermit,
-    _agent: Option<OwnedSemaphorePermit>,
-}
-
 impl AppState {
     /// Takes a slot for one more open stream, or refuses with 503 `TOO_MANY_STREAMS`. Taken
     /// before the stream's work starts; held until its body ends.
@@ -60,10 +51,7 @@ impl AppState {
             Some(gate) => gate.stream_permit()?,
             None => None,
         };
-        Ok(StreamPermit {
-            _server: server,
-            _agent: agent,
-        })
+        Ok(StreamPermit::new(server, agent))
     }
 
     /// The agent's id on a server of several agents.

@@ -336,6 +336,26 @@ async fn admit_and_run(
     }
 }
 
+/// A slot for one open stream: the server's, and the agent's when it has its own limit.
+/// Held by the stream's body until it ends.
+#[derive(Debug)]
+pub struct StreamPermit {
+    _server: tokio::sync::OwnedSemaphorePermit,
+    _agent: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl StreamPermit {
+    pub(crate) fn new(
+        server: tokio::sync::OwnedSemaphorePermit,
+        agent: Option<tokio::sync::OwnedSemaphorePermit>,
+    ) -> Self {
+        Self {
+            _server: server,
+            _agent: agent,
+        }
+    }
+}
+
 /// A 503 for a stream refused at the stream limit.
 pub fn too_many_streams() -> A2aError {
     A2aError::new(
