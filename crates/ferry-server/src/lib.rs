@@ -14,6 +14,11 @@
 //! Extensions plug in through one seam, [`ServerExtension`]: a card entry, routes behind the
 //! front door, typed data for each turn. The server knows none by name.
 //!
+//! One server may also host several agents ([`A2aServer::hosting`] with [`AgentMount`]s): each
+//! under `/agents/{id}` with its own card, interfaces, task namespace and limits, one of them
+//! optionally at the root, and tokens that reach only some of them
+//! ([`ServerConfig::scoped_tokens`]).
+//!
 //! ```no_run
 //! use ferry_agents::EchoAgent;
 //! use ferry_server::{A2aServer, ServerConfig};
