@@ -203,25 +203,11 @@ fn chunk_text(chunks: &[(Arc<Artifact>, bool, bool)]) -> String {
         .collect()
 }
 
-/// Waits until `pid` is gone (or a zombie nobody reaped yet): polling `/proc` is the only
-/// event there is for a process that is not our child.
+/// Waits until `pid` has ended (a zombie nobody reaped yet counts), as an event (a pidfd).
 async fn gone(pid: u32) -> bool {
-    let stat = PathBuf::from(format!("/proc/{pid}/stat"));
-    let deadline = tokio::time::Instant::now() + GUARD;
-    while tokio::time::Instant::now() < deadline {
-        match std::fs::read_to_string(&stat) {
-            Err(_) => return true,
-            // The state follows the parenthesized command name.
-            Ok(s)
-                if s.rsplit_once(')')
-                    .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')) =>
-            {
-                return true;
-            }
-            Ok(_) => tokio::time::sleep(Duration::from_millis(20)).await,
-        }
-    }
-    false
+    tokio::task::spawn_blocking(move || ferry_testkit::process::wait_for_exit(pid, GUARD))
+        .await
+        .expect("the waiting thread")
 }
 
 fn alive(pid: u32) -> bool {

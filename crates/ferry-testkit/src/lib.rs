@@ -2,7 +2,8 @@
 //!
 //! [`TestServer`] serves an agent (with extensions) on `127.0.0.1:0` in the test's runtime,
 //! with a client whose redirects are off, and stops it on [`TestServer::shutdown`]. Tests
-//! talk to it over real HTTP.
+//! talk to it over real HTTP. [`process::wait_for_exit`] waits for any process to end, as an
+//! event (a pidfd), not by polling.
 //!
 //! ```no_run
 //! # async fn run() {
@@ -13,6 +14,8 @@
 //! # let _ = card;
 //! # }
 //! ```
+
+pub mod process;
 
 use ferry_agent::AgentExecutor;
 use ferry_server::{A2aServer, ServerConfig, ServerError, ServerExtension};

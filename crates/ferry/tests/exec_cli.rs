@@ -20,6 +20,8 @@
 
 mod support;
 
+use ferry_testkit::process::wait_for_exit;
+
 use serde_json::Value;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -27,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::{
     CARD_PATH, Server, ferry, output_with_timeout, run_with_timeout, s, scratch_dir, text, write,
 };
@@ -197,17 +199,11 @@ impl Stream {
     /// Reads the rest of the stream and waits for the CLI to exit 0.
     fn finish(&mut self) {
         while self.next().is_some() {}
-        let deadline = Instant::now() + GUARD;
-        let status = loop {
-            if let Some(status) = self.child.try_wait().expect("poll ferry send") {
-                break status;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "ferry send --stream did not exit after its stream ended"
-            );
-            thread::sleep(Duration::from_millis(20));
-        };
+        assert!(
+            wait_for_exit(self.child.id(), GUARD),
+            "ferry send --stream did not exit after its stream ended"
+        );
+        let status = self.child.wait().expect("reap ferry send");
         assert!(
             status.success(),
             "ferry send --stream: {status}; events: {:#?}",
@@ -269,14 +265,10 @@ fn process_gone(pid: u32) -> bool {
 }
 
 fn wait_until_gone(pid: u32, what: &str) {
-    let deadline = Instant::now() + GUARD;
-    while !process_gone(pid) {
-        assert!(
-            Instant::now() < deadline,
-            "{what} (pid {pid}) still runs after {GUARD:?}"
-        );
-        thread::sleep(Duration::from_millis(20));
-    }
+    assert!(
+        wait_for_exit(pid, GUARD),
+        "{what} (pid {pid}) still runs after {GUARD:?}"
+    );
 }
 
 #[test]
@@ -639,10 +631,17 @@ impl Drop for Spawned {
 #[test]
 fn sigterm_stops_the_running_commands() {
     let dir = scratch_dir("exec-sigterm");
-    // Says its pid (atomically, by rename), then waits; `exec` keeps the pid.
+    // Says its pid into a FIFO the test reads (the read returns when the script has written:
+    // the event itself), then waits; `exec` keeps the pid.
+    let pid_fifo = dir.join("pid");
+    let made = Command::new("mkfifo")
+        .arg(&pid_fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success(), "mkfifo {}", pid_fifo.display());
     let line = exec_line(
         &dir,
-        r#"echo $$ > "$1/pid.tmp" && mv "$1/pid.tmp" "$1/pid"
+        r#"echo $$ > "$1/pid"
 exec sleep 60
 "#,
     );
@@ -671,18 +670,17 @@ exec sleep 60
 
     let task = send(&url, "go", &["--async"]);
     let id = str_at(&task, "/id").to_owned();
-    let pid_file = dir.join("pid");
-    let deadline = Instant::now() + GUARD;
-    let pid: u32 = loop {
-        if let Ok(pid) = std::fs::read_to_string(&pid_file) {
-            break pid.trim().parse().expect("a pid");
-        }
-        assert!(
-            Instant::now() < deadline,
-            "task {id}: the command never started"
-        );
-        thread::sleep(Duration::from_millis(20));
-    };
+    let (said, heard) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = said.send(std::fs::read_to_string(&pid_fifo));
+    });
+    let pid: u32 = heard
+        .recv_timeout(GUARD)
+        .unwrap_or_else(|_| panic!("task {id}: the command never started"))
+        .expect("read the pid FIFO")
+        .trim()
+        .parse()
+        .expect("a pid");
     assert!(!process_gone(pid), "the command (pid {pid}) runs");
 
     let status = Command::new("kill")
@@ -690,17 +688,11 @@ exec sleep 60
         .status()
         .expect("kill runs");
     assert!(status.success());
-    let deadline = Instant::now() + GUARD;
-    let exit = loop {
-        if let Some(exit) = server.0.try_wait().expect("poll ferry serve") {
-            break exit;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "ferry serve did not exit after SIGTERM"
-        );
-        thread::sleep(Duration::from_millis(20));
-    };
+    assert!(
+        wait_for_exit(server.0.id(), GUARD),
+        "ferry serve did not exit after SIGTERM"
+    );
+    let exit = server.0.wait().expect("reap ferry serve");
     let log = std::fs::read_to_string(dir.join("server.log")).unwrap_or_default();
     assert_eq!(exit.code(), Some(0), "SIGTERM is a clean exit: {log}");
     wait_until_gone(pid, "the command");
