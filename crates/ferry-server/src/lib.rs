@@ -47,7 +47,9 @@ mod ids;
 
 pub use crate::core::call::{Access, CallContext};
 pub use crate::core::doc::JsonDoc;
-pub use crate::core::handler::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Outcome, RequestHandler};
+pub use crate::core::handler::{
+    DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Outcome, RequestHandler, SPAN_TARGET,
+};
 pub use crate::core::live::LoggedEvent;
 pub use crate::core::manager::{TaskLimits, TaskManager};
 pub use crate::core::stream::{StreamItem, TaskStream};

@@ -13,7 +13,7 @@
 use crate::size;
 use crate::store::{StoreError, StoreFuture, TaskStore};
 use crate::types::{ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher};
-use ferry_proto::{StreamResponse, TaskState};
+use ferry_proto::{StreamResponse, Task, TaskState};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -45,14 +45,196 @@ impl Default for MemoryLimits {
     }
 }
 
+/// One task: what listing, expiry and eviction read (always at hand, never decoded), and
+/// its snapshot and kept events.
 #[derive(Debug)]
 struct Entry {
-    task: StoredTask,
-    events: VecDeque<StoredEvent>,
+    head: Head,
+    body: Body,
     /// What this entry counts against the byte budget.
     bytes: usize,
     /// What its snapshot counts of that (so an append measures only what its event changed).
     snapshot_bytes: usize,
+}
+
+/// The parts of a stored task that filters and budgets look at.
+#[derive(Debug, Clone)]
+struct Head {
+    context_id: Arc<str>,
+    state: TaskState,
+    seq: u64,
+    status_ms: u64,
+    expires_ms: Option<u64>,
+}
+
+impl Head {
+    fn of(task: &StoredTask) -> Head {
+        Head {
+            context_id: task.task.context_id.clone(),
+            state: task.state(),
+            seq: task.seq,
+            status_ms: task.status_ms,
+            expires_ms: task.expires_ms,
+        }
+    }
+}
+
+/// An event as kept: its sequence number and the event itself, inline (its parts are
+/// shared with the snapshot and the live fan-out, so this copies no payload).
+#[derive(Debug)]
+struct KeptEvent {
+    seq: u64,
+    event: StreamResponse,
+}
+
+/// A task's snapshot and kept events.
+#[derive(Debug)]
+enum Body {
+    /// A task that may still change: values, shared with the server's live view.
+    Open {
+        task: Arc<Task>,
+        events: VecDeque<KeptEvent>,
+    },
+    /// A terminal task, sealed into the bytes it is served as (see [`Sealed`]).
+    Sealed(Sealed),
+}
+
+/// A terminal task as one buffer: its snapshot's ProtoJSON, then each kept event's.
+///
+/// A terminal task changes no more, and most are read rarely if ever before they expire or
+/// are evicted; by then they are cold, and what freeing one costs grows with the number of
+/// its allocations (a small task holds some thirty). Sealed, it holds two, and its
+/// structured values were freed while still hot. Reads decode it (as a SQL store's would).
+#[derive(Debug)]
+struct Sealed {
+    json: Box<[u8]>,
+    /// Where the snapshot ends, then where each event ends.
+    ends: Box<[u32]>,
+    /// The sequence number of the first kept event.
+    first_seq: u64,
+}
+
+impl Sealed {
+    /// Seals `task` and `events`; `None` when they do not serialize (then they stay open).
+    fn seal(task: &Task, events: &VecDeque<KeptEvent>) -> Option<Sealed> {
+        let mut json = Vec::with_capacity(1024);
+        let mut ends = Vec::with_capacity(events.len() + 1);
+        serde_json::to_writer(&mut json, task).ok()?;
+        ends.push(u32::try_from(json.len()).ok()?);
+        for e in events {
+            serde_json::to_writer(&mut json, &e.event).ok()?;
+            ends.push(u32::try_from(json.len()).ok()?);
+        }
+        Some(Sealed {
+            json: json.into_boxed_slice(),
+            ends: ends.into_boxed_slice(),
+            first_seq: events.front().map_or(0, |e| e.seq),
+        })
+    }
+
+    /// What it counts against the byte budget.
+    fn bytes(&self) -> usize {
+        self.json.len() + self.ends.len() * std::mem::size_of::<u32>()
+    }
+
+    fn slice(&self, i: usize) -> &[u8] {
+        let start = i.checked_sub(1).map_or(0, |j| self.ends[j] as usize);
+        &self.json[start..self.ends[i] as usize]
+    }
+
+    fn task(&self) -> Result<Task, StoreError> {
+        serde_json::from_slice(self.slice(0)).map_err(corrupt)
+    }
+
+    /// The number of kept events.
+    fn len(&self) -> usize {
+        self.ends.len() - 1
+    }
+
+    /// Kept event `i` (0: the oldest kept).
+    fn event(&self, i: usize) -> Result<StoredEvent, StoreError> {
+        let event = serde_json::from_slice(self.slice(i + 1)).map_err(corrupt)?;
+        Ok(StoredEvent {
+            seq: self.first_seq + i as u64,
+            event: Arc::new(event),
+        })
+    }
+
+    /// Back to values (a terminal task written again).
+    fn open(&self) -> Result<(Arc<Task>, VecDeque<KeptEvent>), StoreError> {
+        let events = (0..self.len())
+            .map(|i| {
+                self.event(i).map(|e| KeptEvent {
+                    seq: e.seq,
+                    event: Arc::unwrap_or_clone(e.event),
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok((Arc::new(self.task()?), events))
+    }
+}
+
+/// A sealed task that does not read back: a bug of this store, not the caller's.
+fn corrupt(e: serde_json::Error) -> StoreError {
+    StoreError::Unavailable(format!("a sealed task does not read back: {e}"))
+}
+
+impl Entry {
+    /// A new entry of `bytes` (its tenant's length included, `tenant_len`).
+    fn new(task: StoredTask, bytes: usize, tenant_len: usize) -> Entry {
+        let mut entry = Entry {
+            head: Head::of(&task),
+            body: Body::Open {
+                task: task.task,
+                events: VecDeque::new(),
+            },
+            bytes,
+            snapshot_bytes: bytes,
+        };
+        if entry.head.state.is_terminal() {
+            entry.seal(tenant_len);
+        }
+        entry
+    }
+
+    /// The stored task, with its snapshot (decoded when sealed).
+    fn stored(&self, tenant: &str) -> Result<StoredTask, StoreError> {
+        let task = match &self.body {
+            Body::Open { task, .. } => task.clone(),
+            Body::Sealed(sealed) => Arc::new(sealed.task()?),
+        };
+        Ok(StoredTask {
+            tenant: tenant.to_owned(),
+            task,
+            seq: self.head.seq,
+            status_ms: self.head.status_ms,
+            expires_ms: self.head.expires_ms,
+        })
+    }
+
+    /// Seals a terminal task (its tenant `tenant_len` bytes long, counted with its
+    /// snapshot); its byte count becomes what the sealed bytes take.
+    fn seal(&mut self, tenant_len: usize) {
+        if let Body::Open { task, events } = &self.body
+            && let Some(sealed) = Sealed::seal(task, events)
+        {
+            self.bytes = sealed.bytes() + tenant_len;
+            self.snapshot_bytes = sealed.slice(0).len() + tenant_len;
+            self.body = Body::Sealed(sealed);
+        }
+    }
+
+    /// The open snapshot and events, opening a sealed task first.
+    fn open(&mut self) -> Result<(&mut Arc<Task>, &mut VecDeque<KeptEvent>), StoreError> {
+        if let Body::Sealed(sealed) = &self.body {
+            let (task, events) = sealed.open()?;
+            self.body = Body::Open { task, events };
+        }
+        match &mut self.body {
+            Body::Open { task, events } => Ok((task, events)),
+            Body::Sealed(_) => unreachable!("opened above"),
+        }
+    }
 }
 
 /// One shard: its tasks, and its terminal tasks in the order they ended (some may be gone
@@ -175,7 +357,7 @@ impl MemoryStore {
             let Some(entry) = shard.tasks.remove(&key) else {
                 continue;
             };
-            if !entry.task.state().is_terminal() {
+            if !entry.head.state.is_terminal() {
                 shard.tasks.insert(key, entry);
                 continue;
             }
@@ -231,15 +413,10 @@ impl MemoryStore {
             if task.state().is_terminal() {
                 shard.ended.push_back((task.status_ms, key.clone()));
             }
-            shard.tasks.insert(
-                key,
-                Entry {
-                    task,
-                    events: VecDeque::new(),
-                    bytes,
-                    snapshot_bytes: bytes,
-                },
-            );
+            let tenant_len = key.tenant.len();
+            let entry = Entry::new(task, bytes, tenant_len);
+            self.resize(bytes, entry.bytes);
+            shard.tasks.insert(key, entry);
             return Ok(());
         }
     }
@@ -262,10 +439,11 @@ impl MemoryStore {
         key: &TaskKey,
         expected_seq: u64,
         event: Arc<StreamResponse>,
-        mut snapshot: StoredTask,
+        snapshot: StoredTask,
     ) -> Result<u64, StoreError> {
         let event_bytes = size::event_bytes(&event);
         let ends = snapshot.state().is_terminal();
+        let tenant_len = key.tenant.len();
         loop {
             let mut guard = self.shard(key);
             let shard = &mut *guard;
@@ -273,24 +451,38 @@ impl MemoryStore {
                 .tasks
                 .get_mut(key)
                 .ok_or_else(|| StoreError::NotFound(key.id.to_string()))?;
-            if entry.task.seq != expected_seq {
+            if entry.head.seq != expected_seq {
                 return Err(StoreError::Conflict {
                     task: key.id.to_string(),
                     expected: expected_seq,
-                    actual: entry.task.seq,
+                    actual: entry.head.seq,
                 });
             }
+            let was_terminal = entry.head.state.is_terminal();
+            if matches!(entry.body, Body::Sealed(_)) {
+                // Written again after it ended: back to values (rare), measured as such.
+                let (task, events) = entry.open()?;
+                let snapshot_bytes = size::task_bytes(task) + tenant_len;
+                let open_bytes = snapshot_bytes
+                    + events
+                        .iter()
+                        .map(|e| size::event_bytes(&e.event))
+                        .sum::<usize>();
+                self.resize(entry.bytes, open_bytes);
+                entry.snapshot_bytes = snapshot_bytes;
+                entry.bytes = open_bytes;
+            }
             let old_snapshot_bytes = entry.snapshot_bytes;
+            let Body::Open { task, events } = &mut entry.body else {
+                unreachable!("opened above");
+            };
             let new_snapshot_bytes = size::task_bytes_after(
-                &entry.task.task,
-                old_snapshot_bytes.saturating_sub(key.tenant.len()),
+                task,
+                old_snapshot_bytes.saturating_sub(tenant_len),
                 &snapshot.task,
-            ) + key.tenant.len();
-            let dropped_bytes = if entry.events.len() >= self.limits.max_events_per_task {
-                entry
-                    .events
-                    .front()
-                    .map_or(0, |e| size::event_bytes(&e.event))
+            ) + tenant_len;
+            let dropped_bytes = if events.len() >= self.limits.max_events_per_task {
+                events.front().map_or(0, |e| size::event_bytes(&e.event))
             } else {
                 0
             };
@@ -316,21 +508,39 @@ impl MemoryStore {
             if shrink > 0 {
                 self.bytes.fetch_sub(shrink, Ordering::AcqRel);
             }
-            let was_terminal = entry.task.state().is_terminal();
             let seq = expected_seq + 1;
-            snapshot.seq = seq;
-            let status_ms = snapshot.status_ms;
-            entry.task = snapshot;
-            if entry.events.len() >= self.limits.max_events_per_task {
-                entry.events.pop_front();
+            entry.head = Head {
+                seq,
+                ..Head::of(&snapshot)
+            };
+            *task = snapshot.task;
+            if events.len() >= self.limits.max_events_per_task {
+                events.pop_front();
             }
-            entry.events.push_back(StoredEvent { seq, event });
+            events.push_back(KeptEvent {
+                seq,
+                event: Arc::unwrap_or_clone(event),
+            });
             entry.bytes = entry.bytes + new_snapshot_bytes + event_bytes - before;
             entry.snapshot_bytes = new_snapshot_bytes;
-            if ends && !was_terminal {
-                shard.ended.push_back((status_ms, key.clone()));
+            if ends {
+                let open_bytes = entry.bytes;
+                entry.seal(tenant_len);
+                self.resize(open_bytes, entry.bytes);
+                if !was_terminal {
+                    shard.ended.push_back((entry.head.status_ms, key.clone()));
+                }
             }
             return Ok(seq);
+        }
+    }
+
+    /// Moves the byte count from `old` to `new` (a sealed or opened task; never refused).
+    fn resize(&self, old: usize, new: usize) {
+        if new > old {
+            self.bytes.fetch_add(new - old, Ordering::AcqRel);
+        } else {
+            self.bytes.fetch_sub(old - new, Ordering::AcqRel);
         }
     }
 
@@ -339,31 +549,42 @@ impl MemoryStore {
             Some(token) => Some(parse_token(token)?),
             None => None,
         };
-        let mut matching: Vec<StoredTask> = Vec::new();
+        // Filter and sort on the heads; only the page's tasks are materialized (decoded when
+        // sealed).
+        let mut matching: Vec<(u64, TaskKey)> = Vec::new();
         for shard in &self.shards {
-            for entry in lock(shard).tasks.values() {
-                let task = &entry.task;
-                let keep = task.tenant == query.tenant
+            for (key, entry) in lock(shard).tasks.iter() {
+                let head = &entry.head;
+                let keep = key.tenant == query.tenant
                     && query
                         .context_id
                         .as_ref()
-                        .is_none_or(|c| *task.task.context_id == **c)
-                    && query.state.is_none_or(|s| task.state() == s)
-                    && query.status_since_ms.is_none_or(|t| task.status_ms >= t);
+                        .is_none_or(|c| *head.context_id == **c)
+                    && query.state.is_none_or(|s| head.state == s)
+                    && query.status_since_ms.is_none_or(|t| head.status_ms >= t);
                 if keep {
-                    matching.push(task.clone());
+                    matching.push((head.status_ms, key.clone()));
                 }
             }
         }
-        matching.sort_by(|a, b| order(a).cmp(&order(b)));
+        let order = |(ms, key): &(u64, TaskKey)| (std::cmp::Reverse(*ms), key.id.clone());
+        matching.sort_by_cached_key(order);
         let total = matching.len();
         let start = match after {
-            Some(position) => matching.partition_point(|t| order(t) <= position.as_order()),
+            Some(position) => matching.partition_point(|(ms, key)| {
+                (std::cmp::Reverse(*ms), &*key.id) <= position.as_order()
+            }),
             None => 0,
         };
         let size = query.page_size.max(1);
-        let tasks: Vec<StoredTask> = matching.into_iter().skip(start).take(size).collect();
-        let next_page_token = (start + tasks.len() < total)
+        let mut tasks = Vec::with_capacity(size.min(total));
+        for (_, key) in matching.iter().skip(start).take(size) {
+            // Gone meanwhile (expired, evicted): the page is one shorter.
+            if let Some(entry) = self.shard(key).tasks.get(key) {
+                tasks.push(entry.stored(&key.tenant)?);
+            }
+        }
+        let next_page_token = (start + size < total)
             .then(|| tasks.last().map(token))
             .flatten();
         Ok(Page {
@@ -373,22 +594,42 @@ impl MemoryStore {
         })
     }
 
-    fn events_now(&self, key: &TaskKey, seq: u64, limit: usize) -> Vec<StoredEvent> {
+    fn events_now(
+        &self,
+        key: &TaskKey,
+        seq: u64,
+        limit: usize,
+    ) -> Result<Vec<StoredEvent>, StoreError> {
         let shard = self.shard(key);
         let Some(entry) = shard.tasks.get(key) else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
-        // Events are consecutive: skip straight to the first one after `seq`.
-        let first = entry.events.front().map_or(0, |e| e.seq);
-        let skip = usize::try_from(seq.saturating_sub(first.saturating_sub(1))).unwrap_or(0);
-        entry
-            .events
-            .iter()
-            .skip(skip)
-            .filter(|e| e.seq > seq)
-            .take(limit)
-            .cloned()
-            .collect()
+        match &entry.body {
+            Body::Open { events, .. } => {
+                // Events are consecutive: skip straight to the first one after `seq`.
+                let first = events.front().map_or(0, |e| e.seq);
+                let skip =
+                    usize::try_from(seq.saturating_sub(first.saturating_sub(1))).unwrap_or(0);
+                Ok(events
+                    .iter()
+                    .skip(skip)
+                    .filter(|e| e.seq > seq)
+                    .take(limit)
+                    .map(|e| StoredEvent {
+                        seq: e.seq,
+                        event: Arc::new(e.event.clone()),
+                    })
+                    .collect())
+            }
+            Body::Sealed(sealed) => {
+                let skip = usize::try_from(seq.saturating_sub(sealed.first_seq.saturating_sub(1)))
+                    .unwrap_or(usize::MAX);
+                (skip.min(sealed.len())..sealed.len())
+                    .take(limit)
+                    .map(|i| sealed.event(i))
+                    .collect()
+            }
+        }
     }
 
     fn expire_now(&self, now_ms: u64) -> Vec<TaskKey> {
@@ -398,7 +639,7 @@ impl MemoryStore {
             let due: Vec<TaskKey> = shard
                 .tasks
                 .iter()
-                .filter(|(_, e)| e.task.expires_ms.is_some_and(|at| at <= now_ms))
+                .filter(|(_, e)| e.head.expires_ms.is_some_and(|at| at <= now_ms))
                 .map(|(k, _)| k.clone())
                 .collect();
             for key in due {
@@ -417,7 +658,7 @@ impl MemoryStore {
                     .tasks
                     .iter()
                     .filter(|(_, e)| {
-                        matches!(e.task.state(), TaskState::Submitted | TaskState::Working)
+                        matches!(e.head.state, TaskState::Submitted | TaskState::Working)
                     })
                     .map(|(k, _)| k.clone()),
             );
@@ -431,7 +672,7 @@ impl MemoryStore {
         let mut counts: Vec<(TaskState, u64)> = Vec::new();
         for shard in &self.shards {
             for entry in lock(shard).tasks.values() {
-                let state = entry.task.state();
+                let state = entry.head.state;
                 match counts.iter_mut().find(|(s, _)| *s == state) {
                     Some((_, n)) => *n += 1,
                     None => counts.push((state, 1)),
@@ -444,11 +685,6 @@ impl MemoryStore {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// The listing order: latest status first, then by id.
-fn order(task: &StoredTask) -> (std::cmp::Reverse<u64>, &str) {
-    (std::cmp::Reverse(task.status_ms), &*task.task.id)
 }
 
 /// Where a page ended.
@@ -494,8 +730,13 @@ impl TaskStore for MemoryStore {
     }
 
     fn get(&self, key: &TaskKey) -> StoreFuture<'_, Option<StoredTask>> {
-        let task = self.shard(key).tasks.get(key).map(|e| e.task.clone());
-        Box::pin(async move { Ok(task) })
+        let task = self
+            .shard(key)
+            .tasks
+            .get(key)
+            .map(|e| e.stored(&key.tenant))
+            .transpose();
+        Box::pin(async move { task })
     }
 
     fn list(&self, query: &ListQuery) -> StoreFuture<'_, Page> {
@@ -510,7 +751,7 @@ impl TaskStore for MemoryStore {
         limit: usize,
     ) -> StoreFuture<'_, Vec<StoredEvent>> {
         let events = self.events_now(key, seq, limit);
-        Box::pin(async move { Ok(events) })
+        Box::pin(async move { events })
     }
 
     fn expire(&self, now_ms: u64) -> StoreFuture<'_, Vec<TaskKey>> {

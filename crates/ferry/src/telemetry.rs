@@ -134,8 +134,11 @@ pub(crate) fn init(
     let tracer = provider.tracer("ferry");
     // Each layer has its own filter: RUST_LOG decides the log, not what is exported. The
     // SDK's own events never become span events (they are logged, as warnings).
+    // The server core's own spans are at DEBUG (a log at INFO does not pay for them); the
+    // export takes them.
     let spans = Targets::new()
         .with_default(LevelFilter::INFO)
+        .with_target(ferry_server::SPAN_TARGET, LevelFilter::DEBUG)
         .with_target("opentelemetry", LevelFilter::OFF);
     tracing_subscriber::registry()
         .with(log_layer(format).with_filter(log_filter(role, true)))

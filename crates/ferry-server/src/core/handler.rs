@@ -158,14 +158,17 @@ impl RequestHandler {
     ///
     /// It runs in an `a2a.operation` span (the operation's name, and the task's id when the
     /// request names one): the parent of the agent's turn, so a trace shows which request
-    /// started which turn.
+    /// started which turn. The span is at DEBUG under the target `a2a` ([`SPAN_TARGET`]): a
+    /// subscriber that exports spans enables it, a log at INFO does not pay for it (a log line
+    /// of a request already carries the front door's `request` span).
     pub async fn dispatch(
         &self,
         call: &CallContext,
         request: A2aRequest,
     ) -> Result<Outcome, A2aError> {
         use tracing::Instrument;
-        let span = tracing::info_span!(
+        let span = tracing::debug_span!(
+            target: SPAN_TARGET,
             "a2a.operation",
             operation = request.operation().name(),
             task = tracing::field::Empty,
@@ -462,7 +465,7 @@ impl RequestHandler {
             caller: call.caller.clone(),
             data: self.turn_data(),
         };
-        let handle = tokio::spawn(run_turn(
+        let mut running = Box::pin(run_turn(
             self.executor.clone(),
             ctx,
             live.clone(),
@@ -470,7 +473,10 @@ impl RequestHandler {
             turn,
             &self.description.name,
         ));
-        {
+        // The common case, an agent that finishes without waiting for anything, ends here and
+        // costs no task of its own; a turn that waits goes on in one, from where it stopped.
+        if futures_util::FutureExt::now_or_never(running.as_mut()).is_none() {
+            let handle = tokio::spawn(running);
             let mut view = live.view.lock();
             if view.turns_finished < turn {
                 view.running = Some(handle.abort_handle());
@@ -726,6 +732,10 @@ fn task_named(request: &A2aRequest) -> Option<&str> {
     };
     (!id.is_empty()).then_some(id.as_str())
 }
+
+/// The target of the core's spans (`a2a.operation`, `a2a.turn`), both at DEBUG: what a span
+/// exporter enables (`RUST_LOG=a2a=debug` shows them in the log too).
+pub const SPAN_TARGET: &str = "a2a";
 
 /// A turn that asked for input (INPUT_REQUIRED, AUTH_REQUIRED) may not have ended yet when its
 /// answer reached the client: its last events are still being stored, or its task not yet

@@ -3,7 +3,8 @@
 //! [`TurnTarget`] is the server side of an `EventSink`: every emit goes to the
 //! [`TaskManager`], which stores it before the emit returns.
 //!
-//! A turn runs on a tokio task of its own, in an `a2a.turn` span whose parent is the span
+//! A turn is polled first where it was started (an agent that finishes without waiting ends
+//! there), and otherwise goes on in a tokio task of its own; either way in an `a2a.turn` span whose parent is the span
 //! that was current when the turn was started (the request's `a2a.operation` span): what the
 //! agent does, and the calls it makes to other agents, stay in the request's trace.
 
@@ -42,7 +43,7 @@ impl EventTarget for TurnTarget {
     }
 }
 
-/// One turn of `agent` (the agent's name), to be spawned: runs `execute` and settles the task
+/// One turn of `agent` (the agent's name), to be polled or spawned: runs `execute` and settles the task
 /// when it returns, errs or panics. The turn's span is made here, when the turn is started,
 /// so that its parent is the span current now and not whatever the spawned task runs in.
 pub(crate) fn run_turn(
@@ -53,7 +54,8 @@ pub(crate) fn run_turn(
     turn: u64,
     agent: &str,
 ) -> impl Future<Output = ()> + Send + 'static {
-    let span = tracing::info_span!(
+    let span = tracing::debug_span!(
+        target: crate::core::handler::SPAN_TARGET,
         "a2a.turn",
         task = ctx.task_id.as_str(),
         context = ctx.context_id.as_str(),
