@@ -166,3 +166,90 @@ async fn old_events_are_dropped_beyond_the_per_task_limit() {
         .collect();
     assert_eq!(after_four, vec![5]);
 }
+
+#[tokio::test]
+async fn a_terminal_task_reads_back_the_same_once_sealed() {
+    let store = MemoryStore::default();
+    let t = holding("t-1", 100);
+    store.create(t.clone()).await.expect("create");
+    let working = with_state(&t, TaskState::Working);
+    store
+        .append(&t.key(), 0, event(&working), working.clone())
+        .await
+        .expect("working");
+    let open_events = store.events_after(&t.key(), 0, 10).await.expect("events");
+    let mut done = with_state(&t, TaskState::Completed);
+    done.status_ms = 20;
+    done.expires_ms = Some(1_000);
+    let seq = store
+        .append(&t.key(), 1, event(&done), done.clone())
+        .await
+        .expect("completed");
+    assert_eq!(seq, 2);
+
+    // Sealed now: every read decodes exactly what was written.
+    let got = store.get(&t.key()).await.expect("get").expect("kept");
+    assert_eq!(*got.task, *done.task);
+    assert_eq!(
+        (got.seq, got.status_ms, got.expires_ms),
+        (2, 20, Some(1_000))
+    );
+    let events = store.events_after(&t.key(), 0, 10).await.expect("events");
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[0], open_events[0], "the event kept before sealing");
+    assert_eq!(*events[1].event, *event(&done));
+    assert_eq!(
+        store
+            .events_after(&t.key(), 1, 10)
+            .await
+            .expect("after 1")
+            .iter()
+            .map(|e| e.seq)
+            .collect::<Vec<_>>(),
+        vec![2]
+    );
+    assert!(
+        store.events_after(&t.key(), 2, 10).await.expect("after 2").is_empty(),
+        "nothing after the last"
+    );
+    let page = store
+        .list(&ferry_store::ListQuery::all("", 10))
+        .await
+        .expect("list");
+    assert_eq!(page.tasks, vec![got.clone()]);
+    assert_eq!(
+        store
+            .list(&ferry_store::ListQuery {
+                state: Some(TaskState::Completed),
+                ..ferry_store::ListQuery::all("", 10)
+            })
+            .await
+            .expect("by state")
+            .total,
+        1
+    );
+
+    // What a sealed task counts is about its JSON, not the estimate of its values.
+    let json = serde_json::to_vec(&*done.task).expect("json").len()
+        + events
+            .iter()
+            .map(|e| serde_json::to_vec(&*e.event).expect("json").len())
+            .sum::<usize>();
+    let bytes = store.bytes();
+    assert!(
+        (json..json + 64).contains(&bytes),
+        "{bytes} bytes counted, {json} of JSON"
+    );
+
+    // A terminal task written again (a store allows it; the server never does) opens up.
+    let mut again = done.clone();
+    again.status_ms = 30;
+    assert_eq!(
+        store.append(&t.key(), 2, event(&again), again.clone()).await,
+        Ok(3)
+    );
+    let events = store.events_after(&t.key(), 0, 10).await.expect("events");
+    assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3]);
+    let got = store.get(&t.key()).await.expect("get").expect("kept");
+    assert_eq!((got.seq, got.status_ms), (3, 30));
+}
