@@ -209,7 +209,11 @@ async fn a_terminal_task_reads_back_the_same_once_sealed() {
         vec![2]
     );
     assert!(
-        store.events_after(&t.key(), 2, 10).await.expect("after 2").is_empty(),
+        store
+            .events_after(&t.key(), 2, 10)
+            .await
+            .expect("after 2")
+            .is_empty(),
         "nothing after the last"
     );
     let page = store
@@ -245,7 +249,9 @@ async fn a_terminal_task_reads_back_the_same_once_sealed() {
     let mut again = done.clone();
     again.status_ms = 30;
     assert_eq!(
-        store.append(&t.key(), 2, event(&again), again.clone()).await,
+        store
+            .append(&t.key(), 2, event(&again), again.clone())
+            .await,
         Ok(3)
     );
     let events = store.events_after(&t.key(), 0, 10).await.expect("events");
