@@ -17,13 +17,12 @@ use crate::StoreOptions;
 use crate::error::{OpenError, Redacted, describe, describe_migration, seconds};
 use crate::store::{Batched, Dialect, SqlStore, write_connections};
 use crate::writer::{self, FinalRow, Plan, Writer};
-use ferry_proto::TaskState;
-use ferry_store::{
-    ListQuery, NewEvent, Page, Queued, StoreFuture, StoredEvent, StoredTask, TaskKey,
-};
+use ferry_proto::{StreamResponse, TaskState};
+use ferry_store::{ListQuery, Page, Queued, StoreFuture, StoredEvent, StoredTask, TaskKey};
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgPoolOptions, PgQueryResult};
 use sqlx::{ConnectOptions, Connection, Executor, Postgres, Row};
+use std::sync::Arc;
 
 /// The schema, embedded: applied when a store opens.
 static MIGRATOR: Migrator = sqlx::migrate!("migrations/postgres");

@@ -13,10 +13,8 @@ use crate::StoreOptions;
 use crate::error::{OpenError, describe, describe_migration, seconds};
 use crate::store::{Batched, Dialect, SqlStore, write_connections};
 use crate::writer::{self, FinalRow, Plan, Writer};
-use ferry_proto::TaskState;
-use ferry_store::{
-    ListQuery, NewEvent, Page, Queued, StoreFuture, StoredEvent, StoredTask, TaskKey,
-};
+use ferry_proto::{StreamResponse, TaskState};
+use ferry_store::{ListQuery, Page, Queued, StoreFuture, StoredEvent, StoredTask, TaskKey};
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
     SqliteArguments, SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions,
@@ -24,6 +22,7 @@ use sqlx::sqlite::{
 };
 use sqlx::{ConnectOptions, Connection, Row, Sqlite};
 use std::path::Path;
+use std::sync::Arc;
 
 /// The schema, embedded: applied when a store opens (a new file gets all of it, an older one
 /// what it lacks).

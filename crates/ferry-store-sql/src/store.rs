@@ -11,7 +11,7 @@
 use crate::error::{describe, seconds};
 use crate::writer::{Plan, TaskRow, Writes};
 use ferry_proto::{StreamResponse, Task, TaskState};
-use ferry_store::{ListQuery, NewEvent, Page, StoreError, StoredEvent, StoredTask, TaskKey};
+use ferry_store::{ListQuery, Page, StoreError, StoredEvent, StoredTask, TaskKey};
 use sqlx::pool::PoolConnection;
 use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool};
 use sqlx::{Row, Type};
@@ -31,7 +31,7 @@ macro_rules! delegate_task_store {
                 &self,
                 key: &TaskKey,
                 expected_seq: u64,
-                event: NewEvent,
+                event: Arc<StreamResponse>,
                 snapshot: StoredTask,
             ) -> StoreFuture<'_, u64> {
                 let key = key.clone();
@@ -54,7 +54,7 @@ macro_rules! delegate_task_store {
                 &self,
                 key: &TaskKey,
                 expected_seq: u64,
-                event: NewEvent,
+                event: Arc<StreamResponse>,
                 snapshot: StoredTask,
             ) -> StoreFuture<'_, Queued<u64>> {
                 let key = key.clone();
@@ -285,7 +285,7 @@ where
         &self,
         key: &TaskKey,
         expected_seq: u64,
-        event: &NewEvent,
+        event: &StreamResponse,
         snapshot: &StoredTask,
     ) -> Result<u64, StoreError> {
         self.queue_append(key, expected_seq, event, snapshot)
@@ -298,17 +298,12 @@ where
         &self,
         key: &TaskKey,
         expected_seq: u64,
-        event: &NewEvent,
+        event: &StreamResponse,
         snapshot: &StoredTask,
     ) -> Result<ferry_store::Queued<u64>, StoreError> {
         let row = task_row(&key.tenant, &key.id, snapshot, expected_seq);
-        // The writer's bytes when it made them (for subscribers), not a second serialization.
-        let mut json = Vec::new();
-        event.write_json(&mut json).map_err(|e| {
+        let event = serde_json::to_string(event).map_err(|e| {
             StoreError::Unavailable(format!("cannot serialize an event of task {}: {e}", key.id))
-        })?;
-        let event = String::from_utf8(json).map_err(|e| {
-            StoreError::Unavailable(format!("an event of task {} is not UTF-8: {e}", key.id))
         })?;
         self.writer.queue_append(row, expected_seq, event).await
     }

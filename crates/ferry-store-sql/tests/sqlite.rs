@@ -178,7 +178,7 @@ async fn a_file_of_the_first_schema_keeps_its_events_after_the_upgrade() {
     let mut t = conformance::task("", "old", "ctx", ferry_proto::TaskState::Working, 10);
     t.expires_ms = Some(1_000);
     let snapshot = serde_json::to_string(&*t.task).expect("snapshot");
-    let event = serde_json::to_string(&*conformance::event(&t).event).expect("event");
+    let event = serde_json::to_string(&*conformance::event(&t)).expect("event");
     sqlx::query(
         "INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, expires_ms, snapshot) \
          VALUES ('', 'old', 'ctx', 'TASK_STATE_WORKING', 2, 10, 1000, $1)",

@@ -10,7 +10,7 @@
 //! ```
 
 use crate::store::{StoreError, TaskStore};
-use crate::types::{ListQuery, NewEvent, StoredTask, TaskKey};
+use crate::types::{ListQuery, StoredTask, TaskKey};
 use ferry_proto::{Part, StreamResponse, Task, TaskState, TaskStatus};
 use std::sync::Arc;
 
@@ -79,8 +79,8 @@ pub fn task(tenant: &str, id: &str, context: &str, state: TaskState, status_ms: 
 }
 
 /// The event that carries `snapshot` whole.
-pub fn event(snapshot: &StoredTask) -> NewEvent {
-    NewEvent::new(Arc::new(StreamResponse::Task(snapshot.task.clone())))
+pub fn event(snapshot: &StoredTask) -> Arc<StreamResponse> {
+    Arc::new(StreamResponse::Task(snapshot.task.clone()))
 }
 
 /// `snapshot` in `state` (a new snapshot, as a writer makes one).

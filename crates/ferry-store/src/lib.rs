@@ -19,4 +19,4 @@ mod types;
 
 pub use memory::{MemoryLimits, MemoryStore};
 pub use store::{Queued, StoreError, StoreFuture, TaskStore};
-pub use types::{ListQuery, NewEvent, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher};
+pub use types::{ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher};

@@ -12,8 +12,7 @@
 
 use crate::size;
 use crate::store::{StoreError, StoreFuture, TaskStore};
-use crate::types::{ListQuery, NewEvent, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher};
-use bytes::Bytes;
+use crate::types::{ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher};
 use ferry_proto::{StreamResponse, Task, TaskState};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -80,14 +79,12 @@ impl Head {
     }
 }
 
-/// An event as kept: its sequence number, the event itself, inline (its parts are shared
-/// with the snapshot and the live fan-out, so this copies no payload), and its ProtoJSON if
-/// the writer made it (for subscribers), which sealing then uses instead of serializing.
+/// An event as kept: its sequence number and the event itself, inline (its parts are
+/// shared with the snapshot and the live fan-out, so this copies no payload).
 #[derive(Debug)]
 struct KeptEvent {
     seq: u64,
     event: StreamResponse,
-    json: Option<Bytes>,
 }
 
 /// A task's snapshot and kept events.
@@ -125,10 +122,7 @@ impl Sealed {
         serde_json::to_writer(&mut json, task).ok()?;
         ends.push(u32::try_from(json.len()).ok()?);
         for e in events {
-            match &e.json {
-                Some(bytes) => json.extend_from_slice(bytes),
-                None => serde_json::to_writer(&mut json, &e.event).ok()?,
-            }
+            serde_json::to_writer(&mut json, &e.event).ok()?;
             ends.push(u32::try_from(json.len()).ok()?);
         }
         Some(Sealed {
@@ -159,17 +153,20 @@ impl Sealed {
 
     /// Kept event `i` (0: the oldest kept).
     fn event(&self, i: usize) -> Result<StoredEvent, StoreError> {
-        decode_event(self.first_seq + i as u64, self.slice(i + 1))
+        let event = serde_json::from_slice(self.slice(i + 1)).map_err(corrupt)?;
+        Ok(StoredEvent {
+            seq: self.first_seq + i as u64,
+            event: Arc::new(event),
+        })
     }
 
-    /// Back to an open task (a terminal task written again).
+    /// Back to values (a terminal task written again).
     fn open(&self) -> Result<(Arc<Task>, VecDeque<KeptEvent>), StoreError> {
         let events = (0..self.len())
             .map(|i| {
                 self.event(i).map(|e| KeptEvent {
                     seq: e.seq,
                     event: Arc::unwrap_or_clone(e.event),
-                    json: Some(Bytes::copy_from_slice(self.slice(i + 1))),
                 })
             })
             .collect::<Result<_, _>>()?;
@@ -177,24 +174,9 @@ impl Sealed {
     }
 }
 
-/// What a kept event counts: its values, and its bytes when it has them.
-fn kept_bytes(event: &StreamResponse, json: Option<&Bytes>) -> usize {
-    size::event_bytes(event) + json.map_or(0, Bytes::len)
-}
-
-/// Event `seq` from its kept bytes.
-fn decode_event(seq: u64, json: &[u8]) -> Result<StoredEvent, StoreError> {
-    let event = serde_json::from_slice(json).map_err(corrupt)?;
-    Ok(StoredEvent {
-        seq,
-        event: Arc::new(event),
-    })
-}
-
-/// Kept bytes that do not read back: a bug of this store (or of its writer), not the
-/// reader's.
+/// A sealed task that does not read back: a bug of this store, not the caller's.
 fn corrupt(e: serde_json::Error) -> StoreError {
-    StoreError::Unavailable(format!("a kept task or event does not read back: {e}"))
+    StoreError::Unavailable(format!("a sealed task does not read back: {e}"))
 }
 
 impl Entry {
@@ -456,10 +438,10 @@ impl MemoryStore {
         &self,
         key: &TaskKey,
         expected_seq: u64,
-        event: NewEvent,
+        event: Arc<StreamResponse>,
         snapshot: StoredTask,
     ) -> Result<u64, StoreError> {
-        let event_bytes = kept_bytes(&event.event, event.json.as_ref());
+        let event_bytes = size::event_bytes(&event);
         let ends = snapshot.state().is_terminal();
         let tenant_len = key.tenant.len();
         loop {
@@ -484,7 +466,7 @@ impl MemoryStore {
                 let open_bytes = snapshot_bytes
                     + events
                         .iter()
-                        .map(|e| kept_bytes(&e.event, e.json.as_ref()))
+                        .map(|e| size::event_bytes(&e.event))
                         .sum::<usize>();
                 self.resize(entry.bytes, open_bytes);
                 entry.snapshot_bytes = snapshot_bytes;
@@ -500,9 +482,7 @@ impl MemoryStore {
                 &snapshot.task,
             ) + tenant_len;
             let dropped_bytes = if events.len() >= self.limits.max_events_per_task {
-                events
-                    .front()
-                    .map_or(0, |e| kept_bytes(&e.event, e.json.as_ref()))
+                events.front().map_or(0, |e| size::event_bytes(&e.event))
             } else {
                 0
             };
@@ -539,8 +519,7 @@ impl MemoryStore {
             }
             events.push_back(KeptEvent {
                 seq,
-                event: Arc::unwrap_or_clone(event.event),
-                json: event.json,
+                event: Arc::unwrap_or_clone(event),
             });
             entry.bytes = entry.bytes + new_snapshot_bytes + event_bytes - before;
             entry.snapshot_bytes = new_snapshot_bytes;
@@ -631,18 +610,16 @@ impl MemoryStore {
                 let first = events.front().map_or(0, |e| e.seq);
                 let skip =
                     usize::try_from(seq.saturating_sub(first.saturating_sub(1))).unwrap_or(0);
-                events
+                Ok(events
                     .iter()
                     .skip(skip)
                     .filter(|e| e.seq > seq)
                     .take(limit)
-                    .map(|e| {
-                        Ok(StoredEvent {
-                            seq: e.seq,
-                            event: Arc::new(e.event.clone()),
-                        })
+                    .map(|e| StoredEvent {
+                        seq: e.seq,
+                        event: Arc::new(e.event.clone()),
                     })
-                    .collect()
+                    .collect())
             }
             Body::Sealed(sealed) => {
                 let skip = usize::try_from(seq.saturating_sub(sealed.first_seq.saturating_sub(1)))
@@ -745,7 +722,7 @@ impl TaskStore for MemoryStore {
         &self,
         key: &TaskKey,
         expected_seq: u64,
-        event: NewEvent,
+        event: Arc<StreamResponse>,
         snapshot: StoredTask,
     ) -> StoreFuture<'_, u64> {
         let result = self.append_now(key, expected_seq, event, snapshot);

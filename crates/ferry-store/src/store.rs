@@ -1,9 +1,10 @@
 //! The store trait and its errors.
 
-use crate::types::{ListQuery, NewEvent, Page, StoredEvent, StoredTask, TaskKey};
+use crate::types::{ListQuery, Page, StoredEvent, StoredTask, TaskKey};
 use ferry_proto::TaskState;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 /// A store operation in progress (boxed, so that `Arc<dyn TaskStore>` works).
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -60,7 +61,7 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
         &self,
         key: &TaskKey,
         expected_seq: u64,
-        event: NewEvent,
+        event: Arc<ferry_proto::StreamResponse>,
         snapshot: StoredTask,
     ) -> StoreFuture<'_, u64>;
 
@@ -92,7 +93,7 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
         &self,
         key: &TaskKey,
         expected_seq: u64,
-        event: NewEvent,
+        event: Arc<ferry_proto::StreamResponse>,
         snapshot: StoredTask,
     ) -> StoreFuture<'_, Queued<u64>> {
         let append = self.append(key, expected_seq, event, snapshot);

@@ -1,6 +1,5 @@
 //! The data a store keeps.
 
-use bytes::Bytes;
 use ferry_proto::{StreamResponse, Task, TaskState};
 use std::sync::Arc;
 
@@ -76,50 +75,6 @@ impl StoredTask {
     /// The task's current state.
     pub fn state(&self) -> TaskState {
         self.task.status.state
-    }
-}
-
-/// The first allocation of an event's JSON.
-const EVENT_CAPACITY: usize = 384;
-
-/// An event on its way into a task's log, with its ProtoJSON when the writer made it already
-/// (for the task's subscribers): a store that keeps events as JSON then keeps these bytes
-/// instead of serializing the event again.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewEvent {
-    /// The event.
-    pub event: Arc<StreamResponse>,
-    /// Its ProtoJSON, if made already.
-    pub json: Option<Bytes>,
-}
-
-impl NewEvent {
-    /// `event`, not serialized yet.
-    pub fn new(event: Arc<StreamResponse>) -> NewEvent {
-        NewEvent { event, json: None }
-    }
-
-    /// `event` with its ProtoJSON.
-    pub fn serialized(event: Arc<StreamResponse>) -> Result<NewEvent, serde_json::Error> {
-        // Room for a typical event (a status update is ~200 bytes) in one allocation,
-        // instead of growing through 8, 16, 32… bytes.
-        let mut json = Vec::with_capacity(EVENT_CAPACITY);
-        serde_json::to_writer(&mut json, &*event)?;
-        Ok(NewEvent {
-            event,
-            json: Some(Bytes::from(json)),
-        })
-    }
-
-    /// Appends the event's ProtoJSON to `out`: its bytes if made, else serialized now.
-    pub fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
-        match &self.json {
-            Some(json) => {
-                out.extend_from_slice(json);
-                Ok(())
-            }
-            None => serde_json::to_writer(out, &*self.event),
-        }
     }
 }
 

@@ -173,11 +173,8 @@ async fn a_terminal_task_reads_back_the_same_once_sealed() {
     let t = holding("t-1", 100);
     store.create(t.clone()).await.expect("create");
     let working = with_state(&t, TaskState::Working);
-    // Serialized by its writer (the server does when the task has subscribers): sealing
-    // keeps those bytes.
-    let serialized = ferry_store::NewEvent::serialized(event(&working).event).expect("json");
     store
-        .append(&t.key(), 0, serialized, working.clone())
+        .append(&t.key(), 0, event(&working), working.clone())
         .await
         .expect("working");
     let open_events = store.events_after(&t.key(), 0, 10).await.expect("events");
@@ -200,7 +197,7 @@ async fn a_terminal_task_reads_back_the_same_once_sealed() {
     let events = store.events_after(&t.key(), 0, 10).await.expect("events");
     assert_eq!(events.len(), 2);
     assert_eq!(events[0], open_events[0], "the event kept before sealing");
-    assert_eq!(*events[1].event, *event(&done).event);
+    assert_eq!(*events[1].event, *event(&done));
     assert_eq!(
         store
             .events_after(&t.key(), 1, 10)

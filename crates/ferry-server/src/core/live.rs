@@ -9,7 +9,7 @@
 
 use bytes::Bytes;
 use ferry_proto::{A2aError, Message, StreamResponse, Task};
-use ferry_store::{NewEvent, TaskKey, TaskKeyHasher};
+use ferry_store::{TaskKey, TaskKeyHasher};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, Weak};
@@ -19,9 +19,8 @@ use tokio::sync::{Notify, broadcast};
 /// the store.
 pub(crate) const LIVE_CHANNEL_CAPACITY: usize = 64;
 
-/// An event as it was stored, with its sequence number, serialized at most once for the
-/// store and all subscribers (by the writer when the task had subscribers, else here when
-/// first asked).
+/// An event as it was stored, with its sequence number, serialized at most once for all
+/// subscribers.
 #[derive(Debug)]
 pub struct LoggedEvent {
     /// Position in the task's log (the SSE `id:`), from 1.
@@ -32,12 +31,12 @@ pub struct LoggedEvent {
 }
 
 impl LoggedEvent {
-    /// Event `seq`, as it was stored (with the bytes the writer made, if it made them).
-    pub(crate) fn stored(seq: u64, event: NewEvent) -> Self {
+    /// Event `seq`.
+    pub(crate) fn new(seq: u64, event: Arc<StreamResponse>) -> Self {
         Self {
             seq,
-            event: event.event,
-            json: event.json.map_or_else(OnceLock::new, OnceLock::from),
+            event,
+            json: OnceLock::new(),
         }
     }
 
@@ -162,17 +161,10 @@ impl View {
         }
     }
 
-    /// True while the task has subscribers (or had, until the next send finds them gone):
-    /// its events are then serialized by their writer, once for the store and them.
-    pub(crate) fn has_subscribers(&self) -> bool {
-        self.live.is_some()
-    }
-
-    /// Sends stored event `seq` to current subscribers (if any; made only for them), with
-    /// the bytes it was stored as.
-    pub(crate) fn broadcast_event(&mut self, seq: u64, event: NewEvent) {
+    /// Sends stored event `seq` to current subscribers (if any; made only for them).
+    pub(crate) fn broadcast_event(&mut self, seq: u64, event: Arc<StreamResponse>) {
         if self.live.is_some() {
-            self.broadcast(LiveItem::Event(Arc::new(LoggedEvent::stored(seq, event))));
+            self.broadcast(LiveItem::Event(Arc::new(LoggedEvent::new(seq, event))));
         }
     }
 

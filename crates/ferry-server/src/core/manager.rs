@@ -16,9 +16,7 @@ use ferry_proto::{
     A2aError, Artifact, ErrorKind, Message, Part, Role, StreamResponse, Task,
     TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
-use ferry_store::{
-    ListQuery, NewEvent, Page, StoreError, StoredEvent, StoredTask, TaskKey, TaskStore,
-};
+use ferry_store::{ListQuery, Page, StoreError, StoredEvent, StoredTask, TaskKey, TaskStore};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -203,7 +201,7 @@ impl TaskManager {
         // commits writes together: settled before this event is.
         let mut creation: Option<tokio::task::JoinHandle<()>> = None;
         loop {
-            let (current, seq, published, epoch, subscribed) = {
+            let (current, seq, published, epoch) = {
                 let mut view = live.view.lock();
                 if view.gone {
                     return Err(EmitError::Closed);
@@ -222,13 +220,7 @@ impl TaskManager {
                 if view.reply.is_some() {
                     return Err(EmitError::MessageAfterTask);
                 }
-                (
-                    task,
-                    seq,
-                    view.published || view.publish_queued,
-                    view.epoch,
-                    view.has_subscribers(),
-                )
+                (task, seq, view.published || view.publish_queued, view.epoch)
             };
             if let AgentEvent::Message(message) = &event {
                 if published {
@@ -239,9 +231,9 @@ impl TaskManager {
             }
             if !published {
                 if self.store.pipelines() {
-                    creation = Some(self.queue_publish(live, current, subscribed).await?);
+                    creation = Some(self.queue_publish(live, current).await?);
                 } else {
-                    self.publish(live, current, subscribed).await?;
+                    self.publish(live, current).await?;
                 }
                 continue;
             }
@@ -249,7 +241,7 @@ impl TaskManager {
                 self.next_snapshot(live, &current, &event)?;
             let change = Stored {
                 task: Arc::new(next),
-                event: new_event(stream_event, subscribed)?,
+                event: Arc::new(stream_event),
                 changes_status,
                 creates: false,
             };
@@ -308,13 +300,8 @@ impl TaskManager {
 
     /// Stores a new task and its first event (the task itself), waiting for each. A failure
     /// is the request's answer (`early_error`).
-    async fn publish(
-        &self,
-        live: &LiveTask,
-        task: Arc<Task>,
-        subscribed: bool,
-    ) -> Result<(), EmitError> {
-        let creation = Stored::creation(task, subscribed)?;
+    async fn publish(&self, live: &LiveTask, task: Arc<Task>) -> Result<(), EmitError> {
+        let creation = Stored::creation(task);
         let stored = self.stored(&live.key.tenant, creation.task.clone(), 0);
         let outcome = self.create_then_append(live, &creation.event, stored).await;
         settle(live, outcome, creation, None)
@@ -330,9 +317,8 @@ impl TaskManager {
         &self,
         live: &Arc<LiveTask>,
         task: Arc<Task>,
-        subscribed: bool,
     ) -> Result<tokio::task::JoinHandle<()>, EmitError> {
-        let creation = Stored::creation(task, subscribed)?;
+        let creation = Stored::creation(task);
         let stored = self.stored(&live.key.tenant, creation.task.clone(), 0);
         let queued = async {
             let created = self.store.queue_create(stored.clone()).await?;
@@ -371,7 +357,7 @@ impl TaskManager {
     async fn create_then_append(
         &self,
         live: &LiveTask,
-        event: &NewEvent,
+        event: &Arc<StreamResponse>,
         stored: StoredTask,
     ) -> Result<u64, StoreError> {
         let mut created = self.store.create(stored.clone()).await;
@@ -529,9 +515,7 @@ impl TaskManager {
 /// A change to a task, as it goes to the store.
 struct Stored {
     task: Arc<Task>,
-    /// The event (serialized already when the task has subscribers: the store and they
-    /// share the bytes).
-    event: NewEvent,
+    event: Arc<StreamResponse>,
     changes_status: bool,
     /// The task's creation (its first event, the task itself): it publishes the task, and
     /// its failure is the answer of the request that started it.
@@ -539,28 +523,16 @@ struct Stored {
 }
 
 impl Stored {
-    /// The creation of `task` (serialized when it has subscribers).
-    fn creation(task: Arc<Task>, subscribed: bool) -> Result<Stored, EmitError> {
-        let event = new_event(StreamResponse::Task(task.clone()), subscribed)?;
-        Ok(Stored {
+    /// The creation of `task`.
+    fn creation(task: Arc<Task>) -> Stored {
+        let event = Arc::new(StreamResponse::Task(task.clone()));
+        Stored {
             task,
             event,
             changes_status: true,
             creates: true,
-        })
+        }
     }
-}
-
-/// `event` for the store; with its ProtoJSON made now when the task has subscribers, so that
-/// the store and they share one serialization (without subscribers, a store that wants JSON
-/// makes it when it writes).
-fn new_event(event: StreamResponse, subscribed: bool) -> Result<NewEvent, EmitError> {
-    let event = Arc::new(event);
-    if !subscribed {
-        return Ok(NewEvent::new(event));
-    }
-    NewEvent::serialized(event)
-        .map_err(|e| EmitError::Invalid(format!("the event does not serialize: {e}")))
 }
 
 /// Applies the store's answer to a write of `change`: on success the view moves to it (if no
@@ -586,7 +558,7 @@ fn settle(
         Ok(seq) => {
             if change.creates {
                 view.published = true;
-                view.created = Some(change.event.event.clone());
+                view.created = Some(change.event.clone());
             }
             if seq > view.seq {
                 view.task = change.task;
