@@ -58,7 +58,7 @@ struct Entry {
 }
 
 /// The parts of a stored task that filters and budgets look at.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Head {
     context_id: Arc<str>,
     state: TaskState,
@@ -221,18 +221,6 @@ impl Entry {
             self.bytes = sealed.bytes() + tenant_len;
             self.snapshot_bytes = sealed.slice(0).len() + tenant_len;
             self.body = Body::Sealed(sealed);
-        }
-    }
-
-    /// The open snapshot and events, opening a sealed task first.
-    fn open(&mut self) -> Result<(&mut Arc<Task>, &mut VecDeque<KeptEvent>), StoreError> {
-        if let Body::Sealed(sealed) = &self.body {
-            let (task, events) = sealed.open()?;
-            self.body = Body::Open { task, events };
-        }
-        match &mut self.body {
-            Body::Open { task, events } => Ok((task, events)),
-            Body::Sealed(_) => unreachable!("opened above"),
         }
     }
 }
@@ -459,10 +447,10 @@ impl MemoryStore {
                 });
             }
             let was_terminal = entry.head.state.is_terminal();
-            if matches!(entry.body, Body::Sealed(_)) {
+            if let Body::Sealed(sealed) = &entry.body {
                 // Written again after it ended: back to values (rare), measured as such.
-                let (task, events) = entry.open()?;
-                let snapshot_bytes = size::task_bytes(task) + tenant_len;
+                let (task, events) = sealed.open()?;
+                let snapshot_bytes = size::task_bytes(&task) + tenant_len;
                 let open_bytes = snapshot_bytes
                     + events
                         .iter()
@@ -471,6 +459,7 @@ impl MemoryStore {
                 self.resize(entry.bytes, open_bytes);
                 entry.snapshot_bytes = snapshot_bytes;
                 entry.bytes = open_bytes;
+                entry.body = Body::Open { task, events };
             }
             let old_snapshot_bytes = entry.snapshot_bytes;
             let Body::Open { task, events } = &mut entry.body else {
@@ -567,13 +556,10 @@ impl MemoryStore {
                 }
             }
         }
-        let order = |(ms, key): &(u64, TaskKey)| (std::cmp::Reverse(*ms), key.id.clone());
-        matching.sort_by_cached_key(order);
+        matching.sort_by(|a, b| order(a).cmp(&order(b)));
         let total = matching.len();
         let start = match after {
-            Some(position) => matching.partition_point(|(ms, key)| {
-                (std::cmp::Reverse(*ms), &*key.id) <= position.as_order()
-            }),
+            Some(position) => matching.partition_point(|m| order(m) <= position.as_order()),
             None => 0,
         };
         let size = query.page_size.max(1);
@@ -685,6 +671,11 @@ impl MemoryStore {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The listing order of a task (its status time, its key): latest status first, then by id.
+fn order((status_ms, key): &(u64, TaskKey)) -> (std::cmp::Reverse<u64>, &str) {
+    (std::cmp::Reverse(*status_ms), &*key.id)
 }
 
 /// Where a page ended.

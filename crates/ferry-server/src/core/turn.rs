@@ -4,9 +4,10 @@
 //! [`TaskManager`], which stores it before the emit returns.
 //!
 //! A turn is polled first where it was started (an agent that finishes without waiting ends
-//! there), and otherwise goes on in a tokio task of its own; either way in an `a2a.turn` span whose parent is the span
-//! that was current when the turn was started (the request's `a2a.operation` span): what the
-//! agent does, and the calls it makes to other agents, stay in the request's trace.
+//! there), and otherwise goes on in a tokio task of its own; either way in an `a2a.turn`
+//! span whose parent is the span that was current when the turn was started (the request's
+//! `a2a.operation` span): what the agent does, and the calls it makes to other agents, stay
+//! in the request's trace.
 
 use crate::core::live::{LiveItem, LiveTask};
 use crate::core::manager::TaskManager;
@@ -43,8 +44,8 @@ impl EventTarget for TurnTarget {
     }
 }
 
-/// One turn of `agent` (the agent's name), to be polled or spawned: runs `execute` and settles the task
-/// when it returns, errs or panics. The turn's span is made here, when the turn is started,
+/// One turn of `agent` (the agent's name), to be polled or spawned: runs `execute` and
+/// settles the task when it returns, errs or panics. The turn's span is made here, when the turn is started,
 /// so that its parent is the span current now and not whatever the spawned task runs in.
 pub(crate) fn run_turn(
     executor: Arc<dyn AgentExecutor>,
