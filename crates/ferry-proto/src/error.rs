@@ -413,16 +413,18 @@ impl A2aError {
             .get("message")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let details = error
-            .get("data")
-            .or_else(|| error.get("details"))
-            .and_then(Value::as_array);
-        let info = details.into_iter().flatten().find(|d| {
+        let is_info = |d: &&Value| {
             d.get("@type")
                 .and_then(Value::as_str)
                 .is_some_and(|t| t.ends_with("google.rpc.ErrorInfo"))
                 && d.get("domain").and_then(Value::as_str) == Some(ERROR_DOMAIN)
-        });
+        };
+        // v1.0 carries an array of details; v0.3 one object (`crate::v03::error_object`).
+        let info = match error.get("data").or_else(|| error.get("details")) {
+            Some(Value::Array(details)) => details.iter().find(is_info),
+            Some(one) => Some(one).filter(is_info),
+            None => None,
+        };
         let by_reason = info
             .and_then(|i| i.get("reason"))
             .and_then(Value::as_str)

@@ -47,6 +47,7 @@ mod requests;
 mod task;
 mod task_view;
 mod time;
+pub mod v03;
 
 pub use card::*;
 pub use enums::{Role, TaskState};

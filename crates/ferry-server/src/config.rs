@@ -23,6 +23,9 @@ pub struct ServerConfig {
     /// `/lf.a2a.v1.A2AService/*`) and list it on the card as `GRPC` at `host:port`. Default
     /// true.
     pub grpc: bool,
+    /// Serve A2A v0.3 next to v1.0: its JSON-RPC methods (`message/send`, …) at the JSON-RPC
+    /// endpoint, and its members on the card. Default true.
+    pub v03: bool,
     /// Where tasks are kept: `memory` (the default: bounded, lost on restart), `sqlite:PATH`
     /// or `postgres://user:password@host/db` (durable). Read by whoever builds the server (the
     /// `ferry` binary opens it); a library user hands the builder a `TaskStore` instead.
@@ -193,6 +196,7 @@ impl Default for ServerConfig {
             idle_ttl_secs: 3600,
             max_history_messages: 1000,
             grpc: true,
+            v03: true,
             max_artifact_bytes: 64 << 20,
             max_events_per_task: 1024,
             sse_keepalive_secs: 15,

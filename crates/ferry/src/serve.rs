@@ -202,6 +202,9 @@ pub(crate) struct ServeArgs {
     /// Reject requests without an A2A-Version header (the spec reads a missing one as 0.3).
     #[arg(long)]
     strict_version: bool,
+    /// Do not serve A2A v0.3 (its JSON-RPC methods and its card members); v1.0 only.
+    #[arg(long)]
+    no_v03: bool,
     /// Do not serve the gRPC binding (served by default on the same port, HTTP/2 cleartext)
     /// and leave it off the card.
     #[arg(long)]
@@ -318,6 +321,7 @@ impl ServeArgs {
         }
         c.strict_version |= self.strict_version;
         c.grpc &= !self.no_grpc;
+        c.v03 &= !self.no_v03;
         let byob = matches!(forms.browser, ferry_forms::BrowserSource::Cdp { .. });
         cdp.enabled |= self.cdp_config || (byob && self.serves_forms(hosting.as_ref()));
         cdp.required |= self.cdp_config_required;

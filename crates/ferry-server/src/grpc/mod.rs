@@ -63,6 +63,7 @@ pub(crate) async fn handle(State(app): State<Arc<AppState>>, request: Request) -
     response.extensions_mut().insert(CallLabel {
         method: Method::Operation(op),
         ok,
+        v03: false,
     });
     response
 }

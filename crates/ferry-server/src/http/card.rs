@@ -10,7 +10,7 @@ use ferry_agent::AgentDescription;
 use ferry_proto::{
     AgentCapabilities, AgentCard, AgentExtension, AgentInterface, BINDING_GRPC, BINDING_HTTP_JSON,
     BINDING_JSONRPC, HttpAuthSecurityScheme, PROTOCOL_VERSION, SecurityRequirement, SecurityScheme,
-    StringList,
+    StringList, v03,
 };
 
 pub use ferry_proto::WELL_KNOWN_CARD_PATH;
@@ -20,6 +20,8 @@ pub use ferry_proto::WELL_KNOWN_CARD_PATH;
 pub struct ServedCard {
     /// The card.
     pub card: AgentCard,
+    /// Where v0.3 clients call (the card's v0.3 `url`); empty when v0.3 is not served.
+    v03_url: String,
     body: Bytes,
     etag: HeaderValue,
     last_modified: HeaderValue,
@@ -151,6 +153,16 @@ fn interfaces(config: &ServerConfig, base: &str) -> Vec<AgentInterface> {
             protocol_version: PROTOCOL_VERSION.into(),
         });
     }
+    // The same JSON-RPC endpoint answers v0.3's methods; listed last, so that a client that
+    // speaks both picks v1.0.
+    if config.v03 {
+        interfaces.push(AgentInterface {
+            url: format!("{base}{}", config.jsonrpc_path),
+            protocol_binding: BINDING_JSONRPC.into(),
+            tenant: String::new(),
+            protocol_version: v03::VERSION.into(),
+        });
+    }
     interfaces
 }
 
@@ -173,9 +185,24 @@ fn grpc_target(url: &str) -> String {
 }
 
 impl ServedCard {
-    /// Serializes `card` once and derives its validators.
+    /// Serializes `card` once and derives its validators. A card with a v0.3 interface also
+    /// carries v0.3's top-level members (see [`v03::add_card_members`]), so that v0.3
+    /// clients read it; v1.0 clients and signature verifiers ignore them.
     pub fn new(card: AgentCard, max_age_secs: u64) -> Self {
-        let body = Bytes::from(serde_json::to_vec(&card).unwrap_or_default());
+        let v03_url = card
+            .supported_interfaces
+            .iter()
+            .find(|i| i.protocol_binding == BINDING_JSONRPC && v03::is_v03(&i.protocol_version))
+            .map(|i| i.url.clone())
+            .unwrap_or_default();
+        let body = match serde_json::to_value(&card) {
+            Ok(serde_json::Value::Object(mut served)) if !v03_url.is_empty() => {
+                v03::add_card_members(&mut served, &card, &v03_url);
+                serde_json::to_vec(&served)
+            }
+            _ => serde_json::to_vec(&card),
+        };
+        let body = Bytes::from(body.unwrap_or_default());
         let etag = HeaderValue::from_str(&format!("\"{:016x}\"", fnv1a(&body)))
             .unwrap_or_else(|_| HeaderValue::from_static("\"0\""));
         let now = jiff::Timestamp::now();
@@ -186,11 +213,17 @@ impl ServedCard {
             .unwrap_or_else(|_| HeaderValue::from_static("public, max-age=300"));
         Self {
             card,
+            v03_url,
             body,
             etag,
             last_modified,
             cache_control,
         }
+    }
+
+    /// Where v0.3 clients call; empty when the card lists no v0.3 interface.
+    pub fn v03_url(&self) -> &str {
+        &self.v03_url
     }
 
     /// The card as served (for tests and the CLI).

@@ -3,12 +3,14 @@
 //! version, method, params, extensions. The version comes before the method and params (ACTS
 //! VER-NEG-001: an unsupported version with invalid params is -32009, not -32602); the
 //! envelope comes before it only because an answer needs the request's id. A thin translator:
-//! the semantics are the request handler's.
+//! the semantics are the request handler's. A v0.3 method name (`message/send`, …) goes to
+//! [`jsonrpc_v03`] once the envelope is read.
 
 use crate::core::doc::JsonDoc;
 use crate::core::handler::Outcome;
 use crate::core::stream::StreamItem;
 use crate::http::decode::{self, BodyLimits, RpcEnvelope};
+use crate::http::jsonrpc_v03;
 use crate::http::metrics::{CallLabel, Method};
 use crate::http::params;
 use crate::http::request_id::RequestId;
@@ -49,6 +51,24 @@ pub(crate) async fn handle(State(app): State<Arc<AppState>>, request: Request) -
         Err(refusal) => return error_response(&refusal.id, &refusal.error),
     };
     let (id, method) = (&envelope.id, envelope.method.as_ref());
+    if let Some(v03_method) = ferry_proto::v03::Method::from_name(method) {
+        if app.config.v03 {
+            let (mut response, ok) =
+                jsonrpc_v03::handle(&app, v03_method, &envelope, &parts, rid.as_ref()).await;
+            response.extensions_mut().insert(CallLabel {
+                method: Method::Operation(v03_method.operation()),
+                ok,
+                v03: true,
+            });
+            return response;
+        }
+        let e = A2aError::new(
+            ErrorKind::MethodNotFound,
+            format!("method {method:?} is A2A v0.3, which this server does not serve"),
+        )
+        .with_meta("method", method);
+        return error_response(id, &e);
+    }
     // The version before the method and its params: a request of another protocol version is
     // answered as such, whatever else is wrong with it (its id is known by now, so the error
     // can carry it).
@@ -70,6 +90,7 @@ pub(crate) async fn handle(State(app): State<Arc<AppState>>, request: Request) -
     response.extensions_mut().insert(CallLabel {
         method: Method::Operation(op),
         ok,
+        v03: false,
     });
     response
 }

@@ -14,6 +14,8 @@ pub struct CallLabel {
     pub method: Method,
     /// True when it succeeded (an A2A error answer is not a success).
     pub ok: bool,
+    /// True when it spoke A2A v0.3 (a v0.3 method name).
+    pub v03: bool,
 }
 
 /// What the metrics label a request by: its operation (named as in the operation table),
@@ -91,6 +93,8 @@ pub struct Metrics {
     requests: [[AtomicU64; 2]; LABELS],
     latency: [Histogram; LABELS],
     refusals: [AtomicU64; REFUSAL_REASONS.len()],
+    /// Operation requests by protocol version: v1.0, v0.3.
+    versions: [AtomicU64; 2],
 }
 
 impl Metrics {
@@ -98,6 +102,9 @@ impl Metrics {
     pub fn record(&self, label: CallLabel, elapsed: Duration) {
         let m = label.method.index();
         self.requests[m][usize::from(label.ok)].fetch_add(1, Ordering::Relaxed);
+        if let Method::Operation(_) = label.method {
+            self.versions[usize::from(label.v03)].fetch_add(1, Ordering::Relaxed);
+        }
         let h = &self.latency[m];
         let secs = elapsed.as_secs_f64();
         if let Some(b) = BUCKETS.iter().position(|le| secs <= *le) {
@@ -141,6 +148,22 @@ impl Metrics {
                     m.name()
                 );
             }
+        }
+        family(
+            &mut out,
+            "ferry_requests_by_version_total",
+            "counter",
+            "A2A operation requests answered, by the protocol version they spoke.",
+        );
+        for (i, version) in [ferry_proto::PROTOCOL_VERSION, ferry_proto::v03::VERSION]
+            .iter()
+            .enumerate()
+        {
+            let n = self.versions[i].load(Ordering::Relaxed);
+            let _ = writeln!(
+                out,
+                "ferry_requests_by_version_total{{version=\"{version}\"}} {n}"
+            );
         }
         family(
             &mut out,
@@ -239,6 +262,7 @@ mod tests {
             CallLabel {
                 method: Method::Operation(Operation::SendMessage),
                 ok: true,
+                v03: false,
             },
             Duration::from_micros(300),
         );
@@ -246,6 +270,7 @@ mod tests {
             CallLabel {
                 method: Method::Operation(Operation::SendMessage),
                 ok: true,
+                v03: false,
             },
             Duration::from_millis(3),
         );
@@ -253,6 +278,7 @@ mod tests {
             CallLabel {
                 method: Method::Operation(Operation::GetTask),
                 ok: false,
+                v03: false,
             },
             Duration::from_millis(20),
         );

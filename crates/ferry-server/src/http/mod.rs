@@ -7,6 +7,7 @@ pub(crate) mod card;
 pub mod decode;
 pub mod front_door;
 pub(crate) mod jsonrpc;
+pub(crate) mod jsonrpc_v03;
 pub mod metrics;
 pub(crate) mod mount;
 pub(crate) mod params;

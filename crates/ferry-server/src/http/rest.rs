@@ -78,9 +78,11 @@ pub(crate) async fn handle(State(app): State<Arc<AppState>>, request: Request) -
         Ok(r) => (r, true),
         Err(e) => (rest_error(&e, table, rid), false),
     };
-    response
-        .extensions_mut()
-        .insert(CallLabel { method: label, ok });
+    response.extensions_mut().insert(CallLabel {
+        method: label,
+        ok,
+        v03: false,
+    });
     response
 }
 

@@ -643,6 +643,13 @@ fn agent_routes(state: &Arc<AppState>) -> Router {
         // Clients that join the interface URL with "/" (httpx base_url does) post here.
         .route(&format!("{rpc}/"), post(jsonrpc::handle))
         .route(&format!("{rest}/{{*path}}"), any(rest::handle));
+    // Clients given only the base URL post JSON-RPC to it (the official SDKs' servers answer
+    // there), whatever path the card names.
+    let routes = if rpc.trim_end_matches('/').is_empty() {
+        routes
+    } else {
+        routes.route("/", post(jsonrpc::handle))
+    };
     let routes = if state.config.grpc {
         routes.route(grpc::ROUTE, post(grpc::handle))
     } else {
@@ -703,6 +710,7 @@ async fn card(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Response 
     let label = CallLabel {
         method: crate::http::metrics::Method::AgentCard,
         ok: true,
+        v03: false,
     };
     response.extensions_mut().insert(label);
     response

@@ -75,22 +75,43 @@ pub(crate) fn scratch_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// The Python interpreter to use if it exists and can `import <imports>`; otherwise the
-/// reason why not. Checked once per test binary and import list.
-fn python(imports: &str) -> Result<PathBuf, String> {
-    static CHECKED: OnceLock<Mutex<HashMap<String, Result<PathBuf, String>>>> = OnceLock::new();
+/// Which official Python SDK an interop test drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Sdk {
+    /// `a2a-sdk` 1.3.0: `$FERRY_PYTHON`, else `<workspace>/.venv`.
+    V1,
+    /// `a2a-sdk` 0.3 (protocol v0.3): `$FERRY_PYTHON_V03`, else `<workspace>/.venv-v03`.
+    V03,
+}
+
+impl Sdk {
+    /// The variable that names its interpreter, and the venv used without it.
+    fn location(self) -> (&'static str, &'static str) {
+        match self {
+            Sdk::V1 => ("FERRY_PYTHON", ".venv"),
+            Sdk::V03 => ("FERRY_PYTHON_V03", ".venv-v03"),
+        }
+    }
+}
+
+/// The Python interpreter of `sdk` if it exists and can `import <imports>`; otherwise the
+/// reason why not. Checked once per test binary, SDK and import list.
+fn python(sdk: Sdk, imports: &str) -> Result<PathBuf, String> {
+    type Checked = HashMap<(Sdk, String), Result<PathBuf, String>>;
+    static CHECKED: OnceLock<Mutex<Checked>> = OnceLock::new();
     let mut checked = CHECKED
         .get_or_init(Mutex::default)
         .lock()
         .unwrap_or_else(|p| p.into_inner());
+    let (var, venv) = sdk.location();
     checked
-        .entry(imports.to_owned())
+        .entry((sdk, imports.to_owned()))
         .or_insert_with(|| {
-            let (python, source) = match std::env::var_os("FERRY_PYTHON") {
-                Some(p) if !p.is_empty() => (PathBuf::from(p), "$FERRY_PYTHON"),
+            let (python, source) = match std::env::var_os(var) {
+                Some(p) if !p.is_empty() => (PathBuf::from(p), format!("${var}")),
                 _ => (
-                    workspace_root().join(".venv/bin/python"),
-                    "the workspace venv",
+                    workspace_root().join(venv).join("bin/python"),
+                    format!("the workspace venv {venv}"),
                 ),
             };
             let probe = Command::new(&python)
@@ -113,14 +134,20 @@ fn python(imports: &str) -> Result<PathBuf, String> {
         .clone()
 }
 
-/// Returns an interpreter that can `import <imports>`, or `None` after printing a `SKIPPED:`
-/// notice (panics instead in CI).
+/// Returns an `a2a-sdk` 1.3.0 interpreter that can `import <imports>`, or `None` after
+/// printing a `SKIPPED:` notice (panics instead in CI).
 pub(crate) fn python_or_skip(test: &str, imports: &str) -> Option<PathBuf> {
-    match python(imports) {
+    sdk_python_or_skip(Sdk::V1, test, imports)
+}
+
+/// [`python_or_skip`] for the SDK `sdk`.
+pub(crate) fn sdk_python_or_skip(sdk: Sdk, test: &str, imports: &str) -> Option<PathBuf> {
+    let (var, venv) = sdk.location();
+    match python(sdk, imports) {
         Ok(p) => Some(p),
         Err(why) if in_ci() => panic!(
             "{test}: Python interop prerequisite missing in CI: {why}. \
-             Run scripts/test.sh (creates .venv from interop/python/requirements.txt) or set FERRY_PYTHON."
+             Run scripts/test.sh (creates {venv}) or set {var}."
         ),
         Err(why) => {
             // Written to the real stderr handle, not with `eprintln!`, so that libtest's output
@@ -128,7 +155,7 @@ pub(crate) fn python_or_skip(test: &str, imports: &str) -> Option<PathBuf> {
             let notice = format!(
                 "\n==================== SKIPPED: {test} ====================\n\
                  SKIPPED: Python interop test not run: {why}.\n\
-                 SKIPPED: create the venv with scripts/test.sh, or set FERRY_PYTHON to a python with a2a-sdk[grpc,signing] 1.3.0.\n\
+                 SKIPPED: create {venv} with scripts/test.sh, or set {var}.\n\
                  ==========================================================\n"
             );
             // Nothing sensible to do if stderr itself is broken.

@@ -227,6 +227,7 @@ pub async fn guard(
         .unwrap_or(CallLabel {
             method: Method::Other,
             ok: response.status().is_success(),
+            v03: false,
         });
     door.metrics.record(label, started.elapsed());
     if let Some(RefusalReason(reason)) = response.extensions().get::<RefusalReason>() {
