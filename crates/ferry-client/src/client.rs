@@ -78,15 +78,34 @@ impl Endpoint {
         if let Some(p) = prefer {
             usable.retain(|e| e.binding == p);
         }
-        usable.into_iter().next().ok_or_else(|| {
-            let offered: Vec<String> = card
-                .supported_interfaces
-                .iter()
-                .map(|i| format!("{} {}", i.protocol_binding, i.protocol_version))
-                .collect();
-            ClientError::NoInterface(offered.join(", "))
-        })
+        usable.into_iter().next().ok_or_else(|| no_interface(card))
     }
+
+    /// The first JSON-RPC interface of `card` that speaks v0.3 (what a client takes when the
+    /// card offers no v1.0 interface it can use).
+    pub fn select_v03(card: &AgentCard) -> Option<Self> {
+        card.supported_interfaces
+            .iter()
+            .find(|i| {
+                i.protocol_binding == BINDING_JSONRPC
+                    && ferry_proto::v03::is_v03(&i.protocol_version)
+            })
+            .map(|i| Endpoint {
+                binding: Binding::JsonRpc,
+                url: i.url.trim_end_matches('/').to_owned(),
+                tenant: String::new(),
+            })
+    }
+}
+
+/// The error for a card with no interface this client speaks, naming what it offers.
+fn no_interface(card: &AgentCard) -> ClientError {
+    let offered: Vec<String> = card
+        .supported_interfaces
+        .iter()
+        .map(|i| format!("{} {}", i.protocol_binding, i.protocol_version))
+        .collect();
+    ClientError::NoInterface(offered.join(", "))
 }
 
 /// Options for a client. The defaults are the safe ones: public https agents only (plus the
@@ -160,6 +179,8 @@ pub struct A2aClient {
     timeout: Duration,
     retry: RetryPolicy,
     max_response_bytes: usize,
+    /// True when the agent speaks A2A v0.3 (see [`A2aClient::speaking_v03`]).
+    v03: bool,
 }
 
 impl A2aClient {
@@ -207,8 +228,18 @@ impl A2aClient {
             .fetch(&card_url, &options.expect)
             .await
             .map_err(|e| ClientError::from_fetch(e, &card_url))?;
-        let card = typed_card(verified.card().clone())?;
-        let endpoint = Endpoint::select(&card, options.prefer)?;
+        // A v0.3-only card (a top-level `url`, no `supportedInterfaces`) reads as the v1.0
+        // card it stands for, its interfaces at version 0.3.
+        let card_json = verified.card();
+        let card =
+            typed_card(ferry_proto::v03::card_to_v1(card_json).unwrap_or(card_json.clone()))?;
+        let (endpoint, v03) = match Endpoint::select(&card, options.prefer) {
+            Ok(endpoint) => (endpoint, false),
+            Err(e) => match options.prefer {
+                None | Some(Binding::JsonRpc) => (Endpoint::select_v03(&card).ok_or(e)?, true),
+                Some(_) => return Err(e),
+            },
+        };
         // A gRPC interface is `host:port`; it is reached with the scheme the card came over.
         let interface_url = match endpoint.binding {
             Binding::Grpc => format!("{}://{}", parsed.scheme(), endpoint.url),
@@ -221,6 +252,9 @@ impl A2aClient {
         safe.check_url(&interface)
             .map_err(|e| ClientError::blocked(&endpoint.url, &e))?;
         let mut client = Self::with_http(safe.http().clone(), endpoint, options);
+        if v03 {
+            client = client.speaking_v03();
+        }
         if client.endpoint.binding == Binding::Grpc {
             client.grpc = Some(GrpcChannel::new(
                 &client.endpoint.url,
@@ -268,7 +302,33 @@ impl A2aClient {
             timeout: options.timeout,
             retry: options.retry,
             max_response_bytes: options.max_response_bytes,
+            v03: false,
         }
+    }
+
+    /// The same client, speaking A2A v0.3 JSON-RPC (`message/send`, …) to a v0.3 agent: each
+    /// call is translated to v0.3 and each answer back, so the caller sees the same v1.0
+    /// types. `A2A-Version: 0.3` is sent, and the extensions in v0.3's header as well.
+    /// [`A2aClient::connect`] picks this itself for a card that offers only v0.3. `ListTasks`
+    /// does not exist in v0.3 and is refused with UnsupportedOperation.
+    pub fn speaking_v03(mut self) -> Self {
+        self.v03 = true;
+        self.headers.insert(
+            HeaderName::from_static("a2a-version"),
+            HeaderValue::from_static(ferry_proto::v03::VERSION),
+        );
+        if let Some(v) = self.headers.get("a2a-extensions").cloned() {
+            self.headers.insert(
+                HeaderName::from_static(ferry_proto::v03::EXTENSIONS_HEADER),
+                v,
+            );
+        }
+        self
+    }
+
+    /// True when this client speaks A2A v0.3 to its agent.
+    pub fn speaks_v03(&self) -> bool {
+        self.v03
     }
 
     /// The same client, calling as `tenant` instead of the interface's.
@@ -560,6 +620,13 @@ impl A2aClient {
             }
         }
         let builder = match self.endpoint.binding {
+            Binding::JsonRpc if self.v03 => {
+                let id = uuid::Uuid::new_v4().to_string();
+                let method = crate::v03::method(op)?.name();
+                let params = crate::v03::params(op, params)?;
+                let body = ferry_proto::JsonRpcCall::new(&id, method, &params);
+                self.http.post(&self.endpoint.url).json(&body)
+            }
             Binding::JsonRpc => {
                 let id = uuid::Uuid::new_v4().to_string();
                 let body = ferry_proto::JsonRpcCall::new(&id, op.name(), &params);
@@ -670,6 +737,13 @@ impl A2aClient {
         let bytes = read_capped(response, self.max_response_bytes)
             .await
             .map_err(|e| (e, None))?;
+        if self.v03 {
+            let result: Value = decode_answer(self.endpoint.binding, status, &bytes)
+                .map_err(|e| (e, retry_after))?;
+            let v1 = crate::v03::result(op, result).map_err(|e| (e, None))?;
+            return serde_json::from_value(v1)
+                .map_err(|e| (ClientError::Decode(e.to_string()), None));
+        }
         decode_answer(self.endpoint.binding, status, &bytes).map_err(|e| (e, retry_after))
     }
 

@@ -18,6 +18,7 @@ mod retry;
 pub mod sse;
 mod stream;
 mod trace;
+mod v03;
 
 pub use client::{A2aClient, Binding, ClientOptions, Endpoint};
 pub use error::ClientError;

@@ -9,7 +9,9 @@
 //!
 //! A stream counts as dropped when the connection breaks, or when it ends before the task
 //! reached a state where it would end: terminal for a subscription, terminal or interrupted
-//! (INPUT_REQUIRED, AUTH_REQUIRED) for the stream of a send.
+//! (INPUT_REQUIRED, AUTH_REQUIRED) for the stream of a send. A task that ended while the
+//! stream was away (the server no longer lets anyone subscribe to it) ends the stream with
+//! the task as `GetTask` reads it.
 
 use crate::client::{A2aClient, Binding};
 use crate::error::ClientError;
@@ -62,6 +64,11 @@ pub struct EventStream {
     last_state: Option<TaskState>,
     drops_without_progress: u32,
     done: bool,
+    /// The task as it ended, when the stream could not be resumed because it had (see
+    /// [`EventStream::resume`]): handed out as the last event.
+    ended: Option<StreamResponse>,
+    /// True once the stream was resumed after a drop.
+    resumed: bool,
 }
 
 impl std::fmt::Debug for EventStream {
@@ -89,6 +96,8 @@ impl EventStream {
             last_state: None,
             drops_without_progress: 0,
             done: false,
+            ended: None,
+            resumed: false,
         }
     }
 
@@ -102,9 +111,7 @@ impl EventStream {
     fn ended_where_it_should(&self) -> bool {
         match self.last_state {
             None => self.task_id.is_none(),
-            Some(state) => {
-                state.is_terminal() || (self.kind == StreamKind::Send && state.is_interrupted())
-            }
+            Some(state) => self.would_end_at(state),
         }
     }
 
@@ -112,7 +119,21 @@ impl EventStream {
     pub async fn next(&mut self) -> Option<Result<StreamResponse, ClientError>> {
         loop {
             if let Some(event) = self.pending.pop_front() {
-                return Some(self.decode(event));
+                let decoded = self.decode(event);
+                // A resubscription refused in its stream (as SDK servers answer) rather than
+                // before it.
+                if let (Err(ClientError::Protocol(refusal)), true, Some(task_id)) =
+                    (&decoded, self.resumed, self.task_id.clone())
+                    && ended_meanwhile(refusal)
+                {
+                    let (client, kind) = (self.client.clone(), self.kind);
+                    let ended = read_ended(client, kind, &task_id, refusal.clone()).await;
+                    return Some(ended.map(|task| self.accept(task)));
+                }
+                return Some(decoded);
+            }
+            if let Some(ended) = self.ended.take() {
+                return Some(Ok(self.accept(ended)));
             }
             if self.done {
                 return None;
@@ -181,7 +202,9 @@ impl EventStream {
     }
 
     /// Reconnects after a drop: `SubscribeToTask` with the last event id, retried with the
-    /// client's backoff while the server is unreachable or busy (a restart).
+    /// client's backoff while the server is unreachable or busy (a restart). When the server
+    /// refuses because the task ended meanwhile, the task is read with `GetTask` and, if it
+    /// did end where this stream would have, handed out as the stream's last event.
     async fn resume(&mut self, cause: ClientError) -> Result<(), ClientError> {
         let Some(task_id) = self.task_id.clone() else {
             return Err(cause);
@@ -191,6 +214,7 @@ impl EventStream {
         }
         self.drops_without_progress += 1;
         self.parser.discard_partial();
+        self.resumed = true;
         let last = self.parser.last_id().map(str::to_owned);
         let policy = self.client.retry_policy();
         let mut attempt = 0;
@@ -202,6 +226,11 @@ impl EventStream {
             {
                 Ok(source) => {
                     self.source = source;
+                    return Ok(());
+                }
+                Err(ClientError::Protocol(refusal)) if ended_meanwhile(&refusal) => {
+                    let client = self.client.clone();
+                    self.ended = Some(read_ended(client, self.kind, &task_id, refusal).await?);
                     return Ok(());
                 }
                 Err(e) if e.is_transient() && attempt + 1 < ATTEMPTS_PER_DROP => {
@@ -217,6 +246,11 @@ impl EventStream {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// True when this stream would have ended at `state`.
+    fn would_end_at(&self, state: TaskState) -> bool {
+        would_end_at(self.kind, state)
     }
 
     fn decode(&mut self, event: SseEvent) -> Result<StreamResponse, ClientError> {
@@ -235,8 +269,12 @@ impl EventStream {
             Binding::JsonRpc => value.get("result").cloned().unwrap_or_default(),
             Binding::HttpJson | Binding::Grpc => value,
         };
-        let response: StreamResponse = serde_json::from_value(result)
-            .map_err(|e| ClientError::Decode(format!("stream event: {e}")))?;
+        let response: StreamResponse = if self.client.speaks_v03() {
+            crate::v03::event(result)?
+        } else {
+            serde_json::from_value(result)
+                .map_err(|e| ClientError::Decode(format!("stream event: {e}")))?
+        };
         Ok(self.accept(response))
     }
 
@@ -262,5 +300,37 @@ impl EventStream {
             self.done = true;
         }
         response
+    }
+}
+
+/// A refusal to resubscribe that a task which ended meanwhile gets: a v1.0 server's
+/// UnsupportedOperation (no subscribing to a terminal task), or TaskNotFound from a v0.3 SDK
+/// server, which ends the stream of a canceled task without its last event and forgets the
+/// stream then.
+fn ended_meanwhile(refusal: &A2aError) -> bool {
+    matches!(
+        refusal.kind,
+        ferry_proto::ErrorKind::UnsupportedOperation | ferry_proto::ErrorKind::TaskNotFound
+    )
+}
+
+/// True when a stream of `kind` ends at `state`.
+fn would_end_at(kind: StreamKind, state: TaskState) -> bool {
+    state.is_terminal() || (kind == StreamKind::Send && state.is_interrupted())
+}
+
+/// The task, read with `GetTask` after a resubscription was refused with `refusal`, when it
+/// ended where a stream of `kind` would have; the refusal otherwise.
+async fn read_ended(
+    client: A2aClient,
+    kind: StreamKind,
+    task_id: &str,
+    refusal: A2aError,
+) -> Result<StreamResponse, ClientError> {
+    match client.get_task(task_id, None).await {
+        Ok(task) if would_end_at(kind, task.status.state) => {
+            Ok(StreamResponse::Task(std::sync::Arc::new(task)))
+        }
+        _ => Err(ClientError::Protocol(refusal)),
     }
 }

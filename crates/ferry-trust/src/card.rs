@@ -6,7 +6,7 @@
 //!
 //! | profile | payload | who produces it |
 //! |---|---|---|
-//! | [`Profile::Strict`] (default) | the card **as received**, minus top-level `signatures` | any JCS signer; what we verify by default: every served member is covered |
+//! | [`Profile::Strict`] (default) | the card **as received**, minus top-level `signatures` (and v0.3's members, below) | any JCS signer; what we verify by default: every served member is covered |
 //! | [`Profile::SpecPruned`] | the card read into the typed `ferry_proto::AgentCard` and written back: proto presence rules (spec §8.4.1 step 1) drop non-REQUIRED defaults (`"extensions":[]`, `"required":false`), keep REQUIRED members even when empty (`"description":""`, `"skills":[]`) and keep set `optional` fields (`"streaming":false`) | the spec's own construction; ferry's signer ([`signing_payload`]) |
 //! | [`Profile::A2aSdkCompat`] | the card as received, minus `signatures`, then `null`, `""`, `[]` and `{}` dropped recursively (post-order) | `a2a-sdk` 1.3.0 and `@a2a-js/sdk` 1.3.0 |
 //!
@@ -23,6 +23,13 @@
 //!
 //! The card digest that security teams pin is the SHA-256 of the [`Profile::Strict`]
 //! payload ([`digest`]).
+//!
+//! A card that serves v1.0 and v0.3 carries v0.3's top-level members (`url`,
+//! `preferredTransport`, …) and v0.3's spelling inside each security scheme next to v1.0's
+//! (see `ferry_proto::v03::add_card_members`). They are not part of the v1.0 card: every
+//! profile removes them first ([`ferry_proto::v03::strip_card_members`]), so no signature
+//! covers them, no digest counts them, and the verified payload never shows them. A
+//! v0.3-only card (no `supportedInterfaces`) is kept whole.
 
 use crate::jcs;
 use ferry_proto::AgentCard;
@@ -130,11 +137,13 @@ pub fn payload(card: &Value, profile: Profile) -> Result<CardPayload, CardError>
         Profile::Strict => {
             let mut map = map.clone();
             map.remove("signatures");
+            ferry_proto::v03::strip_card_members(&mut map);
             Value::Object(map)
         }
         Profile::A2aSdkCompat => {
             let mut map = map.clone();
             map.remove("signatures");
+            ferry_proto::v03::strip_card_members(&mut map);
             let mut value = Value::Object(map);
             drop_empty_members(&mut value);
             value

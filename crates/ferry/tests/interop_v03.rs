@@ -8,14 +8,29 @@
 //! - JSON-RPC posted to the base URL (`/`) works, for v1.0 and v0.3 methods alike.
 //! - `--no-v03` serves v1.0 only: no v0.3 members on the card, `message/send` is -32601.
 //! - `/metrics` counts requests by the version they spoke.
+//! - ferry's client (through the `ferry` CLI) calls an a2a-sdk 0.3 server
+//!   (`interop/python/v03_server.py`, a v0.3-only card): blocking send, a streamed turn that
+//!   asks for input and its follow-up, a task held open, subscribed to and canceled, get,
+//!   and a typed error.
 
 mod support;
 
 use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
 use std::time::Duration;
-use support::{Sdk, Server, http_get, http_request, output_with_timeout, workspace_root};
+use support::{
+    Sdk, Server, ferry, http_get, http_request, output_with_timeout, run_with_timeout,
+    workspace_root,
+};
+
+/// Hard limit for one `ferry` command.
+const CLI_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a subscriber may take to print its next event.
+const EVENT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Hard limit for one run of the Python script (which has its own 30 s limit).
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(90);
@@ -136,4 +151,156 @@ fn no_v03_serves_v1_only() {
     );
     assert_eq!(status, 200);
     assert_eq!(body["error"]["code"], -32601, "{body}");
+}
+
+/// Runs `ferry ARGS -o json` and returns its JSON output (the last line for a stream).
+fn cli_json(args: &[&str]) -> Value {
+    let out = run_with_timeout(ferry().args(args).args(["-o", "json"]), None, CLI_TIMEOUT);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "ferry {args:?}: {}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(last)
+        .unwrap_or_else(|e| panic!("ferry {args:?}: not JSON ({e}): {stdout}"))
+}
+
+/// A child killed when dropped.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // It may have exited already.
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn ferry_calls_an_a2a_sdk_v03_server() {
+    let test = "interop_v03 ferry client -> a2a-sdk 0.3 server";
+    let Some(python) = support::sdk_python_or_skip(Sdk::V03, test, "a2a.server.apps, uvicorn")
+    else {
+        return;
+    };
+    let mut cmd = Command::new(python);
+    cmd.arg("interop/python/v03_server.py")
+        .args(["--port", "0"])
+        .env("PYTHONUNBUFFERED", "1")
+        .current_dir(workspace_root());
+    let server = Server::spawn(cmd);
+    let url = server.base_url.as_str();
+
+    // A blocking send.
+    let sent = cli_json(&["send", url, "hello from ferry"]);
+    let task = &sent["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{sent}");
+    assert_eq!(
+        task["artifacts"][0]["parts"][0]["text"], "hello from ferry",
+        "{sent}"
+    );
+
+    // A streamed turn that asks, and its follow-up on the same task.
+    let asked = cli_json(&["send", url, "ask me", "--stream"]);
+    let status = &asked["statusUpdate"]["status"];
+    assert_eq!(status["state"], "TASK_STATE_INPUT_REQUIRED", "{asked}");
+    assert_eq!(
+        status["message"]["parts"][0]["text"], "what else?",
+        "{asked}"
+    );
+    let task_id = asked["statusUpdate"]["taskId"]
+        .as_str()
+        .expect("task id")
+        .to_owned();
+    let context = asked["statusUpdate"]["contextId"]
+        .as_str()
+        .expect("context")
+        .to_owned();
+    let answered = cli_json(&[
+        "send",
+        url,
+        "more",
+        "--task",
+        &task_id,
+        "--context",
+        &context,
+    ]);
+    assert_eq!(answered["task"]["id"], task_id.as_str());
+    assert_eq!(
+        answered["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{answered}"
+    );
+    let got = cli_json(&["task", "get", url, &task_id]);
+    assert_eq!(got["status"]["state"], "TASK_STATE_COMPLETED", "{got}");
+    assert!(
+        got["artifacts"].to_string().contains("more"),
+        "the follow-up's artifact: {got}"
+    );
+
+    // A task held open: subscribed to, then canceled from another process.
+    let held = cli_json(&["send", url, "hold on", "--async"]);
+    let held_id = held["task"]["id"].as_str().expect("task id").to_owned();
+    let mut child = Running(
+        ferry()
+            .args(["task", "subscribe", url, &held_id, "-o", "json"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn ferry task subscribe"),
+    );
+    let stdout = child.0.stdout.take().expect("piped");
+    let (tx, lines) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let first: Value =
+        serde_json::from_str(&lines.recv_timeout(EVENT_TIMEOUT).expect("an event")).expect("JSON");
+    assert!(
+        first.get("task").is_some(),
+        "the subscription starts with the task: {first}"
+    );
+    let canceled = cli_json(&["task", "cancel", url, &held_id]);
+    assert_eq!(
+        canceled["status"]["state"], "TASK_STATE_CANCELED",
+        "{canceled}"
+    );
+    let mut events = vec![first];
+    while let Ok(line) = lines.recv_timeout(EVENT_TIMEOUT) {
+        events.push(serde_json::from_str(&line).expect("JSON"));
+    }
+    let status = child.0.wait().expect("the subscriber exits");
+    assert!(status.success(), "subscriber: {status}; {events:?}");
+    // The 0.3 SDK ends the stream of a canceled task without its last event and then forgets
+    // the stream: the client reads the task and ends with it.
+    let last = events.last().expect("events");
+    let state = last
+        .get("statusUpdate")
+        .or(last.get("task"))
+        .map(|e| &e["status"]["state"]);
+    assert_eq!(
+        state,
+        Some(&json!("TASK_STATE_CANCELED")),
+        "the subscription ends at CANCELED: {events:?}"
+    );
+
+    // A typed error from the v0.3 server.
+    let out = run_with_timeout(
+        ferry().args(["task", "get", url, "no-such-task"]),
+        None,
+        CLI_TIMEOUT,
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("TaskNotFound")
+            || stderr.contains("-32001")
+            || stderr.contains("not found"),
+        "{stderr}"
+    );
 }

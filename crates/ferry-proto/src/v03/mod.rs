@@ -9,11 +9,14 @@
 //! v1.0) and the `A2A-Version` header (absent means 0.3, spec §3.6). A v0.3 method under a
 //! `1.x` header, or a v1.0 method under `0.3`, is VersionNotSupported.
 
+mod card;
 pub mod convert;
 pub mod wire;
 
-use crate::{A2aError, AgentCard, Operation, SecurityScheme};
-use serde_json::{Map, Value, json};
+pub use card::{CARD_MEMBERS, add_card_members, card_to_v1, security_scheme, strip_card_members};
+
+use crate::{A2aError, Operation};
+use serde_json::{Value, json};
 
 /// The version this module speaks, as `A2A-Version` and `AgentInterface.protocolVersion` say it.
 pub const VERSION: &str = "0.3";
@@ -127,74 +130,4 @@ pub fn error_object(e: &A2aError) -> Value {
 pub fn error_body(id: &Value, e: &A2aError) -> Vec<u8> {
     serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "error": error_object(e)}))
         .unwrap_or_default()
-}
-
-/// Adds the v0.3 top-level members to a served v1.0 card (`card` is its JSON, `typed` the
-/// same card), for a server whose v0.3 JSON-RPC endpoint is `url`: `url`, `protocolVersion`,
-/// `preferredTransport`, `additionalInterfaces`, `supportsAuthenticatedExtendedCard` and
-/// `security`, and in each security scheme its v0.3 `type` and members. A member the card
-/// already has is left as it is. v1.0 parsers ignore them (spec §14, the official SDKs serve
-/// the same), and card signatures never cover them: a verifier canonicalizes the typed card.
-pub fn add_card_members(card: &mut Map<String, Value>, typed: &AgentCard, url: &str) {
-    let mut add = |name: &str, value: Value| {
-        card.entry(name.to_owned()).or_insert(value);
-    };
-    add("url", json!(url));
-    add("protocolVersion", json!(CARD_PROTOCOL_VERSION));
-    add("preferredTransport", json!(crate::BINDING_JSONRPC));
-    add(
-        "additionalInterfaces",
-        json!([{"url": url, "transport": crate::BINDING_JSONRPC}]),
-    );
-    if typed.capabilities.extended_agent_card == Some(true) {
-        add("supportsAuthenticatedExtendedCard", json!(true));
-    }
-    if !typed.security_requirements.is_empty() {
-        let security: Vec<Value> = typed
-            .security_requirements
-            .iter()
-            .map(|r| {
-                Value::Object(
-                    r.schemes
-                        .iter()
-                        .map(|(name, scopes)| (name.clone(), json!(scopes.list)))
-                        .collect(),
-                )
-            })
-            .collect();
-        add("security", Value::Array(security));
-    }
-    let Some(Value::Object(schemes)) = card.get_mut("securitySchemes") else {
-        return;
-    };
-    for (name, scheme) in &typed.security_schemes {
-        if let Some(Value::Object(served)) = schemes.get_mut(name) {
-            for (k, v) in security_scheme(scheme) {
-                served.entry(k).or_insert(v);
-            }
-        }
-    }
-}
-
-/// A v1.0 security scheme in v0.3's OpenAPI-like form: `type` and the scheme's members (an
-/// API key's `location` is v0.3's `in`).
-pub fn security_scheme(scheme: &SecurityScheme) -> Map<String, Value> {
-    let (kind, inner) = match scheme {
-        SecurityScheme::ApiKeySecurityScheme(s) => ("apiKey", serde_json::to_value(s)),
-        SecurityScheme::HttpAuthSecurityScheme(s) => ("http", serde_json::to_value(s)),
-        SecurityScheme::Oauth2SecurityScheme(s) => ("oauth2", serde_json::to_value(s)),
-        SecurityScheme::OpenIdConnectSecurityScheme(s) => {
-            ("openIdConnect", serde_json::to_value(s))
-        }
-        SecurityScheme::MtlsSecurityScheme(s) => ("mutualTLS", serde_json::to_value(s)),
-    };
-    let mut out = match inner {
-        Ok(Value::Object(m)) => m,
-        _ => Map::new(),
-    };
-    if let Some(location) = out.remove("location") {
-        out.insert("in".into(), location);
-    }
-    out.insert("type".into(), json!(kind));
-    out
 }
