@@ -25,62 +25,49 @@ cd "$ROOT"
 
 section() { printf '\n==== %s ====\n' "$*"; }
 
-if [ -z "${FERRY_PYTHON:-}" ]; then
-  section "python interop venv (.venv)"
-  VENV="$ROOT/.venv"
-  REQ="$ROOT/interop/python/requirements.txt"
-  STAMP="$VENV/.ferry-requirements.sha256"
-  PY="${PYTHON:-}"
-  if [ -z "$PY" ]; then
-    if command -v python3.11 >/dev/null 2>&1; then PY=python3.11; else PY=python3; fi
+# ensure_venv DIR REQUIREMENTS: DIR is a venv with REQUIREMENTS installed (reinstalled only
+# when the file changed since the last install).
+ensure_venv() {
+  local venv="$1" req="$2"
+  local stamp="$venv/.ferry-requirements.sha256"
+  local py="${PYTHON:-}"
+  if [ -z "$py" ]; then
+    if command -v python3.11 >/dev/null 2>&1; then py=python3.11; else py=python3; fi
   fi
-  if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
-    command -v "$PY" >/dev/null 2>&1 || { echo "error: $PY not found (need Python >= 3.10)" >&2; exit 1; }
-    echo "creating $VENV with $("$PY" --version 2>&1)"
-    rm -rf "$VENV"
-    if ! "$PY" -m venv "$VENV"; then
-      echo "error: '$PY -m venv' failed; on Debian install the venv module: apt-get install python3-venv" >&2
+  if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import sys' >/dev/null 2>&1; then
+    command -v "$py" >/dev/null 2>&1 || { echo "error: $py not found (need Python >= 3.10)" >&2; exit 1; }
+    echo "creating $venv with $("$py" --version 2>&1)"
+    rm -rf "$venv"
+    if ! "$py" -m venv "$venv"; then
+      echo "error: '$py -m venv' failed; on Debian install the venv module: apt-get install python3-venv" >&2
       exit 1
     fi
   fi
-  want="$(sha256sum "$REQ" | cut -d' ' -f1)"
-  if [ "$(cat "$STAMP" 2>/dev/null || true)" != "$want" ]; then
-    echo "installing $REQ"
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQ"
-    echo "$want" > "$STAMP"
+  local want
+  want="$(sha256sum "$req" | cut -d' ' -f1)"
+  if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
+    echo "installing $req"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
+    echo "$want" > "$stamp"
   else
-    echo "up to date ($REQ unchanged)"
+    echo "up to date ($req unchanged)"
   fi
-  "$VENV/bin/python" -c 'import importlib.metadata as m, a2a.client, a2a.utils.signing; print("a2a-sdk", m.version("a2a-sdk"), "PyJWT", m.version("PyJWT"))'
-  export FERRY_PYTHON="$VENV/bin/python"
+}
+
+if [ -z "${FERRY_PYTHON:-}" ]; then
+  section "python interop venv (.venv)"
+  ensure_venv "$ROOT/.venv" "$ROOT/interop/python/requirements.txt"
+  "$ROOT/.venv/bin/python" -c 'import importlib.metadata as m, a2a.client, a2a.utils.signing; print("a2a-sdk", m.version("a2a-sdk"), "PyJWT", m.version("PyJWT"))'
+  export FERRY_PYTHON="$ROOT/.venv/bin/python"
 else
   section "python interop: using FERRY_PYTHON=$FERRY_PYTHON"
 fi
 
 if [ -z "${FERRY_PYTHON_V03:-}" ]; then
   section "python v0.3 interop venv (.venv-v03)"
-  VENV03="$ROOT/.venv-v03"
-  REQ03="$ROOT/interop/python/requirements-v03.txt"
-  STAMP03="$VENV03/.ferry-requirements.sha256"
-  PY="${PYTHON:-}"
-  if [ -z "$PY" ]; then
-    if command -v python3.11 >/dev/null 2>&1; then PY=python3.11; else PY=python3; fi
-  fi
-  if [ ! -x "$VENV03/bin/python" ] || ! "$VENV03/bin/python" -c 'import sys' >/dev/null 2>&1; then
-    echo "creating $VENV03 with $("$PY" --version 2>&1)"
-    rm -rf "$VENV03"
-    "$PY" -m venv "$VENV03"
-  fi
-  want="$(sha256sum "$REQ03" | cut -d' ' -f1)"
-  if [ "$(cat "$STAMP03" 2>/dev/null || true)" != "$want" ]; then
-    echo "installing $REQ03"
-    "$VENV03/bin/python" -m pip install --quiet --disable-pip-version-check -r "$REQ03"
-    echo "$want" > "$STAMP03"
-  else
-    echo "up to date ($REQ03 unchanged)"
-  fi
-  "$VENV03/bin/python" -c 'import importlib.metadata as m, a2a.client; print("a2a-sdk", m.version("a2a-sdk"))'
-  export FERRY_PYTHON_V03="$VENV03/bin/python"
+  ensure_venv "$ROOT/.venv-v03" "$ROOT/interop/python/requirements-v03.txt"
+  "$ROOT/.venv-v03/bin/python" -c 'import importlib.metadata as m, a2a.client; print("a2a-sdk", m.version("a2a-sdk"))'
+  export FERRY_PYTHON_V03="$ROOT/.venv-v03/bin/python"
 else
   section "python v0.3 interop: using FERRY_PYTHON_V03=$FERRY_PYTHON_V03"
 fi

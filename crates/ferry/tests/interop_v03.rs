@@ -100,16 +100,20 @@ fn json_rpc_posted_to_the_base_url_works_in_both_versions() {
     assert_eq!(card["url"], format!("{}/jsonrpc", server.base_url));
     assert_eq!(card["protocolVersion"], "0.3.0");
     let interfaces = card["supportedInterfaces"].as_array().expect("interfaces");
-    assert_eq!(
-        interfaces[0]["protocolVersion"], "1.0",
-        "v1.0 first: {card}"
-    );
     assert!(
-        interfaces
-            .iter()
-            .any(|i| i["protocolVersion"] == "0.3" && i["protocolBinding"] == "JSONRPC"),
+        interfaces.iter().all(|i| i["protocolVersion"] == "1.0"),
         "{card}"
     );
+    // A v1.0 client (which states its version) gets the v1.0 card alone.
+    let (_, v1) = http_request(
+        "GET",
+        &format!("{}/.well-known/agent-card.json", server.base_url),
+        &[("A2A-Version", "1.0")],
+        "",
+    );
+    let v1: Value = serde_json::from_slice(&v1).expect("card JSON");
+    assert!(v1.get("url").is_none(), "{v1}");
+    assert_eq!(v1["supportedInterfaces"], card["supportedInterfaces"]);
     let (_, metrics) = http_get(&format!("{}/metrics", server.base_url));
     let metrics = String::from_utf8_lossy(&metrics);
     for line in [
@@ -303,4 +307,42 @@ fn ferry_calls_an_a2a_sdk_v03_server() {
             || stderr.contains("not found"),
         "{stderr}"
     );
+}
+
+#[test]
+fn the_extended_card_in_v03_and_the_security_of_its_schemes() {
+    let server = Server::start([
+        "--agent",
+        "conformance",
+        "--bind",
+        "127.0.0.1:0",
+        "--token",
+        "v03-secret",
+    ]);
+    let (_, card) = http_get(&format!("{}/.well-known/agent-card.json", server.base_url));
+    let card: Value = serde_json::from_slice(&card).expect("card JSON");
+    // The v0.3 form of the bearer scheme beside v1.0's, and the requirement in both forms.
+    let bearer = &card["securitySchemes"]["bearer"];
+    assert!(bearer.get("httpAuthSecurityScheme").is_some(), "{card}");
+    assert_eq!(
+        (&bearer["type"], &bearer["scheme"]),
+        (&json!("http"), &json!("Bearer"))
+    );
+    assert_eq!(card["security"], json!([{"bearer": []}]), "{card}");
+    assert_eq!(card["supportsAuthenticatedExtendedCard"], true, "{card}");
+
+    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "agent/getAuthenticatedExtendedCard"});
+    let url = format!("{}/jsonrpc", server.base_url);
+    let (status, body) = post(&url, &[("Authorization", "Bearer v03-secret")], &call);
+    assert_eq!(status, 200, "{body}");
+    let extended = &body["result"];
+    assert_eq!(extended["url"], url, "{body}");
+    assert_eq!(extended["protocolVersion"], "0.3.0", "{body}");
+    assert!(
+        extended["skills"].as_array().expect("skills").len()
+            > card["skills"].as_array().expect("skills").len(),
+        "the extended card shows more skills: {body}"
+    );
+    let (status, _) = post(&url, &[], &call);
+    assert_eq!(status, 401, "without the token");
 }

@@ -15,17 +15,37 @@ use ferry_proto::{
 
 pub use ferry_proto::WELL_KNOWN_CARD_PATH;
 
-/// A card ready to serve: the bytes and their validators.
+/// A card ready to serve: the bytes and their validators, in two forms when v0.3 is served
+/// (see [`ServedCard::respond`]).
 #[derive(Debug, Clone)]
 pub struct ServedCard {
     /// The card.
     pub card: AgentCard,
     /// Where v0.3 clients call (the card's v0.3 `url`); empty when v0.3 is not served.
     v03_url: String,
-    body: Bytes,
-    etag: HeaderValue,
+    v1: CardForm,
+    /// The card with v0.3's members, when v0.3 is served.
+    dual: Option<CardForm>,
     last_modified: HeaderValue,
     cache_control: HeaderValue,
+}
+
+/// One form of the card: its bytes and their ETag.
+#[derive(Debug, Clone)]
+struct CardForm {
+    bytes: Bytes,
+    etag: HeaderValue,
+}
+
+impl CardForm {
+    fn new(bytes: Vec<u8>) -> Self {
+        let etag = HeaderValue::from_str(&format!("\"{:016x}\"", fnv1a(&bytes)))
+            .unwrap_or_else(|_| HeaderValue::from_static("\"0\""));
+        Self {
+            bytes: Bytes::from(bytes),
+            etag,
+        }
+    }
 }
 
 /// Whether there is an extended card to serve: a card file configured (which needs a token),
@@ -153,16 +173,6 @@ fn interfaces(config: &ServerConfig, base: &str) -> Vec<AgentInterface> {
             protocol_version: PROTOCOL_VERSION.into(),
         });
     }
-    // The same JSON-RPC endpoint answers v0.3's methods; listed last, so that a client that
-    // speaks both picks v1.0.
-    if config.v03 {
-        interfaces.push(AgentInterface {
-            url: format!("{base}{}", config.jsonrpc_path),
-            protocol_binding: BINDING_JSONRPC.into(),
-            tenant: String::new(),
-            protocol_version: v03::VERSION.into(),
-        });
-    }
     interfaces
 }
 
@@ -185,26 +195,27 @@ fn grpc_target(url: &str) -> String {
 }
 
 impl ServedCard {
-    /// Serializes `card` once and derives its validators. A card with a v0.3 interface also
-    /// carries v0.3's top-level members (see [`v03::add_card_members`]), so that v0.3
-    /// clients read it; v1.0 clients and signature verifiers ignore them.
-    pub fn new(card: AgentCard, max_age_secs: u64) -> Self {
-        let v03_url = card
-            .supported_interfaces
-            .iter()
-            .find(|i| i.protocol_binding == BINDING_JSONRPC && v03::is_v03(&i.protocol_version))
-            .map(|i| i.url.clone())
-            .unwrap_or_default();
-        let body = match serde_json::to_value(&card) {
+    /// Serializes `card` once and derives its validators. With `v03`, the card is also kept
+    /// with v0.3's top-level members (see [`v03::add_card_members`]), for v0.3 clients; v1.0
+    /// clients and signature verifiers ignore them.
+    pub fn new(card: AgentCard, max_age_secs: u64, v03: bool) -> Self {
+        let v03_url = if v03 {
+            card.supported_interfaces
+                .iter()
+                .find(|i| i.protocol_binding == BINDING_JSONRPC)
+                .map(|i| i.url.clone())
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
+        let v1 = CardForm::new(serde_json::to_vec(&card).unwrap_or_default());
+        let dual = match serde_json::to_value(&card) {
             Ok(serde_json::Value::Object(mut served)) if !v03_url.is_empty() => {
                 v03::add_card_members(&mut served, &card, &v03_url);
-                serde_json::to_vec(&served)
+                serde_json::to_vec(&served).ok().map(CardForm::new)
             }
-            _ => serde_json::to_vec(&card),
+            _ => None,
         };
-        let body = Bytes::from(body.unwrap_or_default());
-        let etag = HeaderValue::from_str(&format!("\"{:016x}\"", fnv1a(&body)))
-            .unwrap_or_else(|_| HeaderValue::from_static("\"0\""));
         let now = jiff::Timestamp::now();
         let last_modified =
             HeaderValue::from_str(&now.strftime("%a, %d %b %Y %H:%M:%S GMT").to_string())
@@ -214,36 +225,52 @@ impl ServedCard {
         Self {
             card,
             v03_url,
-            body,
-            etag,
+            v1,
+            dual,
             last_modified,
             cache_control,
         }
     }
 
-    /// Where v0.3 clients call; empty when the card lists no v0.3 interface.
+    /// Where v0.3 clients call; empty when v0.3 is not served.
     pub fn v03_url(&self) -> &str {
         &self.v03_url
     }
 
-    /// The card as served (for tests and the CLI).
+    /// The card as served to v1.0 clients (for tests and the CLI).
     pub fn body(&self) -> &Bytes {
-        &self.body
+        &self.v1.bytes
     }
 
-    /// The response to a GET of the card, honouring `If-None-Match`.
+    /// The response to a GET of the card, honouring `If-None-Match`. A request that states
+    /// no `A2A-Version`, which the spec reads as v0.3, gets the card with v0.3's members when
+    /// v0.3 is served (v0.3 clients never send the header and need them); one that states a
+    /// version other than 0.3 gets the v1.0 card alone. `Vary: A2A-Version` says so to caches.
     pub fn respond(&self, request_headers: &HeaderMap) -> Response {
+        let version = request_headers
+            .get(crate::http::params::VERSION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+            .filter(|v| !v.is_empty());
+        let form = match (&self.dual, version) {
+            (Some(dual), None) => dual,
+            (Some(dual), Some(v)) if v03::is_v03(v) => dual,
+            _ => &self.v1,
+        };
         let not_modified = request_headers
             .get_all(header::IF_NONE_MATCH)
             .iter()
             .filter_map(|v| v.to_str().ok())
             .flat_map(|v| v.split(','))
             .map(|t| t.trim().trim_start_matches("W/"))
-            .any(|t| t == "*" || self.etag.to_str().is_ok_and(|e| e == t));
+            .any(|t| t == "*" || form.etag.to_str().is_ok_and(|e| e == t));
         let mut builder = Response::builder()
             .header(header::CACHE_CONTROL, self.cache_control.clone())
-            .header(header::ETAG, self.etag.clone())
+            .header(header::ETAG, form.etag.clone())
             .header(header::LAST_MODIFIED, self.last_modified.clone());
+        if self.dual.is_some() {
+            builder = builder.header(header::VARY, "A2A-Version");
+        }
         let body = if not_modified {
             builder = builder.status(StatusCode::NOT_MODIFIED);
             Body::empty()
@@ -251,7 +278,7 @@ impl ServedCard {
             builder = builder
                 .status(StatusCode::OK)
                 .header(header::CONTENT_TYPE, "application/json");
-            Body::from(self.body.clone())
+            Body::from(form.bytes.clone())
         };
         builder.body(body).unwrap_or_default()
     }

@@ -35,6 +35,10 @@ pub(crate) async fn handle(
     parts: &Parts,
     rid: Option<&RequestId>,
 ) -> (Response, bool) {
+    // A request that states a v1.0 version is answered as v1.0 answers.
+    if let Err(e) = check_version(parts, method) {
+        return (jsonrpc_error(&envelope.id, &e, rid), false);
+    }
     match dispatch(app, method, envelope, parts).await {
         Ok(response) => (response, true),
         Err(e) => (error_response(&envelope.id, &e, rid), false),
@@ -85,7 +89,6 @@ async fn dispatch(
     envelope: &RpcEnvelope<'_>,
     parts: &Parts,
 ) -> Result<Response, A2aError> {
-    check_version(parts, method)?;
     let request = request(method, envelope)?;
     let extensions = params::activate_extensions(
         &parts.headers,
@@ -197,7 +200,7 @@ fn result(method: Method, doc: &JsonDoc, app: &AppState) -> Result<Vec<u8>, A2aE
                 Ok(Value::Object(m)) => m,
                 _ => return Err(A2aError::internal("the extended card is not an object")),
             };
-            v03::add_card_members(&mut served, &card, &app.card.v03_url());
+            v03::add_card_members(&mut served, &card, app.card.v03_url());
             to_vec(&served)
         }
         Method::MessageStream | Method::TasksResubscribe => Err(A2aError::internal(format!(
@@ -207,7 +210,8 @@ fn result(method: Method, doc: &JsonDoc, app: &AppState) -> Result<Vec<u8>, A2aE
     }
 }
 
-/// Each stream event as a v0.3 JSON-RPC response carrying the request id.
+/// Each stream event as a v0.3 JSON-RPC response carrying the request id (the envelope
+/// serialized once per stream, as v1.0's).
 struct Framing {
     id: Value,
     envelope: JsonRpcSuccess,

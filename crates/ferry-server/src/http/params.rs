@@ -15,6 +15,8 @@ pub const EXTENSIONS_HEADER: &str = "a2a-extensions";
 // The same names, parsed once: a lookup by `&str` parses the name again on every request.
 pub(crate) const VERSION: HeaderName = HeaderName::from_static(VERSION_HEADER);
 pub(crate) const EXTENSIONS: HeaderName = HeaderName::from_static(EXTENSIONS_HEADER);
+/// v0.3's name for it, read as well.
+const X_EXTENSIONS: HeaderName = HeaderName::from_static(ferry_proto::v03::EXTENSIONS_HEADER);
 pub(crate) const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 
 /// Checks the requested protocol version: `1.x` is accepted; a missing header is 1.0 unless
@@ -64,11 +66,13 @@ fn version_error(requested: &str) -> A2aError {
     .with_meta("supportedVersions", PROTOCOL_VERSION)
 }
 
-/// The extension URIs a request asks for: every `A2A-Extensions` line, split on commas, trimmed.
+/// The extension URIs a request asks for: every `A2A-Extensions` line (and v0.3's
+/// `X-A2A-Extensions`), split on commas, trimmed.
 pub(crate) fn requested_extensions(headers: &HeaderMap) -> Vec<String> {
     headers
         .get_all(EXTENSIONS)
         .iter()
+        .chain(headers.get_all(X_EXTENSIONS).iter())
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .map(str::trim)
@@ -175,6 +179,8 @@ mod tests {
             ("a2a-extensions", "urn:c,,"),
         ]);
         assert_eq!(requested_extensions(&h), ["urn:a", "urn:b", "urn:c"]);
+        let v03 = headers(&[("a2a-extensions", "urn:a"), ("x-a2a-extensions", "urn:d")]);
+        assert_eq!(requested_extensions(&v03), ["urn:a", "urn:d"]);
         let declared = vec!["urn:b".to_owned(), "urn:c".to_owned()];
         assert_eq!(
             activate_extensions(&h, &declared, &[]).expect("ok"),

@@ -422,7 +422,7 @@ fn build_agent(
             .collect()
     };
     let (declared_extensions, required_extensions) = (extension_uris(false), extension_uris(true));
-    let card = ServedCard::new(card, config.card_max_age_secs);
+    let card = ServedCard::new(card, config.card_max_age_secs, config.v03);
     let gate = several.then(|| Arc::new(AgentGate::new(&id, limits)));
     let state = Arc::new(AppState {
         handler,

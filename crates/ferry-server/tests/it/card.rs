@@ -10,16 +10,18 @@ use serde_json::Value;
 
 const CARD: &str = "/.well-known/agent-card.json";
 
-/// GETs a card path; returns status, headers and body text.
+/// GETs a card path as a v1.0 client does (`A2A-Version: 1.0`); returns status, headers and
+/// body text.
 async fn get(
     srv: &TestServer,
     path: &str,
     if_none_match: Option<&str>,
 ) -> (u16, HeaderMap, String) {
-    let headers: Vec<(&str, &str)> = if_none_match
+    let mut headers: Vec<(&str, &str)> = if_none_match
         .map(|tag| ("if-none-match", tag))
         .into_iter()
         .collect();
+    headers.push(("a2a-version", "1.0"));
     let response = srv.request(Method::GET, path, &headers, "").await;
     let (status, headers) = (response.status().as_u16(), response.headers().clone());
     (
@@ -96,7 +98,9 @@ async fn required_fields_and_interfaces() {
     );
 }
 
-/// Point 3: no v0.3-only field and no `stateTransitionHistory`.
+/// Point 3: no v0.3-only field and no `stateTransitionHistory` for a v1.0 client; a request
+/// without `A2A-Version` (v0.3's, by the spec) gets the dual card, with v0.3's members; both
+/// say they vary by the header.
 async fn no_v03_fields() {
     let srv = TestServer::start(ferry_agents::EchoAgent).await;
     let card = card(&srv).await;
@@ -113,6 +117,18 @@ async fn no_v03_fields() {
     assert!(
         card["capabilities"].get("stateTransitionHistory").is_none(),
         "{card}"
+    );
+    let response = srv.request(Method::GET, CARD, &[], "").await;
+    assert_eq!(response.headers()["vary"], "A2A-Version");
+    let dual: Value = response.json().await.expect("the dual card is JSON");
+    assert_eq!(dual["protocolVersion"], "0.3.0", "{dual}");
+    assert_eq!(dual["url"], card["supportedInterfaces"][0]["url"], "{dual}");
+    let mut without = dual.as_object().cloned().expect("an object");
+    assert!(ferry_proto::v03::strip_card_members(&mut without));
+    assert_eq!(
+        Value::Object(without),
+        card,
+        "the same card besides v0.3's members"
     );
 }
 

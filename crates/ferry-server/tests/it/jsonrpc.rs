@@ -4,6 +4,7 @@
 //! details, and which results are wrapped.
 
 use crate::support::{INVALID_PARAMS, TestServer, assert_wire_format, keys, message, send_params};
+use ferry_server::ServerConfig;
 use serde_json::{Value, json};
 
 /// POSTs `body` to `/jsonrpc` as `content_type` (with `A2A-Version: version` when given) and
@@ -105,11 +106,25 @@ async fn bad_envelopes_are_invalid_requests() {
     }
 }
 
-/// Point 17: unknown methods (v0.3 names included) are -32601, with the id echoed.
+/// Point 17: unknown methods are -32601, with the id echoed; so are v0.3's names on a server
+/// that does not serve v0.3. Where it does, a v0.3 name under `A2A-Version: 1.0` is -32009.
 async fn unknown_methods_are_not_found() {
     let srv = TestServer::start(ferry_agents::EchoAgent).await;
-    for method in ["Foo", "message/send", "tasks/get", "sendMessage", ""] {
+    for method in ["Foo", "tasks/list", "sendMessage", ""] {
         let envelope = post_json(&srv, &request(json!("m"), method, send_params("hi"))).await;
+        assert_error(&envelope, -32601, &json!("m"));
+    }
+    for method in ["message/send", "tasks/get"] {
+        let envelope = post_json(&srv, &request(json!("m"), method, send_params("hi"))).await;
+        assert_error(&envelope, -32009, &json!("m"));
+    }
+    let config = ServerConfig {
+        v03: false,
+        ..ServerConfig::default()
+    };
+    let v1_only = TestServer::with_config(ferry_agents::EchoAgent, config).await;
+    for method in ["message/send", "tasks/get"] {
+        let envelope = post_json(&v1_only, &request(json!("m"), method, send_params("hi"))).await;
         assert_error(&envelope, -32601, &json!("m"));
     }
 }
