@@ -35,14 +35,14 @@
 mod support;
 
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::process::{Command, Output};
+use std::sync::mpsc::RecvTimeoutError;
 use std::thread;
 use std::time::{Duration, Instant};
 use support::{
-    SDK_SERVER_IMPORTS, Server, clear_ferry_env, ferry, run_with_timeout, spawn_sdk_server,
+    SDK_SERVER_IMPORTS, Server, clear_ferry_env, ferry, run_with_timeout, spawn_lines,
+    spawn_sdk_server,
 };
 
 /// Hard limit for one CLI run (each run also gets `--timeout` [`CLI_TIMEOUT_SECS`]).
@@ -454,17 +454,6 @@ fn task_get_list_cancel(cli: &Cli) {
     }
 }
 
-/// A child process killed (and reaped) on drop.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        // It may have exited already.
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// `task subscribe` on an INPUT_REQUIRED task (two `ferry-turns-3` turns done) while another
 /// process sends the third turn: the subscriber sees the task, then the turn's events, and exits
 /// 0 after COMPLETED.
@@ -479,24 +468,8 @@ fn subscribe_until_done(cli: &Cli) {
     );
     assert_eq!(state(&open), INPUT_REQUIRED, "{open}");
 
-    let mut child = Running(
-        ferry()
-            .args(cli.args(&["task", "subscribe"], &[&task_id, "-o", "json"]))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            // Not read by the test: shown in its output on failure.
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn ferry task subscribe"),
-    );
-    let stdout = child.0.stdout.take().expect("subscriber stdout is piped");
-    let (tx, lines) = mpsc::channel();
-    thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            // The test may have given up on the receiver already.
-            let _ = tx.send(line);
-        }
-    });
+    let (mut child, lines) =
+        spawn_lines(ferry().args(cli.args(&["task", "subscribe"], &[&task_id, "-o", "json"])));
     let parse = |line: String| -> Value {
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
     };

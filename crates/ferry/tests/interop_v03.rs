@@ -16,14 +16,11 @@
 mod support;
 
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::thread;
+use std::process::Command;
 use std::time::Duration;
 use support::{
-    Sdk, Server, ferry, http_get, http_request, output_with_timeout, run_with_timeout,
+    Sdk, Server, ferry, http_get, http_request, output_with_timeout, run_with_timeout, spawn_lines,
     workspace_root,
 };
 
@@ -172,17 +169,6 @@ fn cli_json(args: &[&str]) -> Value {
         .unwrap_or_else(|e| panic!("ferry {args:?}: not JSON ({e}): {stdout}"))
 }
 
-/// A child killed when dropped.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        // It may have exited already.
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn ferry_calls_an_a2a_sdk_v03_server() {
     let test = "interop_v03 ferry client -> a2a-sdk 0.3 server";
@@ -247,22 +233,8 @@ fn ferry_calls_an_a2a_sdk_v03_server() {
     // A task held open: subscribed to, then canceled from another process.
     let held = cli_json(&["send", url, "hold on", "--async"]);
     let held_id = held["task"]["id"].as_str().expect("task id").to_owned();
-    let mut child = Running(
-        ferry()
-            .args(["task", "subscribe", url, &held_id, "-o", "json"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn ferry task subscribe"),
-    );
-    let stdout = child.0.stdout.take().expect("piped");
-    let (tx, lines) = mpsc::channel();
-    thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let (mut child, lines) =
+        spawn_lines(ferry().args(["task", "subscribe", url, &held_id, "-o", "json"]));
     let first: Value =
         serde_json::from_str(&lines.recv_timeout(EVENT_TIMEOUT).expect("an event")).expect("JSON");
     assert!(

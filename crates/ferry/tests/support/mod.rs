@@ -631,3 +631,37 @@ fn psql(url: &str, sql: &str) -> bool {
         .status()
         .is_ok_and(|s| s.success())
 }
+
+/// A child process killed (and reaped) on drop.
+pub(crate) struct Running(pub Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // It may have exited already.
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Spawns `cmd` with its stdout piped and read line by line on a thread: each line arrives on
+/// the receiver as it is printed, and the receiver disconnects when stdout closes. stderr is
+/// inherited (shown in the test's output on failure).
+pub(crate) fn spawn_lines(cmd: &mut Command) -> (Running, mpsc::Receiver<String>) {
+    let shown = format!("{cmd:?}");
+    let mut child = Running(
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {shown}: {e}")),
+    );
+    let stdout = child.0.stdout.take().expect("stdout is piped");
+    let (tx, lines) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            // The test may have given up on the receiver already.
+            let _ = tx.send(line);
+        }
+    });
+    (child, lines)
+}
