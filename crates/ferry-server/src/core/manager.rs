@@ -573,15 +573,24 @@ fn settle(
             view.broadcast_event(seq, change.event);
             Ok(())
         }
-        Err(_) if queued_in.is_some_and(|epoch| epoch != view.epoch) => {
-            // Queued after a write that failed: void, and already reported.
+        Err(e) if queued_in.is_some_and(|epoch| epoch != view.epoch) => {
+            // Queued after a write that failed: void, and already reported. Writes settle
+            // in the order their commits are answered, not queued, so a write queued after
+            // the creation may have failed first: the creation that then fails leaves the
+            // task unpublished, and its request must still learn why.
+            if change.creates && view.early_error.is_none() {
+                view.early_error = Some(refusal(&e));
+            }
             Err(EmitError::Unavailable(
                 "an earlier event of this task could not be stored".to_owned(),
             ))
         }
         Err(e) => {
             let error = match &e {
-                _ if change.creates => {
+                // Until the task is stored, a failed write is the answer of the request
+                // that started it: the creation's own, or one queued on top of it whose
+                // failure is answered before the creation's.
+                _ if change.creates || !view.published => {
                     view.early_error = Some(refusal(&e));
                     EmitError::Unavailable(e.to_string())
                 }
@@ -715,4 +724,68 @@ pub(crate) fn refusal(error: &StoreError) -> A2aError {
 /// A store failure while reading.
 pub(crate) fn store_error(error: StoreError) -> A2aError {
     refusal(&error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::turn::finish_turn;
+
+    /// A task whose creation and one event on top of it are queued (in epoch 0), as
+    /// `apply` leaves it on a store that commits writes together.
+    fn queued_task(map: &Arc<LiveTasks>) -> (Arc<LiveTask>, Stored, Stored) {
+        let task = Arc::new(Task::new(
+            "t",
+            "c",
+            TaskStatus::now(TaskState::Submitted, None),
+        ));
+        let live = map.follow("", task.clone(), 0, false);
+        {
+            let mut view = live.view.lock();
+            view.publish_queued = true;
+            view.in_flight = 2;
+            view.turns_started = 1;
+        }
+        let mut working = (*task).clone();
+        working.status = TaskStatus::now(TaskState::Working, None);
+        let on_top = Stored {
+            event: Arc::new(StreamResponse::Task(Arc::new(working.clone()))),
+            task: Arc::new(working),
+            changes_status: true,
+            creates: false,
+        };
+        (live, Stored::creation(task), on_top)
+    }
+
+    fn down() -> Result<u64, StoreError> {
+        Err(StoreError::Unavailable(
+            "the task store is unavailable".into(),
+        ))
+    }
+
+    /// Whichever of the two failures is answered first, the request that started the task
+    /// learns that the store refused it, not that the agent produced nothing.
+    #[test]
+    fn a_refused_creation_is_the_requests_answer_in_either_order() {
+        let map = LiveTasks::new();
+        for creation_first in [true, false] {
+            let (live, creation, on_top) = queued_task(&map);
+            if creation_first {
+                let _ = settle(&live, down(), creation, Some(0));
+                let _ = settle(&live, down(), on_top, Some(0));
+            } else {
+                let _ = settle(&live, down(), on_top, Some(0));
+                let _ = settle(&live, down(), creation, Some(0));
+            }
+            finish_turn(&live, 1);
+            let view = live.view.lock();
+            assert!(!view.published);
+            let early = view.early_error.as_ref().expect("an answer");
+            assert_eq!(
+                early.reason.as_deref(),
+                Some("TASK_STORE_UNAVAILABLE"),
+                "creation first: {creation_first}: {early:?}"
+            );
+        }
+    }
 }
