@@ -26,9 +26,15 @@ Checks, in order:
   ``tasks/pushNotificationConfig/set`` is -32003 (this server sends none);
 * no request carried an ``A2A-Version`` header (v0.3 clients send none).
 
+With ``--transport HTTP+JSON`` the same checks run over v0.3's REST binding
+(``/v1/message:send`` and friends under the card's HTTP+JSON interface, v0.3
+ProtoJSON bodies): the card must list that interface, and the two errors are
+HTTP statuses (404 for the unknown task, 400 for the push config) instead of
+JSON-RPC codes.
+
 Usage::
 
-    v03_client.py --base-url http://127.0.0.1:PORT
+    v03_client.py --base-url http://127.0.0.1:PORT [--transport JSONRPC|HTTP+JSON]
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ import uuid
 
 import httpx
 from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
-from a2a.client.errors import A2AClientJSONRPCError
+from a2a.client.errors import A2AClientHTTPError, A2AClientJSONRPCError
 from a2a.types import (
     DataPart,
     Message,
@@ -57,6 +63,7 @@ from a2a.types import (
     TaskState,
     TaskStatusUpdateEvent,
     TextPart,
+    TransportProtocol,
 )
 
 
@@ -93,7 +100,17 @@ def updates(events: list) -> list:
     return [e[1] for e in events if isinstance(e, tuple) and e[1] is not None]
 
 
-async def run(base_url: str) -> None:
+def error_code(e: Exception, rest: bool) -> int | None:
+    """The JSON-RPC code of a JSON-RPC error, the HTTP status of a REST one."""
+    if rest and isinstance(e, A2AClientHTTPError):
+        return e.status_code
+    if not rest and isinstance(e, A2AClientJSONRPCError):
+        return e.error.code
+    return None
+
+
+async def run(base_url: str, transport: str) -> None:
+    rest = transport == TransportProtocol.http_json.value
     seen_versions: list[str | None] = []
 
     async def observe(request: httpx.Request) -> None:
@@ -104,9 +121,25 @@ async def run(base_url: str) -> None:
         check(card.url == f"{base_url}/jsonrpc", f"card url is the JSON-RPC interface ({card.url})")
         check(card.protocol_version == "0.3.0", "card protocolVersion is 0.3.0")
         check(card.preferred_transport == "JSONRPC", "card preferredTransport is JSONRPC")
+        if rest:
+            check(
+                any(
+                    i.transport == transport and i.url == f"{base_url}/rest"
+                    for i in card.additional_interfaces or []
+                ),
+                f"card lists the HTTP+JSON interface ({card.additional_interfaces})",
+            )
 
-        unary = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(card)
-        streaming = ClientFactory(ClientConfig(streaming=True, httpx_client=http)).create(card)
+        transports = [TransportProtocol(transport)]
+
+        def client(streaming: bool):
+            config = ClientConfig(
+                streaming=streaming, httpx_client=http, supported_transports=transports
+            )
+            return ClientFactory(config).create(card)
+
+        unary = client(streaming=False)
+        streaming = client(streaming=True)
 
         # A blocking message/send.
         sent = message(
@@ -191,11 +224,13 @@ async def run(base_url: str) -> None:
         )
 
         # Typed errors.
+        not_found, unsupported = (404, 400) if rest else (-32001, -32003)
         try:
             await unary.get_task(TaskQueryParams(id=f"no-such-{uuid.uuid4()}"))
             check(False, "tasks/get of an unknown task fails")
-        except A2AClientJSONRPCError as e:
-            check(e.error.code == -32001, f"tasks/get unknown: -32001 ({e.error.code})")
+        except (A2AClientJSONRPCError, A2AClientHTTPError) as e:
+            code = error_code(e, rest)
+            check(code == not_found, f"tasks/get unknown: {not_found} ({code})")
         try:
             await unary.set_task_callback(
                 TaskPushNotificationConfig(
@@ -204,8 +239,9 @@ async def run(base_url: str) -> None:
                 )
             )
             check(False, "tasks/pushNotificationConfig/set fails on this server")
-        except A2AClientJSONRPCError as e:
-            check(e.error.code == -32003, f"pushNotificationConfig/set: -32003 ({e.error.code})")
+        except (A2AClientJSONRPCError, A2AClientHTTPError) as e:
+            code = error_code(e, rest)
+            check(code == unsupported, f"pushNotificationConfig/set: {unsupported} ({code})")
 
     check(
         all(v is None for v in seen_versions),
@@ -217,10 +253,16 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--timeout", type=float, default=30)
+    parser.add_argument(
+        "--transport",
+        default=TransportProtocol.jsonrpc.value,
+        choices=[TransportProtocol.jsonrpc.value, TransportProtocol.http_json.value],
+    )
     args = parser.parse_args()
-    print(f"a2a-sdk {importlib.metadata.version('a2a-sdk')}", flush=True)
+    print(f"a2a-sdk {importlib.metadata.version('a2a-sdk')} over {args.transport}", flush=True)
     try:
-        asyncio.run(asyncio.wait_for(run(args.base_url.rstrip("/")), args.timeout))
+        run_checks = run(args.base_url.rstrip("/"), args.transport)
+        asyncio.run(asyncio.wait_for(run_checks, args.timeout))
     except CheckFailed as e:
         print(f"FAIL: {e}", flush=True)
         return 1

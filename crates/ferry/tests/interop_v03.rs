@@ -3,8 +3,8 @@
 //! - The official Python SDK of v0.3 (`a2a-sdk` 0.3.26, `$FERRY_PYTHON_V03` or
 //!   `<workspace>/.venv-v03`, made by `scripts/test.sh`) runs `interop/python/v03_client.py`:
 //!   card, blocking send, three streamed turns, resubscribe while cancelling, get, typed
-//!   errors, no `A2A-Version` header anywhere. Skipped loudly outside CI when the venv is
-//!   missing, a failure in CI.
+//!   errors, no `A2A-Version` header anywhere; once over JSON-RPC and once over v0.3's
+//!   HTTP+JSON binding. Skipped loudly outside CI when the venv is missing, a failure in CI.
 //! - JSON-RPC posted to the base URL (`/`) works, for v1.0 and v0.3 methods alike.
 //! - `--no-v03` serves v1.0 only: no v0.3 members on the card, `message/send` is -32601.
 //! - `/metrics` counts requests by the version they spoke.
@@ -45,10 +45,10 @@ fn v03_send(message_id: &str) -> Value {
         "parts": [{"kind": "text", "text": "hi"}]}}})
 }
 
-#[test]
-fn the_python_sdk_of_v03_converses_with_ferry() {
-    let test = "interop_v03 python a2a-sdk 0.3";
-    let Some(python) = support::sdk_python_or_skip(Sdk::V03, test, "a2a.client, a2a.types") else {
+/// Runs `interop/python/v03_client.py` over `transport` against a conformance agent.
+fn python_v03_client_over(transport: &str) {
+    let test = format!("interop_v03 python a2a-sdk 0.3 over {transport}");
+    let Some(python) = support::sdk_python_or_skip(Sdk::V03, &test, "a2a.client, a2a.types") else {
         return;
     };
     let root = workspace_root();
@@ -57,7 +57,7 @@ fn the_python_sdk_of_v03_converses_with_ferry() {
     let (out, timed_out) = output_with_timeout(
         Command::new(&python)
             .arg(script)
-            .args(["--base-url", &server.base_url])
+            .args(["--base-url", &server.base_url, "--transport", transport])
             .env("PYTHONUNBUFFERED", "1")
             .current_dir(&root),
         None,
@@ -72,6 +72,104 @@ fn the_python_sdk_of_v03_converses_with_ferry() {
         server.output()
     );
     println!("{stdout}");
+}
+
+#[test]
+fn the_python_sdk_of_v03_converses_with_ferry() {
+    python_v03_client_over("JSONRPC");
+}
+
+/// The same conversation over v0.3's HTTP+JSON binding (`/rest/v1/message:send`, …).
+#[test]
+fn the_python_sdk_of_v03_converses_with_ferry_over_rest() {
+    python_v03_client_over("HTTP+JSON");
+}
+
+/// v0.3's REST routes under `/rest`, in v0.3's ProtoJSON: a blocking send, a get with
+/// `historyLength`; a stream's events; under `A2A-Version: 1.0` the same path is v1.0's, for
+/// the tenant `v1`.
+#[test]
+fn v03_rest_routes_speak_v03_proto_json() {
+    let server = Server::start(["--agent", "echo", "--bind", "127.0.0.1:0"]);
+    let rest = format!("{}/rest", server.base_url);
+    let body = json!({"message": {"messageId": "r-1", "role": "ROLE_USER",
+        "content": [{"text": "hello"}, {"data": {"data": {"n": 1}}}]},
+        "configuration": {"blocking": true}});
+    let (status, sent) = post(&format!("{rest}/v1/message:send"), &[], &body);
+    assert_eq!(status, 200, "{sent}");
+    let task = &sent["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{sent}");
+    assert!(task.get("kind").is_none(), "no kind in ProtoJSON: {sent}");
+    assert_eq!(task["history"][0]["content"][0]["text"], "hello", "{sent}");
+    assert_eq!(task["history"][0]["role"], "ROLE_USER", "{sent}");
+    let parts: Vec<&Value> = task["artifacts"]
+        .as_array()
+        .expect("artifacts")
+        .iter()
+        .flat_map(|a| a["parts"].as_array().expect("parts"))
+        .collect();
+    assert!(
+        parts.iter().any(|p| p["data"]["data"] == json!({"n": 1})),
+        "the data part, one level down: {sent}"
+    );
+    let id = task["id"].as_str().expect("an id");
+    let (status, got) = http_request(
+        "GET",
+        &format!("{rest}/v1/tasks/{id}?historyLength=1"),
+        &[],
+        "",
+    );
+    let got: Value = serde_json::from_slice(&got).expect("JSON");
+    assert_eq!(status, 200, "{got}");
+    assert_eq!(got["id"], id);
+    assert_eq!(got["history"].as_array().map(Vec::len), Some(1), "{got}");
+    // A stream: SSE data lines, each one v0.3 StreamResponse, the last a final status.
+    let (status, stream) = http_request(
+        "POST",
+        &format!("{rest}/v1/message:stream"),
+        &[],
+        &json!({"message": {"messageId": "r-2", "role": "ROLE_USER", "content": [{"text": "hi"}]}})
+            .to_string(),
+    );
+    assert_eq!(status, 200);
+    let events: Vec<Value> = String::from_utf8_lossy(&stream)
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(|d| serde_json::from_str(d.trim()).expect("an event"))
+        .collect();
+    assert!(
+        events.first().is_some_and(|e| e.get("task").is_some()),
+        "{events:?}"
+    );
+    let last = events.last().expect("events");
+    assert_eq!(last["statusUpdate"]["final"], true, "{events:?}");
+    assert_eq!(
+        last["statusUpdate"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+    // Errors: v1.0's AIP-193 body with v0.3's statuses.
+    let (status, _) = http_request("GET", &format!("{rest}/v1/tasks/no-such-task"), &[], "");
+    assert_eq!(status, 404);
+    let (status, refused) = post(
+        &format!("{rest}/v1/message:send"),
+        &[],
+        &json!({"message": {"messageId": "r-3", "role": "ROLE_BOSS", "content": []}}),
+    );
+    assert_eq!(status, 400, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("role")),
+        "{refused}"
+    );
+    // Under a 1.x version `v1` is a tenant and the body is v1.0's.
+    let (status, v1) = post(
+        &format!("{rest}/v1/message:send"),
+        &[("A2A-Version", "1.0")],
+        &json!({"message": {"messageId": "r-4", "role": "ROLE_USER", "parts": [{"text": "hi"}]}}),
+    );
+    assert_eq!(status, 200, "{v1}");
+    assert_eq!(v1["task"]["history"][0]["parts"][0]["text"], "hi", "{v1}");
 }
 
 #[test]
@@ -152,6 +250,13 @@ fn no_v03_serves_v1_only() {
     );
     assert_eq!(status, 200);
     assert_eq!(body["error"]["code"], -32601, "{body}");
+    // v0.3's REST path is then v1.0's, for a tenant `v1`, and a v0.3 body is refused.
+    let (status, body) = post(
+        &format!("{}/rest/v1/message:send", server.base_url),
+        &[],
+        &json!({"message": {"messageId": "m-4", "role": "ROLE_USER", "content": [{"text": "hi"}]}}),
+    );
+    assert_eq!(status, 400, "{body}");
 }
 
 /// Runs `ferry ARGS -o json` and returns its JSON output (the last line for a stream).

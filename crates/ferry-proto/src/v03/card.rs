@@ -2,7 +2,7 @@
 //! read as v1.0.
 
 use super::CARD_PROTOCOL_VERSION;
-use crate::{AgentCard, BINDING_JSONRPC, SecurityScheme};
+use crate::{AgentCard, BINDING_HTTP_JSON, BINDING_JSONRPC, SecurityScheme};
 use serde_json::{Map, Value, json};
 
 /// The top-level members v0.3 clients read and v1.0 has not (besides those inside
@@ -25,23 +25,52 @@ const SCHEME_WRAPPERS: [&str; 5] = [
     "mtlsSecurityScheme",
 ];
 
+/// Where a server serves v0.3: its JSON-RPC endpoint and, when it serves v0.3 over HTTP+JSON,
+/// that binding's base URL (the routes are below it: `{rest}/v1/message:send`, …).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Interfaces {
+    /// The JSON-RPC endpoint (the card's top-level `url`).
+    pub jsonrpc: String,
+    /// The HTTP+JSON base URL, if served.
+    pub rest: Option<String>,
+}
+
+impl Interfaces {
+    /// Where `card` serves v0.3, read off its v1.0 interfaces: the first JSON-RPC one and the
+    /// first HTTP+JSON one (v0.3 answers beside v1.0 at both). `None` without a JSON-RPC
+    /// interface: v0.3's card needs one for its `url`.
+    pub fn of(card: &AgentCard) -> Option<Interfaces> {
+        let first = |binding: &str| {
+            card.supported_interfaces
+                .iter()
+                .find(|i| i.protocol_binding == binding)
+                .map(|i| i.url.clone())
+        };
+        Some(Interfaces {
+            jsonrpc: first(BINDING_JSONRPC)?,
+            rest: first(BINDING_HTTP_JSON),
+        })
+    }
+}
+
 /// Adds the v0.3 top-level members to a served v1.0 card (`card` is its JSON, `typed` the
-/// same card), for a server whose v0.3 JSON-RPC endpoint is `url`: `url`, `protocolVersion`,
+/// same card), for a server that serves v0.3 at `at`: `url`, `protocolVersion`,
 /// `preferredTransport`, `additionalInterfaces`, `supportsAuthenticatedExtendedCard` and
 /// `security`, and in each security scheme its v0.3 `type` and members. A member the card
 /// already has is left as it is. v1.0 parsers ignore them (spec §14, the official SDKs serve
 /// the same), and card signatures never cover them: a verifier canonicalizes the typed card.
-pub fn add_card_members(card: &mut Map<String, Value>, typed: &AgentCard, url: &str) {
+pub fn add_card_members(card: &mut Map<String, Value>, typed: &AgentCard, at: &Interfaces) {
     let mut add = |name: &str, value: Value| {
         card.entry(name.to_owned()).or_insert(value);
     };
-    add("url", json!(url));
+    add("url", json!(at.jsonrpc));
     add("protocolVersion", json!(CARD_PROTOCOL_VERSION));
     add("preferredTransport", json!(BINDING_JSONRPC));
-    add(
-        "additionalInterfaces",
-        json!([{"url": url, "transport": BINDING_JSONRPC}]),
-    );
+    let mut additional = vec![json!({"url": at.jsonrpc, "transport": BINDING_JSONRPC})];
+    if let Some(rest) = &at.rest {
+        additional.push(json!({"url": rest, "transport": BINDING_HTTP_JSON}));
+    }
+    add("additionalInterfaces", Value::Array(additional));
     if typed.capabilities.extended_agent_card == Some(true) {
         add("supportsAuthenticatedExtendedCard", json!(true));
     }

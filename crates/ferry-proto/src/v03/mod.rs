@@ -11,9 +11,12 @@
 
 mod card;
 pub mod convert;
+pub mod rest;
 pub mod wire;
 
-pub use card::{CARD_MEMBERS, add_card_members, card_to_v1, security_scheme, strip_card_members};
+pub use card::{
+    CARD_MEMBERS, Interfaces, add_card_members, card_to_v1, security_scheme, strip_card_members,
+};
 
 use crate::{A2aError, Operation};
 use serde_json::{Value, json};

@@ -365,7 +365,9 @@ fn errors_both_ways() {
 fn card_members_for_v03_clients() {
     let card: ferry_proto::AgentCard = read(json!({
         "name": "a", "description": "d", "version": "1",
-        "supportedInterfaces": [{"url": "http://h/jsonrpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "supportedInterfaces": [
+            {"url": "http://h/jsonrpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": "http://h/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}],
         "capabilities": {"streaming": true, "extendedAgentCard": true},
         "securitySchemes": {
             "bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}},
@@ -375,14 +377,17 @@ fn card_members_for_v03_clients() {
     let Value::Object(mut served) = write(&card) else {
         panic!("a card is an object")
     };
-    v03::add_card_members(&mut served, &card, "http://h/jsonrpc");
+    let at = v03::Interfaces::of(&card).expect("a JSON-RPC interface");
+    assert_eq!(at.rest.as_deref(), Some("http://h/rest"));
+    v03::add_card_members(&mut served, &card, &at);
     let served = Value::Object(served);
     assert_eq!(served["url"], "http://h/jsonrpc");
     assert_eq!(served["protocolVersion"], "0.3.0");
     assert_eq!(served["preferredTransport"], "JSONRPC");
     assert_eq!(
         served["additionalInterfaces"],
-        json!([{"url": "http://h/jsonrpc", "transport": "JSONRPC"}])
+        json!([{"url": "http://h/jsonrpc", "transport": "JSONRPC"},
+               {"url": "http://h/rest", "transport": "HTTP+JSON"}])
     );
     assert_eq!(served["supportsAuthenticatedExtendedCard"], true);
     assert_eq!(served["security"], json!([{"bearer": []}]));
@@ -393,4 +398,273 @@ fn card_members_for_v03_clients() {
     // A v1.0 reader still reads the same card.
     let reread: ferry_proto::AgentCard = read(served);
     assert_eq!(reread, card);
+}
+
+// ---- v0.3 over HTTP+JSON: routes and ProtoJSON ----
+
+#[test]
+fn every_v03_rest_route_names_its_method() {
+    use v03::rest::route;
+    let cases = [
+        ("POST", "v1/message:send", Method::MessageSend, "", ""),
+        ("POST", "v1/message:stream", Method::MessageStream, "", ""),
+        ("GET", "v1/tasks/t-1", Method::TasksGet, "t-1", ""),
+        (
+            "POST",
+            "v1/tasks/t-1:cancel",
+            Method::TasksCancel,
+            "t-1",
+            "",
+        ),
+        (
+            "GET",
+            "v1/tasks/t-1:subscribe",
+            Method::TasksResubscribe,
+            "t-1",
+            "",
+        ),
+        (
+            "POST",
+            "v1/tasks/t-1:subscribe",
+            Method::TasksResubscribe,
+            "t-1",
+            "",
+        ),
+        (
+            "POST",
+            "v1/tasks/t-1/pushNotificationConfigs",
+            Method::PushConfigSet,
+            "t-1",
+            "",
+        ),
+        (
+            "GET",
+            "v1/tasks/t-1/pushNotificationConfigs",
+            Method::PushConfigList,
+            "t-1",
+            "",
+        ),
+        (
+            "GET",
+            "v1/tasks/t-1/pushNotificationConfigs/w",
+            Method::PushConfigGet,
+            "t-1",
+            "w",
+        ),
+        (
+            "DELETE",
+            "v1/tasks/t-1/pushNotificationConfigs/w",
+            Method::PushConfigDelete,
+            "t-1",
+            "w",
+        ),
+        (
+            "GET",
+            "v1/card",
+            Method::GetAuthenticatedExtendedCard,
+            "",
+            "",
+        ),
+    ];
+    let mut seen = std::collections::HashSet::new();
+    for (verb, path, method, task, config) in cases {
+        let segs: Vec<&str> = path.split('/').collect();
+        let r = route(verb, &segs).unwrap_or_else(|| panic!("{verb} {path}"));
+        assert_eq!(
+            (r.method, r.task_id.as_str(), r.config_id.as_str()),
+            (method, task, config)
+        );
+        seen.insert(method);
+    }
+    assert_eq!(
+        seen.len(),
+        Method::ALL.len(),
+        "every v0.3 method has a route"
+    );
+    for (verb, path) in [
+        ("GET", "v1/message:send"),
+        ("POST", "message:send"),
+        ("POST", "v1/tasks/t-1:archive"),
+        ("GET", "v1/tasks/t-1:cancel"),
+        ("PUT", "v1/tasks/t-1"),
+        ("GET", "v2/tasks/t-1"),
+    ] {
+        let segs: Vec<&str> = path.split('/').collect();
+        assert!(route(verb, &segs).is_none(), "{verb} {path}");
+    }
+}
+
+/// What the a2a-sdk 0.3 REST client posts (`MessageToDict` of its `SendMessageRequest`).
+fn rest_send_body() -> Value {
+    json!({
+        "request": {"messageId": "m-1", "contextId": "c-1", "taskId": "t-1", "role": "ROLE_USER",
+            "extensions": ["urn:x"], "metadata": {"k": "v"},
+            "content": [
+                {"text": "hello"},
+                {"file": {"fileWithBytes": "aGk=", "mimeType": "text/plain", "name": "a.txt"}},
+                {"file": {"fileWithUri": "https://x.example/f", "mimeType": "image/png"}},
+                {"data": {"data": {"n": 1}}, "metadata": {"m": true}}]},
+        "configuration": {"acceptedOutputModes": ["text/plain"], "historyLength": 2, "blocking": true,
+            "pushNotification": {"url": "https://hook.example/a", "token": "tok",
+                "authentication": {"schemes": ["Bearer"], "credentials": "c"}}},
+        "metadata": {"req": 1}
+    })
+}
+
+#[test]
+fn a_rest_send_body_reads_as_the_json_rpc_params_it_stands_for() {
+    let params = v03::rest::send_request_from_rest(rest_send_body()).expect("reads");
+    let from_rpc: wire::MessageSendParams = read(json!({
+        "message": v03_message(),
+        "configuration": {"acceptedOutputModes": ["text/plain"], "historyLength": 2, "blocking": true,
+            "pushNotificationConfig": {"url": "https://hook.example/a", "token": "tok",
+                "authentication": {"schemes": ["Bearer"], "credentials": "c"}}},
+        "metadata": {"req": 1}}));
+    let mut expected = from_rpc;
+    // The REST message has no referenceTaskIds (v0.3's proto has none).
+    expected.message.reference_task_ids = None;
+    assert_eq!(params, expected);
+    let v1 = convert::send_params_to_v1("", params).expect("converts");
+    assert!(!v1.configuration.expect("configuration").return_immediately);
+    // The JSON-RPC name `message` is read too; an absent `blocking` is proto3's false.
+    let mut body = rest_send_body();
+    let message = body
+        .as_object_mut()
+        .and_then(|b| b.remove("request"))
+        .expect("request");
+    body["message"] = message;
+    body["configuration"] = json!({});
+    let v1 =
+        convert::send_params_to_v1("", v03::rest::send_request_from_rest(body).expect("reads"))
+            .expect("converts");
+    assert!(v1.configuration.expect("configuration").return_immediately);
+}
+
+#[test]
+fn bad_rest_bodies_are_refused_by_name() {
+    for (body, says) in [
+        (json!([1]), "must be an object"),
+        (json!({}), "needs a message"),
+        (
+            json!({"message": {"messageId": "m", "role": "ROLE_BOSS", "content": []}}),
+            "role",
+        ),
+        (
+            json!({"message": {"messageId": "m", "role": "ROLE_USER", "content": [{"x": 1}]}}),
+            "a part needs",
+        ),
+        (
+            json!({"message": {"messageId": "m", "role": "ROLE_USER", "content": [{"data": 3}]}}),
+            "data",
+        ),
+    ] {
+        let e = v03::rest::send_request_from_rest(body.clone()).expect_err("refused");
+        assert!(e.0.contains(says), "{body}: {}", e.0);
+    }
+}
+
+#[test]
+fn answers_are_v03_proto_json_with_only_the_protos_fields() {
+    let task: Task = read(json!({
+        "id": "t-1", "contextId": "c-1",
+        "status": {"state": "TASK_STATE_CANCELED", "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"messageId": "s", "role": "ROLE_AGENT", "parts": [{"text": "stopped"}]}},
+        "artifacts": [{"artifactId": "a", "name": "n", "parts": [
+            {"text": "x"}, {"data": {"k": 1}}, {"url": "https://x.example/f", "mediaType": "image/png", "filename": "f.png"}]}],
+        "history": [{"messageId": "m-1", "role": "ROLE_USER", "referenceTaskIds": ["t-0"], "parts": [{"text": "hi"}]}]}));
+    let rest = v03::rest::task_to_rest(&convert::task_from_v1(&task));
+    assert_eq!(
+        rest,
+        json!({"id": "t-1", "contextId": "c-1",
+            "status": {"state": "TASK_STATE_CANCELLED", "timestamp": "2026-01-01T00:00:00.000Z",
+                "message": {"messageId": "s", "role": "ROLE_AGENT", "content": [{"text": "stopped"}]}},
+            "artifacts": [{"artifactId": "a", "name": "n", "parts": [
+                {"text": "x"}, {"data": {"data": {"k": 1}}},
+                {"file": {"fileWithUri": "https://x.example/f", "mimeType": "image/png", "name": "f.png"}}]}],
+            "history": [{"messageId": "m-1", "role": "ROLE_USER", "content": [{"text": "hi"}]}]})
+    );
+    for (state, name) in [
+        (TaskState::Submitted, "TASK_STATE_SUBMITTED"),
+        (TaskState::Working, "TASK_STATE_WORKING"),
+        (TaskState::InputRequired, "TASK_STATE_INPUT_REQUIRED"),
+        (TaskState::AuthRequired, "TASK_STATE_AUTH_REQUIRED"),
+        (TaskState::Completed, "TASK_STATE_COMPLETED"),
+        (TaskState::Failed, "TASK_STATE_FAILED"),
+        (TaskState::Rejected, "TASK_STATE_REJECTED"),
+        (TaskState::Canceled, "TASK_STATE_CANCELLED"),
+    ] {
+        let t: Task = read(v1_task(state.as_str()));
+        let rest = v03::rest::task_to_rest(&convert::task_from_v1(&t));
+        assert_eq!(rest["status"]["state"], name);
+    }
+}
+
+#[test]
+fn stream_events_and_send_answers_in_proto_json() {
+    let events: [StreamResponse; 3] = [
+        read(json!({"task": v1_task("TASK_STATE_SUBMITTED")})),
+        read(
+            json!({"artifactUpdate": {"taskId": "t-1", "contextId": "c-1", "append": true, "lastChunk": false,
+            "artifact": {"artifactId": "a", "parts": [{"text": "x"}]}}}),
+        ),
+        read(json!({"statusUpdate": {"taskId": "t-1", "contextId": "c-1",
+            "status": {"state": "TASK_STATE_INPUT_REQUIRED"}}})),
+    ];
+    let rest: Vec<Value> = events
+        .iter()
+        .map(|e| v03::rest::event_to_rest(&convert::event_from_v1(e)))
+        .collect();
+    assert_eq!(rest[0]["task"]["status"]["state"], "TASK_STATE_SUBMITTED");
+    assert!(rest[0]["task"].get("kind").is_none());
+    // A false lastChunk is proto3's default: not written.
+    assert_eq!(
+        rest[1],
+        json!({"artifactUpdate": {"taskId": "t-1", "contextId": "c-1", "append": true,
+            "artifact": {"artifactId": "a", "parts": [{"text": "x"}]}}})
+    );
+    assert_eq!(
+        rest[2],
+        json!({"statusUpdate": {"taskId": "t-1", "contextId": "c-1", "final": true,
+            "status": {"state": "TASK_STATE_INPUT_REQUIRED"}}})
+    );
+    let reply: SendMessageResponse = read(
+        json!({"message": {"messageId": "r", "role": "ROLE_AGENT", "parts": [{"text": "hi"}]}}),
+    );
+    assert_eq!(
+        v03::rest::event_to_rest(&convert::send_result_from_v1(&reply)),
+        json!({"message": {"messageId": "r", "role": "ROLE_AGENT", "content": [{"text": "hi"}]}})
+    );
+}
+
+#[test]
+fn push_configs_both_ways_in_proto_json() {
+    // As the a2a-sdk 0.3 REST client posts it: the whole CreateTaskPushNotificationConfigRequest.
+    let sdk_body = json!({"parent": "tasks/t-1", "configId": "w",
+        "config": {"name": "tasks/t-1/pushNotificationConfigs/w",
+            "pushNotificationConfig": {"url": "https://hook.example/a", "token": "tok"}}});
+    let config = v03::rest::push_config_from_rest("t-1", sdk_body).expect("reads");
+    assert_eq!(config.task_id, "t-1");
+    assert_eq!(config.push_notification_config.id.as_deref(), Some("w"));
+    let v1 = convert::set_push_config_to_v1("", config);
+    assert_eq!((v1.task_id.as_str(), v1.id.as_str()), ("t-1", "w"));
+    // The proto's `body: "config"` form, with the id from the config itself; the path's task wins.
+    let bare = json!({"name": "tasks/other/pushNotificationConfigs/x",
+        "pushNotificationConfig": {"id": "x", "url": "https://hook.example/b"}});
+    let config = v03::rest::push_config_from_rest("t-1", bare).expect("reads");
+    assert_eq!(config.task_id, "t-1");
+    assert_eq!(config.push_notification_config.id.as_deref(), Some("x"));
+    assert!(v03::rest::push_config_from_rest("t-1", json!({"config": {}})).is_err());
+    // Answers: the resource name and the config's proto fields only.
+    let answer = convert::push_config_from_v1(&v1);
+    assert_eq!(
+        v03::rest::push_config_to_rest(&answer),
+        json!({"name": "tasks/t-1/pushNotificationConfigs/w",
+            "pushNotificationConfig": {"id": "w", "url": "https://hook.example/a", "token": "tok"}})
+    );
+    let list = v03::rest::push_configs_to_rest(&[answer], "next");
+    assert_eq!(
+        list["configs"][0]["name"],
+        "tasks/t-1/pushNotificationConfigs/w"
+    );
+    assert_eq!(list["nextPageToken"], "next");
 }

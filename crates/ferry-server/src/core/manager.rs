@@ -782,7 +782,7 @@ mod tests {
             assert!(!view.published);
             let early = view.early_error.as_ref().expect("an answer");
             assert_eq!(
-                early.reason.as_deref(),
+                early.reason,
                 Some("TASK_STORE_UNAVAILABLE"),
                 "creation first: {creation_first}: {early:?}"
             );

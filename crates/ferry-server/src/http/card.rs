@@ -22,7 +22,7 @@ pub struct ServedCard {
     /// The card.
     pub card: AgentCard,
     /// Where v0.3 clients call (the card's v0.3 `url`); empty when v0.3 is not served.
-    v03_url: String,
+    v03_interfaces: v03::Interfaces,
     v1: CardForm,
     /// The card with v0.3's members, when v0.3 is served.
     dual: Option<CardForm>,
@@ -199,19 +199,15 @@ impl ServedCard {
     /// with v0.3's top-level members (see [`v03::add_card_members`]), for v0.3 clients; v1.0
     /// clients and signature verifiers ignore them.
     pub fn new(card: AgentCard, max_age_secs: u64, v03: bool) -> Self {
-        let v03_url = if v03 {
-            card.supported_interfaces
-                .iter()
-                .find(|i| i.protocol_binding == BINDING_JSONRPC)
-                .map(|i| i.url.clone())
-                .unwrap_or_default()
+        let v03_interfaces = if v03 {
+            v03::Interfaces::of(&card).unwrap_or_default()
         } else {
-            String::new()
+            v03::Interfaces::default()
         };
         let v1 = CardForm::new(serde_json::to_vec(&card).unwrap_or_default());
         let dual = match serde_json::to_value(&card) {
-            Ok(serde_json::Value::Object(mut served)) if !v03_url.is_empty() => {
-                v03::add_card_members(&mut served, &card, &v03_url);
+            Ok(serde_json::Value::Object(mut served)) if !v03_interfaces.jsonrpc.is_empty() => {
+                v03::add_card_members(&mut served, &card, &v03_interfaces);
                 serde_json::to_vec(&served).ok().map(CardForm::new)
             }
             _ => None,
@@ -224,7 +220,7 @@ impl ServedCard {
             .unwrap_or_else(|_| HeaderValue::from_static("public, max-age=300"));
         Self {
             card,
-            v03_url,
+            v03_interfaces,
             v1,
             dual,
             last_modified,
@@ -233,8 +229,8 @@ impl ServedCard {
     }
 
     /// Where v0.3 clients call; empty when v0.3 is not served.
-    pub fn v03_url(&self) -> &str {
-        &self.v03_url
+    pub fn v03_interfaces(&self) -> &v03::Interfaces {
+        &self.v03_interfaces
     }
 
     /// The card as served to v1.0 clients (for tests and the CLI).

@@ -3,29 +3,22 @@
 //! handler and back. Same limits, front door, store and extensions as v1.0; only the shapes
 //! differ. The envelope, content type and body limits were checked by [`super::jsonrpc`].
 
-use crate::core::doc::JsonDoc;
 use crate::core::handler::Outcome;
 use crate::core::stream::StreamItem;
 use crate::http::decode::RpcEnvelope;
-use crate::http::params::{self, VERSION};
+use crate::http::params;
 use crate::http::request_id::RequestId;
-use crate::http::response::{json, jsonrpc_error, with_extensions};
+use crate::http::response::{json, jsonrpc_error, jsonrpc_error_as, with_extensions};
 use crate::http::sse::SseFraming;
 use crate::http::state::AppState;
+use crate::http::v03::{Answer, answer, check_version, to_vec, with_x_extensions};
+use axum::http::StatusCode;
 use axum::http::request::Parts;
-use axum::http::{HeaderName, HeaderValue, StatusCode};
 use axum::response::Response;
 use bytes::{BufMut, BytesMut};
 use ferry_proto::v03::{self, Method, convert};
-use ferry_proto::{
-    A2aError, A2aRequest, AgentCard, ErrorKind, GetExtendedAgentCardRequest, JsonRpcSuccess,
-    ListTaskPushNotificationConfigsResponse, SendMessageResponse, Task, TaskPushNotificationConfig,
-};
-use serde::de::DeserializeOwned;
+use ferry_proto::{A2aError, A2aRequest, ErrorKind, GetExtendedAgentCardRequest, JsonRpcSuccess};
 use serde_json::Value;
-
-/// v0.3's extensions header, echoed next to v1.0's.
-const X_EXTENSIONS: HeaderName = HeaderName::from_static(v03::EXTENSIONS_HEADER);
 
 /// Answers a v0.3 method; the flag is true when it succeeded.
 pub(crate) async fn handle(
@@ -47,40 +40,7 @@ pub(crate) async fn handle(
 
 /// A v0.3 JSON-RPC error: the status and headers v1.0's would have, v0.3's `error` object.
 pub(crate) fn error_response(id: &Value, e: &A2aError, rid: Option<&RequestId>) -> Response {
-    let mut response = jsonrpc_error(id, e, rid);
-    let e = match rid {
-        Some(rid) => e.clone().with_meta("requestId", rid.as_str()),
-        None => e.clone(),
-    };
-    *response.body_mut() = v03::error_body(id, &e).into();
-    response
-}
-
-/// A v0.3 request states no version or `0.3`: a `1.x` header belongs to v1.0's methods.
-fn check_version(parts: &Parts, method: Method) -> Result<(), A2aError> {
-    let requested = parts
-        .headers
-        .get(VERSION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|v| !v.is_empty());
-    match requested {
-        None => Ok(()),
-        Some(v) if v03::is_v03(v) => Ok(()),
-        Some(v) => {
-            let v1_name = method.operation().name();
-            Err(A2aError::new(
-                ErrorKind::VersionNotSupported,
-                format!(
-                    "{} is a v0.3 method, A2A-Version {v} asks for another version; \
-                     v1.0 calls it {v1_name}",
-                    method.name()
-                ),
-            )
-            .with_meta("requestedVersion", v)
-            .with_meta("supportedVersions", v03::VERSION))
-        }
-    }
+    jsonrpc_error_as(id, e, rid, v03::error_body)
 }
 
 async fn dispatch(
@@ -101,7 +61,7 @@ async fn dispatch(
     let id = &envelope.id;
     let response = match (app.handler.dispatch(&call, request).await?, permit) {
         (Outcome::Document(doc), _) => {
-            let result = result(method, &doc, app)?;
+            let result = result(answer(method, &doc, app)?)?;
             json(StatusCode::OK, JsonRpcSuccess::new(id).wrap(&result))
         }
         (Outcome::Stream(stream), Some(permit)) => app.sse(stream, Framing::new(id), permit),
@@ -112,13 +72,8 @@ async fn dispatch(
             )));
         }
     };
-    let mut response = with_extensions(response, &call.extensions);
-    if !call.extensions.is_empty()
-        && let Ok(v) = HeaderValue::from_str(&call.extensions.join(", "))
-    {
-        response.headers_mut().insert(X_EXTENSIONS, v);
-    }
-    Ok(response)
+    let response = with_extensions(response, &call.extensions);
+    Ok(with_x_extensions(response, &call.extensions))
 }
 
 /// The v1.0 request a v0.3 method's params stand for (v0.3 has no tenants).
@@ -159,54 +114,16 @@ fn request(method: Method, envelope: &RpcEnvelope<'_>) -> Result<A2aRequest, A2a
     })
 }
 
-/// Reads back the handler's v1.0 answer (which it serialized itself).
-fn read<T: DeserializeOwned>(doc: &JsonDoc) -> Result<T, A2aError> {
-    serde_json::from_slice(&doc.0)
-        .map_err(|e| A2aError::internal(format!("reading the answer for v0.3: {e}")))
-}
-
-fn to_vec<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, A2aError> {
-    serde_json::to_vec(value)
-        .map_err(|e| A2aError::internal(format!("writing the v0.3 answer: {e}")))
-}
-
-/// The v0.3 result of a unary method, from the v1.0 answer.
-fn result(method: Method, doc: &JsonDoc, app: &AppState) -> Result<Vec<u8>, A2aError> {
-    match method {
-        Method::MessageSend => to_vec(&convert::send_result_from_v1(&read::<SendMessageResponse>(
-            doc,
-        )?)),
-        Method::TasksGet | Method::TasksCancel => {
-            to_vec(&convert::task_from_v1(&read::<Task>(doc)?))
-        }
-        Method::PushConfigSet | Method::PushConfigGet => {
-            to_vec(&convert::push_config_from_v1(&read::<
-                TaskPushNotificationConfig,
-            >(doc)?))
-        }
-        Method::PushConfigList => {
-            let page = read::<ListTaskPushNotificationConfigsResponse>(doc)?;
-            let configs: Vec<_> = page
-                .configs
-                .iter()
-                .map(convert::push_config_from_v1)
-                .collect();
-            to_vec(&configs)
-        }
-        Method::PushConfigDelete => Ok(b"null".to_vec()),
-        Method::GetAuthenticatedExtendedCard => {
-            let card = read::<AgentCard>(doc)?;
-            let mut served = match serde_json::to_value(&card) {
-                Ok(Value::Object(m)) => m,
-                _ => return Err(A2aError::internal("the extended card is not an object")),
-            };
-            v03::add_card_members(&mut served, &card, app.card.v03_url());
-            to_vec(&served)
-        }
-        Method::MessageStream | Method::TasksResubscribe => Err(A2aError::internal(format!(
-            "{} answered with one document",
-            method.name()
-        ))),
+/// A unary answer as v0.3 JSON-RPC's `result`.
+fn result(answer: Answer) -> Result<Vec<u8>, A2aError> {
+    match answer {
+        Answer::Sent(event) => to_vec(&event),
+        Answer::Task(task) => to_vec(&task),
+        Answer::PushConfig(config) => to_vec(&config),
+        // v0.3's JSON-RPC list has no pages: the array alone.
+        Answer::PushConfigs(configs, _) => to_vec(&configs),
+        Answer::Deleted => Ok(b"null".to_vec()),
+        Answer::Card(card) => to_vec(&card),
     }
 }
 

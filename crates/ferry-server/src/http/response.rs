@@ -88,14 +88,18 @@ pub(crate) fn jsonrpc_error(
     e: &A2aError,
     rid: Option<&RequestId>,
 ) -> Response {
+    jsonrpc_error_as(id, e, rid, ferry_proto::jsonrpc_error_body)
+}
+
+/// [`jsonrpc_error`] with the body written by `body` (v0.3 writes its own `error` object).
+pub(crate) fn jsonrpc_error_as(
+    id: &serde_json::Value,
+    e: &A2aError,
+    rid: Option<&RequestId>,
+    body: fn(&serde_json::Value, &A2aError) -> Vec<u8>,
+) -> Response {
     let e = with_request_id(e, rid);
-    with_error_headers(
-        json(
-            status(e.kind.jsonrpc_http_status()),
-            ferry_proto::jsonrpc_error_body(id, &e),
-        ),
-        &e,
-    )
+    with_error_headers(json(status(e.kind.jsonrpc_http_status()), body(id, &e)), &e)
 }
 
 /// An AIP-193 error response with the status of `table`, the request id in `ErrorInfo` and as

@@ -2,6 +2,9 @@
 //! `/{tenant}` prefix. A thin translator: the path, the query string and the body become the
 //! operation's request message, the request handler answers.
 //!
+//! A2A v0.3's routes (`/v1/message:send`, …) are served beside them by [`rest_v03`] when a
+//! request states no `A2A-Version` or `0.3`; under a `1.x` version `v1` is a tenant.
+//!
 //! Routes with an action (`/tasks/{id}:cancel`) are matched before the bare `/tasks/{id}`,
 //! so they can never fall into GetTask, and a tenant prefix is recognised only when the path
 //! does not already match a route without one.
@@ -13,6 +16,7 @@ use crate::http::metrics::{CallLabel, Method};
 use crate::http::params;
 use crate::http::request_id::RequestId;
 use crate::http::response::{is_json_content_type, json, read_body, rest_error, with_extensions};
+use crate::http::rest_v03;
 use crate::http::sse::SseFraming;
 use crate::http::state::AppState;
 use axum::extract::{Request, State};
@@ -29,7 +33,7 @@ use ferry_proto::{
 use std::sync::Arc;
 
 /// Splits a path into percent-decoded segments.
-fn segments(path: &str) -> Result<Vec<String>, A2aError> {
+pub(super) fn segments(path: &str) -> Result<Vec<String>, A2aError> {
     path.split('/')
         .filter(|s| !s.is_empty())
         .map(|s| {
@@ -73,6 +77,11 @@ pub(crate) async fn handle(State(app): State<Arc<AppState>>, request: Request) -
     let rest_path = full_path
         .strip_prefix(app.config.rest_path.as_str())
         .unwrap_or(full_path);
+    if app.config.v03
+        && let Some(route) = rest_v03::route_of(&parts, rest_path)
+    {
+        return rest_v03::handle(&app, route, &parts, body, rid).await;
+    }
     let mut label = Method::Other;
     let (mut response, ok) = match serve(&app, &parts, rest_path, body, &mut label).await {
         Ok(r) => (r, true),
@@ -308,7 +317,7 @@ impl<'de> serde::Deserialize<'de> for CancelBody {
     }
 }
 
-fn query_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
+pub(super) fn query_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
     query.split('&').filter(|kv| !kv.is_empty()).map(|kv| {
         let (k, v) = kv.split_once('=').unwrap_or((kv, ""));
         let decode = |s: &str| percent_decode(&s.replace('+', " ")).unwrap_or_else(|| s.to_owned());
@@ -318,7 +327,7 @@ fn query_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {
 
 /// Matches a query key in camelCase or its snake_case proto name (the same respelling as
 /// JSON bodies: `ferry_proto::camel_case`).
-fn is_key(key: &str, camel: &str) -> bool {
+pub(super) fn is_key(key: &str, camel: &str) -> bool {
     ferry_proto::camel_case(key) == camel
 }
 
@@ -329,7 +338,7 @@ fn bad_query(name: &str, value: &str, why: &str) -> A2aError {
     .with_violation(name, why)
 }
 
-fn parse_int(name: &str, value: &str) -> Result<i32, A2aError> {
+pub(super) fn parse_int(name: &str, value: &str) -> Result<i32, A2aError> {
     value
         .trim()
         .parse()

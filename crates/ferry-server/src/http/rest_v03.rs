@@ -1,0 +1,207 @@
+//! The v0.3 HTTP+JSON binding: `/v1/message:send` and the other v0.3 routes under the REST
+//! base path, with v0.3's ProtoJSON bodies (`ferry_proto::v03::rest`), translated into the
+//! operations of the one request handler and back. Same limits, front door, store and
+//! extensions as v1.0; errors are v1.0's AIP-193 bodies with the same HTTP statuses (as the
+//! official SDKs serve v0.3 REST; v0.3 clients read the status).
+
+use crate::core::handler::Outcome;
+use crate::core::stream::StreamItem;
+use crate::http::decode::{self, BodyLimits};
+use crate::http::metrics::{CallLabel, Method as Label};
+use crate::http::params;
+use crate::http::request_id::RequestId;
+use crate::http::response::{is_json_content_type, json, rest_error, with_extensions};
+use crate::http::rest::{is_key, parse_int, query_pairs, segments};
+use crate::http::sse::SseFraming;
+use crate::http::state::AppState;
+use crate::http::v03::{Answer, answer, states_v03, to_vec, with_x_extensions};
+use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
+use axum::response::Response;
+use bytes::{BufMut, Bytes, BytesMut};
+use ferry_proto::v03::rest::{self, Route};
+use ferry_proto::v03::{Method, convert, wire};
+use ferry_proto::{A2aError, A2aRequest, ErrorKind, ErrorTable, GetExtendedAgentCardRequest};
+use serde_json::{Value, json};
+
+/// The v0.3 route a request names, when it speaks v0.3 (no `A2A-Version`, or `0.3`).
+pub(crate) fn route_of(parts: &Parts, rest_path: &str) -> Option<Route> {
+    let segs = segments(rest_path).ok()?;
+    let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
+    let route = rest::route(parts.method.as_str(), &segs)?;
+    states_v03(parts).then_some(route)
+}
+
+/// Answers a v0.3 REST request.
+pub(crate) async fn handle(
+    app: &AppState,
+    route: Route,
+    parts: &Parts,
+    body: Bytes,
+    rid: Option<&RequestId>,
+) -> Response {
+    let label = Label::Operation(route.method.operation());
+    let (mut response, ok) = match serve(app, route, parts, &body).await {
+        Ok(r) => (r, true),
+        Err(e) => (rest_error(&e, app.config.error_table, rid), false),
+    };
+    response.extensions_mut().insert(CallLabel {
+        method: label,
+        ok,
+        v03: true,
+    });
+    response
+}
+
+async fn serve(
+    app: &AppState,
+    route: Route,
+    parts: &Parts,
+    body: &[u8],
+) -> Result<Response, A2aError> {
+    if parts.method == axum::http::Method::POST
+        && !body.trim_ascii().is_empty()
+        && !is_json_content_type(parts.headers.get(header::CONTENT_TYPE))
+    {
+        return Err(A2aError::new(
+            ErrorKind::UnsupportedMediaType,
+            "the request content type must be application/json",
+        ));
+    }
+    let extensions = params::activate_extensions(
+        &parts.headers,
+        &app.declared_extensions,
+        &app.required_extensions,
+    )?;
+    let method = route.method;
+    let request = request(route, parts.uri.query().unwrap_or_default(), body, app)?;
+    let call = params::call_context(String::new(), extensions, parts);
+    let permit = method
+        .operation()
+        .is_streaming()
+        .then(|| app.stream_permit())
+        .transpose()?;
+    let response = match (app.handler.dispatch(&call, request).await?, permit) {
+        (Outcome::Document(doc), _) => json(
+            StatusCode::OK,
+            to_vec(&proto_json(answer(method, &doc, app)?))?,
+        ),
+        (Outcome::Stream(stream), Some(permit)) => {
+            app.sse(stream, Framing(app.config.error_table), permit)
+        }
+        (Outcome::Stream(_), None) => {
+            return Err(A2aError::internal(format!(
+                "{} answered with a stream",
+                method.name()
+            )));
+        }
+    };
+    let response = with_extensions(response, &call.extensions);
+    Ok(with_x_extensions(response, &call.extensions))
+}
+
+/// The v1.0 request a v0.3 route stands for (v0.3 has no tenants).
+fn request(route: Route, query: &str, body: &[u8], app: &AppState) -> Result<A2aRequest, A2aError> {
+    let invalid = |e: convert::ConvertError| A2aError::new(ErrorKind::InvalidParams, e.0);
+    let body_value = || -> Result<Value, A2aError> {
+        decode::object::<Value>(body, BodyLimits::of(&app.config))
+    };
+    let tenant = "";
+    let task = |id: String| wire::TaskIdParams { id, metadata: None };
+    Ok(match route.method {
+        Method::MessageSend | Method::MessageStream => {
+            let params = rest::send_request_from_rest(body_value()?).map_err(invalid)?;
+            let request = convert::send_params_to_v1(tenant, params).map_err(invalid)?;
+            if route.method == Method::MessageSend {
+                A2aRequest::SendMessage(request)
+            } else {
+                A2aRequest::SendStreamingMessage(request)
+            }
+        }
+        Method::TasksGet => {
+            let history_length = query_pairs(query)
+                .find(|(k, _)| is_key(k, "historyLength"))
+                .map(|(_, v)| parse_int("historyLength", &v))
+                .transpose()?;
+            A2aRequest::GetTask(convert::get_task_to_v1(
+                tenant,
+                wire::TaskQueryParams {
+                    id: route.task_id,
+                    history_length,
+                    metadata: None,
+                },
+            ))
+        }
+        Method::TasksCancel => {
+            A2aRequest::CancelTask(convert::cancel_to_v1(tenant, task(route.task_id)))
+        }
+        Method::TasksResubscribe => {
+            A2aRequest::SubscribeToTask(convert::resubscribe_to_v1(tenant, task(route.task_id)))
+        }
+        Method::PushConfigSet => {
+            let config =
+                rest::push_config_from_rest(&route.task_id, body_value()?).map_err(invalid)?;
+            A2aRequest::CreateTaskPushNotificationConfig(convert::set_push_config_to_v1(
+                tenant, config,
+            ))
+        }
+        Method::PushConfigGet | Method::PushConfigDelete => {
+            let reference = convert::push_config_ref_to_v1(
+                tenant,
+                wire::PushConfigParams {
+                    id: route.task_id,
+                    push_notification_config_id: Some(route.config_id),
+                    metadata: None,
+                },
+            );
+            if route.method == Method::PushConfigGet {
+                A2aRequest::GetTaskPushNotificationConfig(reference)
+            } else {
+                A2aRequest::DeleteTaskPushNotificationConfig(reference)
+            }
+        }
+        Method::PushConfigList => {
+            let mut list = convert::list_push_configs_to_v1(tenant, task(route.task_id));
+            for (k, v) in query_pairs(query) {
+                if is_key(&k, "pageSize") {
+                    list.page_size = parse_int("pageSize", &v)?;
+                } else if is_key(&k, "pageToken") {
+                    list.page_token = v;
+                }
+            }
+            A2aRequest::ListTaskPushNotificationConfigs(list)
+        }
+        Method::GetAuthenticatedExtendedCard => {
+            A2aRequest::GetExtendedAgentCard(GetExtendedAgentCardRequest::default())
+        }
+    })
+}
+
+/// A unary answer in v0.3's ProtoJSON (the extended card in its JSON form, as the official
+/// SDKs serve `/v1/card`).
+fn proto_json(answer: Answer) -> Value {
+    match answer {
+        Answer::Sent(event) => rest::event_to_rest(&event),
+        Answer::Task(task) => rest::task_to_rest(&task),
+        Answer::PushConfig(config) => rest::push_config_to_rest(&config),
+        Answer::PushConfigs(configs, next) => rest::push_configs_to_rest(&configs, &next),
+        Answer::Deleted => json!({}),
+        Answer::Card(card) => Value::Object(card),
+    }
+}
+
+/// Stream events as v0.3 ProtoJSON `StreamResponse`s; errors as AIP-193 bodies.
+struct Framing(ErrorTable);
+
+impl SseFraming for Framing {
+    fn event(&self, item: &StreamItem, out: &mut BytesMut) {
+        let event = rest::event_to_rest(&convert::event_from_v1(item.event()));
+        if serde_json::to_writer(out.writer(), &event).is_err() {
+            out.put_slice(b"null");
+        }
+    }
+
+    fn error(&self, error: &A2aError, out: &mut BytesMut) {
+        out.put_slice(&ferry_proto::rest_error_body(error, self.0));
+    }
+}
