@@ -15,7 +15,7 @@ use crate::http::metrics::{CallLabel, Method};
 use crate::http::params;
 use crate::http::request_id::RequestId;
 use crate::http::response::{
-    is_json_content_type, json, jsonrpc_error, read_body, with_extensions,
+    is_json_content_type, json, jsonrpc_error, read_body, unexpected_stream, with_extensions,
 };
 use crate::http::sse::SseFraming;
 use crate::http::state::AppState;
@@ -110,12 +110,7 @@ async fn dispatch(
     let response = match (app.handler.dispatch(&call, request).await?, permit) {
         (Outcome::Document(doc), _) => ok_doc(id, &doc),
         (Outcome::Stream(stream), Some(permit)) => app.sse(stream, RpcFraming::new(id), permit),
-        (Outcome::Stream(_), None) => {
-            return Err(A2aError::internal(format!(
-                "{} answered with a stream",
-                op.name()
-            )));
-        }
+        (Outcome::Stream(_), None) => return Err(unexpected_stream(op.name())),
     };
     Ok(with_extensions(response, &call.extensions))
 }

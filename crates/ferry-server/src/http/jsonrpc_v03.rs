@@ -8,7 +8,9 @@ use crate::core::stream::StreamItem;
 use crate::http::decode::RpcEnvelope;
 use crate::http::params;
 use crate::http::request_id::RequestId;
-use crate::http::response::{json, jsonrpc_error, jsonrpc_error_as, with_extensions};
+use crate::http::response::{
+    json, jsonrpc_error, jsonrpc_error_as, unexpected_stream, with_extensions,
+};
 use crate::http::sse::SseFraming;
 use crate::http::state::AppState;
 use crate::http::v03::{Answer, answer, check_version, to_vec, with_x_extensions};
@@ -65,12 +67,7 @@ async fn dispatch(
             json(StatusCode::OK, JsonRpcSuccess::new(id).wrap(&result))
         }
         (Outcome::Stream(stream), Some(permit)) => app.sse(stream, Framing::new(id), permit),
-        (Outcome::Stream(_), None) => {
-            return Err(A2aError::internal(format!(
-                "{} answered with a stream",
-                method.name()
-            )));
-        }
+        (Outcome::Stream(_), None) => return Err(unexpected_stream(method.name())),
     };
     let response = with_extensions(response, &call.extensions);
     Ok(with_x_extensions(response, &call.extensions))

@@ -15,7 +15,9 @@ use crate::http::decode::{self, BodyLimits};
 use crate::http::metrics::{CallLabel, Method};
 use crate::http::params;
 use crate::http::request_id::RequestId;
-use crate::http::response::{is_json_content_type, json, read_body, rest_error, with_extensions};
+use crate::http::response::{
+    is_json_content_type, json, read_body, rest_error, unexpected_stream, with_extensions,
+};
 use crate::http::rest_v03;
 use crate::http::sse::SseFraming;
 use crate::http::state::AppState;
@@ -187,12 +189,7 @@ async fn serve(
         (Outcome::Stream(stream), Some(permit)) => {
             app.sse(stream, RestFraming(app.config.error_table), permit)
         }
-        (Outcome::Stream(_), None) => {
-            return Err(A2aError::internal(format!(
-                "{} answered with a stream",
-                op.name()
-            )));
-        }
+        (Outcome::Stream(_), None) => return Err(unexpected_stream(op.name())),
     };
     Ok(with_extensions(response, &call.extensions))
 }
@@ -264,13 +261,7 @@ fn request(
                 page_size: 0,
                 page_token: String::new(),
             };
-            for (k, v) in query_pairs(query) {
-                if is_key(&k, "pageSize") {
-                    req.page_size = parse_int("pageSize", &v)?;
-                } else if is_key(&k, "pageToken") {
-                    req.page_token = v;
-                }
-            }
+            page_query(query, &mut req)?;
             A2aRequest::ListTaskPushNotificationConfigs(req)
         }
         Operation::GetExtendedAgentCard => {
@@ -315,6 +306,21 @@ impl<'de> serde::Deserialize<'de> for CancelBody {
             metadata: w.metadata,
         }))
     }
+}
+
+/// Reads `pageSize` and `pageToken` of a push-config listing from the query string.
+pub(super) fn page_query(
+    query: &str,
+    req: &mut ListTaskPushNotificationConfigsRequest,
+) -> Result<(), A2aError> {
+    for (k, v) in query_pairs(query) {
+        if is_key(&k, "pageSize") {
+            req.page_size = parse_int("pageSize", &v)?;
+        } else if is_key(&k, "pageToken") {
+            req.page_token = v;
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn query_pairs(query: &str) -> impl Iterator<Item = (String, String)> + '_ {

@@ -10,8 +10,10 @@ use crate::http::decode::{self, BodyLimits};
 use crate::http::metrics::{CallLabel, Method as Label};
 use crate::http::params;
 use crate::http::request_id::RequestId;
-use crate::http::response::{is_json_content_type, json, rest_error, with_extensions};
-use crate::http::rest::{is_key, parse_int, query_pairs, segments};
+use crate::http::response::{
+    is_json_content_type, json, rest_error, unexpected_stream, with_extensions,
+};
+use crate::http::rest::{is_key, page_query, parse_int, query_pairs, segments};
 use crate::http::sse::SseFraming;
 use crate::http::state::AppState;
 use crate::http::v03::{Answer, answer, states_v03, to_vec, with_x_extensions};
@@ -89,12 +91,7 @@ async fn serve(
         (Outcome::Stream(stream), Some(permit)) => {
             app.sse(stream, Framing(app.config.error_table), permit)
         }
-        (Outcome::Stream(_), None) => {
-            return Err(A2aError::internal(format!(
-                "{} answered with a stream",
-                method.name()
-            )));
-        }
+        (Outcome::Stream(_), None) => return Err(unexpected_stream(method.name())),
     };
     let response = with_extensions(response, &call.extensions);
     Ok(with_x_extensions(response, &call.extensions))
@@ -162,13 +159,7 @@ fn request(route: Route, query: &str, body: &[u8], app: &AppState) -> Result<A2a
         }
         Method::PushConfigList => {
             let mut list = convert::list_push_configs_to_v1(tenant, task(route.task_id));
-            for (k, v) in query_pairs(query) {
-                if is_key(&k, "pageSize") {
-                    list.page_size = parse_int("pageSize", &v)?;
-                } else if is_key(&k, "pageToken") {
-                    list.page_token = v;
-                }
-            }
+            page_query(query, &mut list)?;
             A2aRequest::ListTaskPushNotificationConfigs(list)
         }
         Method::GetAuthenticatedExtendedCard => {
