@@ -15,6 +15,7 @@ pub(crate) mod probes;
 pub(crate) mod request_id;
 pub(crate) mod response;
 pub(crate) mod rest;
+pub(crate) mod rest_query;
 pub(crate) mod rest_v03;
 pub(crate) mod server;
 pub(crate) mod signing;

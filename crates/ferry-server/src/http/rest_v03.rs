@@ -13,7 +13,7 @@ use crate::http::request_id::RequestId;
 use crate::http::response::{
     is_json_content_type, json, rest_error, unexpected_stream, with_extensions,
 };
-use crate::http::rest::{is_key, page_query, parse_int, query_pairs, segments};
+use crate::http::rest_query::{is_key, page_query, parse_int, query_pairs, segments};
 use crate::http::sse::SseFraming;
 use crate::http::state::AppState;
 use crate::http::v03::{Answer, answer, states_v03, to_vec, with_x_extensions};
