@@ -15,6 +15,8 @@
 //! snapshot; everything else is the crate's own.
 
 mod agent;
+#[cfg_attr(not(test), allow(dead_code))]
+mod autofill;
 pub mod config;
 mod date_parts;
 mod inspection;

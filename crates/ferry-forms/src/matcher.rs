@@ -532,7 +532,7 @@ fn is_combining_mark(ch: char) -> bool {
 
 /// Folds the accented Latin letters of a lower-case text to plain ones (`é` → `e`,
 /// `ß` → `ss`, `æ` → `ae`) and drops combining marks.
-fn fold_accents(s: &str) -> String {
+pub(crate) fn fold_accents(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for ch in s.chars() {
         if is_combining_mark(ch) {
