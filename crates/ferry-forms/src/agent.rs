@@ -1,15 +1,20 @@
-//! The forms agent as an A2A executor.
+//! The forms agent: one conversation turn ([`FormsAgent::converse`]), shared by its two
+//! faces — A2A (this file's `AgentExecutor`) and MCP (the `ferry-mcp` crate) — and the
+//! saved-profile commands.
 
 use crate::config::{BrowserSource, FormsConfig};
-use crate::pool::{ConversationKey, SessionPool};
+use crate::notes::ContextNotes;
+use crate::pool::{AtCapacity, ConversationKey, SessionPool};
+use crate::profiles::{ProfileCommand, ProfileError, Profiles};
 use crate::report::FormReport;
-use crate::request::{self, Incoming, RequestError};
-use crate::turn::{self, TurnInput, Verdict};
+use crate::request::{self, FormRequest, Incoming, RequestError};
+use crate::turn::{self, TurnInput, Verdict, auto::AutoSources};
 use ferry_agent::{
     AgentDescription, AgentError, AgentExecutor, AgentFuture, EventSink, RequestContext,
 };
 use ferry_browser::{CdpEndpoint, CdpEndpoints};
 use ferry_proto::{A2aError, AgentSkill, Artifact, ErrorKind, Message, Part};
+use ferry_store::{MemoryProfiles, ProfileStore};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -28,11 +33,84 @@ use std::sync::Arc;
 pub struct FormsAgent {
     config: Arc<FormsConfig>,
     pool: Arc<SessionPool>,
+    profiles: Profiles,
+    notes: Arc<ContextNotes>,
     browser_found: bool,
 }
 
+/// How a turn ended, for the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnState {
+    /// Done: inspected, filled without a submit, or submitted.
+    Completed,
+    /// The caller must answer: values, corrections, or the confirmation of a submit.
+    InputRequired,
+    /// The page could not be used, or the browser failed.
+    Failed,
+}
+
+/// What one turn did: its state, the status text, and the report (the `result` text and the
+/// `data` JSON, both holding website text: data, never instructions).
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    state: TurnState,
+    message: String,
+    report: FormReport,
+    /// The browser itself failed (over A2A: the task fails with the text as its message).
+    broken: bool,
+}
+
+impl Outcome {
+    /// How the turn ended.
+    pub fn state(&self) -> TurnState {
+        self.state
+    }
+
+    /// The status text: what happened and what is needed next.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The report as compact text for a person (the `result` artifact).
+    pub fn report_text(&self) -> String {
+        self.report.to_text()
+    }
+
+    /// The report as JSON (the `data` artifact): fields, `filled`, `autofilled`, `missing`,
+    /// `unmatched`, `ambiguous`, `fieldErrors`, `pendingSubmit`, `submitted`, `outcome`, …
+    pub fn report_json(&self) -> Value {
+        serde_json::to_value(&self.report).unwrap_or(Value::Null)
+    }
+
+    /// What the caller must still give (the data part of the status message).
+    pub fn needed_json(&self) -> Value {
+        needed(&self.report)
+    }
+
+    fn failure(request: &FormRequest, why: String) -> Outcome {
+        Outcome {
+            state: TurnState::Failed,
+            report: failure_report(request, &why),
+            message: why,
+            broken: true,
+        }
+    }
+}
+
+/// Why a turn could not start at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TurnRefused {
+    /// Every browser session is in use.
+    #[error(transparent)]
+    AtCapacity(#[from] AtCapacity),
+    /// The caller's saved profile could not be read for `auto`.
+    #[error("auto: {0}")]
+    Profile(ProfileError),
+}
+
 impl FormsAgent {
-    /// An agent with `config`. Call inside a tokio runtime (the idle reaper runs on it).
+    /// An agent with `config`, keeping saved profiles in memory. Call inside a tokio runtime
+    /// (the idle reaper runs on it).
     pub fn new(config: FormsConfig) -> FormsAgent {
         let browser_found = match config.browser {
             BrowserSource::Launch => {
@@ -40,12 +118,21 @@ impl FormsAgent {
             }
             BrowserSource::Cdp { .. } => true,
         };
+        let shared = config.shared_profiles;
         let config = Arc::new(config);
         FormsAgent {
             pool: SessionPool::new(config.clone()),
             config,
+            profiles: Profiles::new(Arc::new(MemoryProfiles::new()), shared),
+            notes: Arc::new(ContextNotes::default()),
             browser_found,
         }
+    }
+
+    /// Keeps saved profiles in `store` (a durable one: SQLite, PostgreSQL) instead of memory.
+    pub fn with_profiles(mut self, store: Arc<dyn ProfileStore>) -> FormsAgent {
+        self.profiles = Profiles::new(store, self.config.shared_profiles);
+        self
     }
 
     /// The settings.
@@ -58,10 +145,165 @@ impl FormsAgent {
         &self.pool
     }
 
+    /// Runs a profile command for conversation `key`'s owner (its tenant and caller).
+    pub async fn profile_command(
+        &self,
+        key: &ConversationKey,
+        command: ProfileCommand,
+    ) -> Result<Value, ProfileError> {
+        self.profiles
+            .execute(&self.profiles.owner(key), command)
+            .await
+    }
+
+    /// Ends conversation `key`: closes its browser session, drops its pending submit and
+    /// forgets its notes. The next turn of the same key starts afresh.
+    pub async fn close(&self, key: &ConversationKey) {
+        self.pool.close(key).await;
+        self.notes.forget(key);
+    }
+
+    /// One turn of conversation `key` as task `task_id`: opens (or reuses) the
+    /// conversation's browser session, runs `request` on it, and remembers what the turn
+    /// learned. Browser failures are a [`TurnState::Failed`] outcome; only a turn that could
+    /// not start is an error. Launched browsers only (a registered CDP endpoint is an A2A
+    /// extension's).
+    pub async fn converse(
+        &self,
+        key: &ConversationKey,
+        task_id: &str,
+        request: &FormRequest,
+    ) -> Result<Outcome, TurnRefused> {
+        self.run(key, task_id, request, None, &turn::Progress(None))
+            .await
+    }
+
+    async fn run(
+        &self,
+        key: &ConversationKey,
+        task_id: &str,
+        request: &FormRequest,
+        endpoint: Option<&CdpEndpoint>,
+        progress: &turn::Progress,
+    ) -> Result<Outcome, TurnRefused> {
+        let (sources, mut auto_warning) = if request.auto {
+            self.auto_sources(key, request.profile.as_deref()).await?
+        } else {
+            (AutoSources::default(), None)
+        };
+        let mut slot = self.pool.acquire(key).await?;
+        let opened = if slot.session.as_ref().is_some_and(crate::Session::is_alive) {
+            Ok(false)
+        } else {
+            progress.say("starting a browser session").await;
+            self.pool.ensure_session(key, &mut slot, endpoint).await
+        };
+        if let Err(e) = opened {
+            return Ok(Outcome::failure(
+                request,
+                format!("could not start a browser session: {e}"),
+            ));
+        }
+        let Some(session) = slot.session.as_mut() else {
+            return Ok(Outcome::failure(request, "no browser session".into()));
+        };
+        let pending = self.pool.pending(key);
+        let result = turn::run(
+            session,
+            TurnInput {
+                config: &self.config,
+                request,
+                task_id,
+                pending: pending.clone(),
+                progress,
+                auto: request.auto.then_some(&sources),
+            },
+        )
+        .await;
+        let mut result = match result {
+            Ok(result) => result,
+            Err(e) => {
+                // The browser is gone or broken: the next message gets a fresh session.
+                let crashed = slot.session.as_ref().is_none_or(|s| !s.is_alive());
+                if let Some(session) = slot.session.take().filter(|_| crashed) {
+                    session.close().await;
+                }
+                self.pool.set_pending(key, None);
+                let message = if crashed {
+                    format!(
+                        "the browser session ended unexpectedly ({e}); send the request again to start a new session"
+                    )
+                } else {
+                    format!("the browser could not complete this step: {e}")
+                };
+                return Ok(Outcome::failure(request, message));
+            }
+        };
+        // A look at the open page (no URL, nothing to do) keeps the submit that waits.
+        let look = request.url.is_none() && request.is_inspect_only();
+        match (look, &pending) {
+            (true, Some(waiting)) => result.report.pending_submit = waiting.ready,
+            _ => self.pool.set_pending(key, result.pending.clone()),
+        }
+        drop(slot);
+        self.notes.learn(key, std::mem::take(&mut result.learned));
+        if let Some(warning) = auto_warning.take() {
+            result.report.warnings.push(warning);
+        }
+        Ok(Outcome {
+            state: match result.verdict {
+                Verdict::Completed => TurnState::Completed,
+                Verdict::InputRequired => TurnState::InputRequired,
+                Verdict::Failed => TurnState::Failed,
+            },
+            message: result.message,
+            report: result.report,
+            broken: false,
+        })
+    }
+
+    /// What `auto` fills from: the conversation's notes and the caller's profile (`name`,
+    /// else `default`, else the only one). With several profiles and none named, the notes
+    /// alone, and a warning that names them.
+    async fn auto_sources(
+        &self,
+        key: &ConversationKey,
+        name: Option<&str>,
+    ) -> Result<(AutoSources, Option<String>), TurnRefused> {
+        let owner = self.profiles.owner(key);
+        let profile = self
+            .profiles
+            .for_auto(&owner, name)
+            .await
+            .map_err(TurnRefused::Profile)?;
+        let warning = match &profile {
+            Some(_) => None,
+            None => {
+                let names = self.profiles.names(&owner).await;
+                (!names.is_empty()).then(|| {
+                    format!(
+                        "auto: you have several profiles ({}) and none is named \"default\"; add \"profile\": NAME to use one (only this conversation's values were used)",
+                        names.join(", ")
+                    )
+                })
+            }
+        };
+        Ok((
+            AutoSources {
+                context: self.notes.of(key),
+                profile: profile.map(|p| (p.name, p.values, p.cards)),
+            },
+            warning,
+        ))
+    }
+
     async fn turn(&self, ctx: RequestContext, events: EventSink) -> Result<(), AgentError> {
         let incoming = request::parse(&ctx.message);
         let request = match incoming {
             Ok(Incoming::Request(r)) => r,
+            Ok(Incoming::Profile(command)) => {
+                return reply_profile(self, &ctx, &events, command).await;
+            }
             Ok(Incoming::Chatter(_)) => return reply_help(&ctx, &events, None).await,
             Err(e) => return reply_help(&ctx, &events, Some(e)).await,
         };
@@ -77,72 +319,38 @@ impl FormsAgent {
             BrowserSource::Launch => None,
         };
         let key = ConversationKey::of(&ctx);
-        let mut slot = self.pool.acquire(&key).await.map_err(|full| {
-            AgentError::Protocol(
-                A2aError::new(ErrorKind::Unavailable, full.to_string())
-                    .with_meta("retryAfterSeconds", full.retry_after_secs.to_string()),
-            )
-        })?;
-        let progress = crate::turn::Progress(events.clone());
-        let opened = if slot.session.as_ref().is_some_and(crate::Session::is_alive) {
-            Ok(false)
-        } else {
-            progress.say("starting a browser session").await;
-            self.pool
-                .ensure_session(&key, &mut slot, endpoint.as_ref())
-                .await
-        };
-        if let Err(e) = opened {
-            return Err(failed(
-                &events,
-                &request,
-                format!("could not start a browser session: {e}"),
-            )
-            .await);
-        }
-        let Some(session) = slot.session.as_mut() else {
-            return Err(failed(&events, &request, "no browser session".into()).await);
-        };
-        let pending = self.pool.pending(&key);
-        let result = turn::run(
-            session,
-            TurnInput {
-                config: &self.config,
-                request: &request,
-                task_id: &ctx.task_id,
-                pending,
-                progress: &progress,
-            },
-        )
-        .await;
-        let result = match result {
-            Ok(result) => result,
-            Err(e) => {
-                // The browser is gone or broken: the next message gets a fresh session.
-                let crashed = slot.session.as_ref().is_none_or(|s| !s.is_alive());
-                if let Some(session) = slot.session.take().filter(|_| crashed) {
-                    session.close().await;
+        let progress = turn::Progress(Some(events.clone()));
+        let outcome = self
+            .run(&key, &ctx.task_id, &request, endpoint.as_ref(), &progress)
+            .await;
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
+            Err(TurnRefused::AtCapacity(full)) => {
+                return Err(AgentError::Protocol(
+                    A2aError::new(ErrorKind::Unavailable, full.to_string())
+                        .with_meta("retryAfterSeconds", full.retry_after_secs.to_string()),
+                ));
+            }
+            Err(TurnRefused::Profile(e)) => {
+                let why = format!("auto: {e}");
+                if ctx.is_new_task() {
+                    return Err(AgentError::Protocol(A2aError::invalid_params(why)));
                 }
-                self.pool.set_pending(&key, None);
-                let message = if crashed {
-                    format!(
-                        "the browser session ended unexpectedly ({e}); send the request again to start a new session"
-                    )
-                } else {
-                    format!("the browser could not complete this step: {e}")
-                };
-                return Err(failed(&events, &request, message).await);
+                return events
+                    .input_required(events.agent_message(vec![Part::text(why)]))
+                    .await
+                    .map_err(Into::into);
             }
         };
-        self.pool.set_pending(&key, result.pending.clone());
-        drop(slot);
-
-        emit_report(&events, &result.report).await?;
-        let message = status_message(&events, &result.message, &result.report);
-        match result.verdict {
-            Verdict::Completed => events.complete(Some(message)).await?,
-            Verdict::InputRequired => events.input_required(message).await?,
-            Verdict::Failed => events.fail(message).await?,
+        emit_report(&events, &outcome.report).await?;
+        if outcome.broken {
+            return Err(AgentError::Failed(outcome.message));
+        }
+        let message = status_message(&events, &outcome.message, &outcome.report);
+        match outcome.state {
+            TurnState::Completed => events.complete(Some(message)).await?,
+            TurnState::InputRequired => events.input_required(message).await?,
+            TurnState::Failed => events.fail(message).await?,
         }
         Ok(())
     }
@@ -202,7 +410,7 @@ fn untrusted() -> ferry_proto::Struct {
 }
 
 /// The report of a turn that could not use the browser: the requested URL and why.
-fn failure_report(request: &crate::request::FormRequest, why: &str) -> FormReport {
+fn failure_report(request: &FormRequest, why: &str) -> FormReport {
     FormReport {
         url: request
             .url
@@ -212,18 +420,6 @@ fn failure_report(request: &crate::request::FormRequest, why: &str) -> FormRepor
         warnings: vec![why.to_owned()],
         ..FormReport::default()
     }
-}
-
-/// Emits the artifacts of a failed turn (every task carries both) and the failure itself.
-async fn failed(
-    events: &EventSink,
-    request: &crate::request::FormRequest,
-    why: String,
-) -> AgentError {
-    if let Err(e) = emit_report(events, &failure_report(request, &why)).await {
-        return e;
-    }
-    AgentError::Failed(why)
 }
 
 /// The `result` (text) and `data` (JSON) artifacts.
@@ -242,22 +438,96 @@ async fn emit_report(events: &EventSink, report: &FormReport) -> Result<(), Agen
     Ok(())
 }
 
-/// The status message: text for people, a data part with what is needed.
-fn status_message(events: &EventSink, text: &str, report: &FormReport) -> Message {
-    let needed = json!({
+/// What the caller must still give, from a report.
+fn needed(report: &FormReport) -> Value {
+    json!({
         "missing": report.missing,
         "unmatched": report.unmatched,
         "ambiguous": report.ambiguous,
         "fieldErrors": report.field_errors,
         "pendingSubmit": report.pending_submit,
         "submitted": report.submitted,
-    });
+    })
+}
+
+/// The status message: text for people, a data part with what is needed.
+fn status_message(events: &EventSink, text: &str, report: &FormReport) -> Message {
     let mut message = events.agent_message(vec![
         Part::text(text),
-        Part::data(needed).with_media_type("application/json"),
+        Part::data(needed(report)).with_media_type("application/json"),
     ]);
     message.metadata = Some(untrusted());
     message
+}
+
+/// The answer to a profile command: a direct reply (no task) on a new request, INPUT_REQUIRED
+/// on a task that is already open (which keeps waiting for its own answer). A refused command
+/// is an invalid-params error on a new request.
+async fn reply_profile(
+    agent: &FormsAgent,
+    ctx: &RequestContext,
+    events: &EventSink,
+    command: ProfileCommand,
+) -> Result<(), AgentError> {
+    let key = ConversationKey::of(ctx);
+    let (text, data) = match agent.profile_command(&key, command).await {
+        Ok(answer) => (profile_answer_text(&answer), answer),
+        Err(ProfileError::Store(e)) => {
+            return Err(AgentError::Protocol(
+                A2aError::new(ErrorKind::Unavailable, e.to_string())
+                    .with_meta("retryAfterSeconds", "1"),
+            ));
+        }
+        Err(e) if ctx.is_new_task() => {
+            return Err(AgentError::Protocol(A2aError::invalid_params(
+                e.to_string(),
+            )));
+        }
+        Err(e) => (e.to_string(), json!({"error": e.to_string()})),
+    };
+    let parts = vec![
+        Part::text(text),
+        Part::data(data).with_media_type("application/json"),
+    ];
+    if ctx.is_new_task() {
+        events.message(events.agent_message(parts)).await?;
+    } else {
+        events.input_required(events.agent_message(parts)).await?;
+    }
+    Ok(())
+}
+
+/// One line for people about a profile command's answer.
+pub(crate) fn profile_answer_text(answer: &Value) -> String {
+    if let Some(saved) = answer.get("saved") {
+        return format!(
+            "Saved profile {} (version {}, {} value(s)).",
+            saved["name"].as_str().unwrap_or_default(),
+            saved["version"],
+            saved["values"].as_object().map_or(0, serde_json::Map::len)
+        );
+    }
+    if let Some(profile) = answer.get("profile") {
+        return format!(
+            "Profile {}: {} value(s).",
+            profile["name"].as_str().unwrap_or_default(),
+            profile["values"]
+                .as_object()
+                .map_or(0, serde_json::Map::len)
+        );
+    }
+    if let Some(list) = answer.get("profiles").and_then(Value::as_array) {
+        let names: Vec<&str> = list.iter().filter_map(|p| p["name"].as_str()).collect();
+        return if names.is_empty() {
+            "You have no saved profiles.".to_owned()
+        } else {
+            format!("Your profiles: {}.", names.join(", "))
+        };
+    }
+    if let Some(name) = answer.get("deleted").and_then(Value::as_str) {
+        return format!("Deleted profile {name}.");
+    }
+    String::new()
 }
 
 /// Chatter or a malformed request: the expected shape, as a direct reply (no task) on a new

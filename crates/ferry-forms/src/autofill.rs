@@ -722,6 +722,20 @@ pub(crate) fn plan(
     planned
 }
 
+/// True when a profile key names a secret: a secret's autofill name (`current-password`,
+/// `one-time-code`, `cc-csc`, …) or one of its labels ("Passwort", "CVV").
+pub(crate) fn is_secret_key(key: &str) -> bool {
+    purpose_of_token(&key.to_ascii_lowercase()).is_some_and(|p| p.secrecy == Secrecy::Never)
+        || names_a_secret(key)
+}
+
+/// True when a profile key holds a card number (`cc-number` or one of its labels).
+pub(crate) fn is_card_number_key(key: &str) -> bool {
+    let form = spelled(key);
+    key.eq_ignore_ascii_case("cc-number")
+        || purpose_of_token("cc-number").is_some_and(|p| p.names.contains(&form.as_str()))
+}
+
 /// True when a free label is one of the secrets' names ("Passwort", "CVV").
 fn names_a_secret(label: &str) -> bool {
     let form = spelled(label);

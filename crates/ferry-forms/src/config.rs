@@ -66,6 +66,9 @@ pub struct FormsConfig {
     /// Longest wait for a submit to start a navigation before treating the page as an
     /// SPA that updated in place.
     pub submit_navigation_wait: Duration,
+    /// Every caller of a tenant shares its saved profiles (default false: each caller has
+    /// its own, and never sees another's).
+    pub shared_profiles: bool,
 }
 
 impl Default for FormsConfig {
@@ -85,6 +88,7 @@ impl Default for FormsConfig {
             navigation_timeout: Duration::from_secs(20),
             settle: Duration::from_millis(150),
             submit_navigation_wait: Duration::from_millis(1500),
+            shared_profiles: false,
         }
     }
 }

@@ -83,6 +83,18 @@ impl Inspection {
         None
     }
 
+    /// Each form (global number) with the places of its fields, in order.
+    pub(crate) fn form_places(&self) -> Vec<(usize, Vec<FieldAt>)> {
+        let mut forms: Vec<(usize, Vec<FieldAt>)> =
+            (0..self.forms().len()).map(|f| (f, Vec::new())).collect();
+        for (at, form, _) in self.fields() {
+            if let Some(places) = form.and_then(|f| forms.get_mut(f)) {
+                places.1.push(at);
+            }
+        }
+        forms
+    }
+
     /// Every field with its place and global form number.
     pub(crate) fn fields(&self) -> Vec<(FieldAt, Option<usize>, &FieldInfo)> {
         self.snapshots

@@ -10,27 +10,32 @@
 //!   (browser or browser context, enforcing proxy, one page) per contextId.
 //! - `inspect.js` runs in an isolated world of each frame; the matcher maps the caller's keys
 //!   to the fields it found.
+//! - [`FormsAgent::converse`] is one turn of a conversation, whichever face asked for it (A2A
+//!   here, MCP in `ferry-mcp`); `"auto": true` fills empty fields from the conversation's
+//!   notes and the caller's saved [`profiles`], matched by their autofill purpose.
 //!
 //! The public surface is the agent, its configuration, the request model and the page
 //! snapshot; everything else is the crate's own.
 
 mod agent;
-#[cfg_attr(not(test), allow(dead_code))]
 mod autofill;
 pub mod config;
 mod date_parts;
 mod inspection;
 mod matcher;
+mod notes;
 mod pool;
+pub mod profiles;
 mod report;
 pub mod request;
 mod session;
 pub mod snapshot;
 mod turn;
 
-pub use agent::FormsAgent;
+pub use agent::{FormsAgent, Outcome, TurnRefused, TurnState};
 pub use config::{BrowserSource, FormsConfig, Isolation};
 pub use pool::{AtCapacity, ConversationKey, PendingSubmit, SessionPool};
+pub use profiles::{ProfileCommand, ProfileError};
 pub use session::Session;
 
 /// The page-side script: evaluated in an isolated world, it defines `globalThis.__ferryForms`

@@ -339,6 +339,26 @@ impl SessionPool {
         }
     }
 
+    /// Ends conversation `key`: closes its session (waiting for a turn in progress to end)
+    /// and forgets its slot and pending submit.
+    pub async fn close(&self, key: &ConversationKey) {
+        let slot = self.slots().remove(key);
+        self.set_pending(key, None);
+        self.pids
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(key);
+        if let Some(slot) = slot {
+            let session = slot.lock().await.session.take();
+            if let Some(session) = session {
+                session.close().await;
+            }
+        }
+        if self.is_empty() {
+            self.close_shared_browser().await;
+        }
+    }
+
     /// Closes every session and the shared browser.
     pub async fn shutdown(&self) {
         let slots: Vec<_> = self.slots().drain().map(|(_, v)| v).collect();

@@ -30,6 +30,10 @@ pub(crate) struct FormReport {
     pub fields: Vec<FieldSummary>,
     /// Keys that were filled, and the field each went to.
     pub filled: Vec<Filled>,
+    /// Fields `"auto": true` filled (by the key in `filled`: the field's label) and where
+    /// each value came from: `context` (this conversation) or `profile:NAME`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub autofilled: BTreeMap<String, String>,
     /// Required fields that are still empty and got no value (their labels: use them as
     /// keys).
     pub missing: Vec<String>,
@@ -314,6 +318,12 @@ impl FormReport {
             })
             .collect();
         list(&mut out, "Filled", &filled);
+        let autofilled: Vec<String> = self
+            .autofilled
+            .iter()
+            .map(|(field, from)| format!("{field} ← {from}"))
+            .collect();
+        list(&mut out, "Auto-filled", &autofilled);
         list(&mut out, "Missing", &self.missing);
         list(&mut out, "Unmatched", &self.unmatched);
         let ambiguous: Vec<String> = self

@@ -1,8 +1,9 @@
 //! What a caller asks of the forms agent, read from an A2A message.
 //!
-//! A data part carries the request (`{"url", "values", "submit", "confirm", "form"}`); a
-//! text part holding a bare `http(s)` URL asks to inspect that page; any other text is
-//! chatter and gets the expected shape back. The decoder is strict about the request's own
+//! A data part carries the request (`{"url", "values", "submit", "confirm", "form", "auto",
+//! "profile"}`) or manages saved profiles (`{"profile": {"set": …}}`, see
+//! [`crate::profiles`]); a text part holding a bare `http(s)` URL asks to inspect that page;
+//! any other text is chatter and gets the expected shape back. The decoder is strict about the request's own
 //! keys (an unknown key is an error naming it, so a typo like `"sumbit"` is never ignored)
 //! and tolerant of value types a person would send (a number for a text field).
 
@@ -32,12 +33,18 @@ pub struct FormRequest {
     pub confirm: bool,
     /// Which form, when the page has several.
     pub form: Option<FormSelector>,
+    /// Fill the empty fields from what this conversation learned and from the caller's saved
+    /// profile (`"auto": true`); the explicit `values` always win.
+    pub auto: bool,
+    /// Which saved profile `auto` fills from; `None`: the one named `default`, else the
+    /// caller's only one.
+    pub profile: Option<String>,
 }
 
 impl FormRequest {
-    /// True when the request only asks to look (no values, no submit, no confirm).
+    /// True when the request only asks to look (no values, no auto, no submit, no confirm).
     pub fn is_inspect_only(&self) -> bool {
-        self.values.is_empty() && self.submit != Some(true) && !self.confirm
+        self.values.is_empty() && !self.auto && self.submit != Some(true) && !self.confirm
     }
 }
 
@@ -78,6 +85,8 @@ pub enum FormSelector {
 pub enum Incoming {
     /// A form request (from a data part or a bare URL).
     Request(FormRequest),
+    /// A command about the caller's saved profiles (`{"profile": {"set": …}}`).
+    Profile(crate::profiles::ProfileCommand),
     /// Text that is not a request.
     Chatter(String),
 }
@@ -89,7 +98,7 @@ pub enum RequestError {
     #[error("the request must be a JSON object, like {}", example())]
     NotAnObject,
     /// A key this agent does not know.
-    #[error("unknown key {0:?} (known: url, values, submit, confirm, form)")]
+    #[error("unknown key {0:?} (known: url, values, submit, confirm, form, auto, profile)")]
     UnknownKey(String),
     /// A key with a value of the wrong type.
     #[error("{key}: {expected}")]
@@ -108,6 +117,9 @@ pub enum RequestError {
     /// The message holds more than one request.
     #[error("send one request per message (found {0} data parts)")]
     SeveralRequests(usize),
+    /// A profile command that is not well formed.
+    #[error("profile: {0}")]
+    Profile(String),
 }
 
 /// The request shape, as shown to callers who sent something else.
@@ -127,7 +139,12 @@ pub fn parse(message: &Message) -> Result<Incoming, RequestError> {
         })
         .collect();
     match data.as_slice() {
-        [one] => return parse_data(one).map(Incoming::Request),
+        [one] => {
+            if let Some(command) = crate::profiles::command_of(one)? {
+                return Ok(Incoming::Profile(command));
+            }
+            return parse_data(one).map(Incoming::Request);
+        }
         [] => {}
         several => return Err(RequestError::SeveralRequests(several.len())),
     }
@@ -145,7 +162,9 @@ pub fn parse(message: &Message) -> Result<Incoming, RequestError> {
     Ok(Incoming::Chatter(text))
 }
 
-fn parse_data(value: &Value) -> Result<FormRequest, RequestError> {
+/// Reads a form request from its JSON object (what a data part, or an MCP tool's arguments,
+/// hold).
+pub fn parse_data(value: &Value) -> Result<FormRequest, RequestError> {
     let object = value.as_object().ok_or(RequestError::NotAnObject)?;
     let mut request = FormRequest::default();
     for (key, value) in object {
@@ -170,8 +189,25 @@ fn parse_data(value: &Value) -> Result<FormRequest, RequestError> {
                     _ => return Err(bad(key, "must be a form index (0, 1, …) or a CSS selector")),
                 });
             }
+            "auto" => request.auto = parse_bool(key, value)?,
+            "profile" => {
+                let name = value.as_str().ok_or_else(|| {
+                    bad(
+                        key,
+                        "must name the saved profile auto fills from (a profile command goes alone in its message)",
+                    )
+                })?;
+                crate::profiles::check_name(name).map_err(RequestError::Profile)?;
+                request.profile = Some(name.to_owned());
+            }
             other => return Err(RequestError::UnknownKey(other.to_owned())),
         }
+    }
+    if request.profile.is_some() && !request.auto {
+        return Err(bad(
+            "profile",
+            "names the profile of \"auto\": true; add it",
+        ));
     }
     Ok(request)
 }
@@ -392,6 +428,29 @@ mod tests {
         assert!(matches!(
             request(json!({"url": url})),
             Err(RequestError::TooLarge(_))
+        ));
+    }
+
+    #[test]
+    fn auto_and_its_profile_are_read() {
+        let Ok(Incoming::Request(r)) =
+            request(json!({"url": "https://e.com", "auto": true, "profile": "work"}))
+        else {
+            panic!("request");
+        };
+        assert!(r.auto && !r.is_inspect_only());
+        assert_eq!(r.profile.as_deref(), Some("work"));
+        assert!(matches!(
+            request(json!({"url": "https://e.com", "profile": "work"})),
+            Err(RequestError::BadType { key, .. }) if key == "profile"
+        ));
+        assert!(matches!(
+            request(json!({"url": "https://e.com", "auto": true, "profile": "no spaces"})),
+            Err(RequestError::Profile(_))
+        ));
+        assert!(matches!(
+            request(json!({"auto": "yes"})),
+            Err(RequestError::BadType { .. })
         ));
     }
 

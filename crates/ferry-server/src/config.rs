@@ -145,6 +145,11 @@ pub struct ScopedToken {
     /// Whether it may only read tasks, as a read-only token. Default false.
     #[serde(default)]
     pub read_only: bool,
+    /// The caller's name, as agents see it (`RequestContext::caller`: the forms agent keeps
+    /// saved profiles per caller). Default: the token's fingerprint (`token:` and 16 hex
+    /// digits of its SHA-256), which names the token without revealing it.
+    #[serde(default)]
+    pub caller: Option<String>,
 }
 
 impl std::fmt::Debug for ScopedToken {
@@ -154,6 +159,7 @@ impl std::fmt::Debug for ScopedToken {
             .field("token", &"<redacted>")
             .field("agents", &self.agents)
             .field("read_only", &self.read_only)
+            .field("caller", &self.caller)
             .finish()
     }
 }

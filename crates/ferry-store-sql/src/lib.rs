@@ -11,8 +11,10 @@
 //!
 //! Both keep the same schema (migrations embedded and applied at open): a `tasks` table with
 //! the latest snapshot of each task and the columns listing, expiry and restart recovery
-//! filter on, and an `events` table with every event of a task, kept until the task expires
-//! (no per-task trimming: a resume point is never lost while its task exists).
+//! filter on, an `events` table with every event of a task, kept until the task expires
+//! (no per-task trimming: a resume point is never lost while its task exists), and a
+//! `profiles` table of saved form values per caller ([`ferry_store::ProfileStore`]; both
+//! faces of one database come from [`open_stores`]).
 //!
 //! # Writes are committed in groups
 //!
@@ -46,6 +48,7 @@
 
 mod error;
 mod postgres;
+mod profiles;
 mod sqlite;
 mod store;
 mod writer;
@@ -54,7 +57,7 @@ pub use error::OpenError;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
-use ferry_store::TaskStore;
+use ferry_store::{ProfileStore, TaskStore};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -104,13 +107,51 @@ pub async fn open(url: &str) -> Result<Arc<dyn TaskStore>, OpenError> {
 /// # }
 /// ```
 pub async fn open_with(url: &str, options: &StoreOptions) -> Result<Arc<dyn TaskStore>, OpenError> {
+    Ok(open_stores(url, options).await?.tasks)
+}
+
+/// Both faces of one database: its tasks and its saved profiles (one set of pools).
+#[derive(Debug, Clone)]
+pub struct Stores {
+    /// The task store.
+    pub tasks: Arc<dyn TaskStore>,
+    /// The saved profiles (the forms agent's `"auto": true`), in the same database.
+    pub profiles: Arc<dyn ProfileStore>,
+}
+
+/// Opens the store `url` names with `options`, as its task store and its profile store.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use ferry_store::ProfileOwner;
+///
+/// let dir = tempfile::tempdir()?;
+/// let url = format!("sqlite:{}", dir.path().join("ferry.db").display());
+/// let stores = ferry_store_sql::open_stores(&url, &Default::default()).await?;
+/// let owner = ProfileOwner::new("", "alice");
+/// assert!(stores.profiles.list_profiles(&owner).await?.is_empty());
+/// # Ok(())
+/// # }
+/// ```
+pub async fn open_stores(url: &str, options: &StoreOptions) -> Result<Stores, OpenError> {
     let scheme = scheme(url);
     match scheme.to_ascii_lowercase().as_str() {
         "sqlite" => {
             let path = sqlite_path(url)?;
-            Ok(Arc::new(SqliteStore::open(path, options).await?))
+            let store = Arc::new(SqliteStore::open(path, options).await?);
+            Ok(Stores {
+                tasks: store.clone(),
+                profiles: store,
+            })
         }
-        "postgres" | "postgresql" => Ok(Arc::new(PostgresStore::open(url, options).await?)),
+        "postgres" | "postgresql" => {
+            let store = Arc::new(PostgresStore::open(url, options).await?);
+            Ok(Stores {
+                tasks: store.clone(),
+                profiles: store,
+            })
+        }
         _ => Err(OpenError::UnknownScheme {
             scheme: scheme.to_owned(),
         }),

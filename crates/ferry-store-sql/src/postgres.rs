@@ -275,3 +275,4 @@ impl PostgresStore {
 }
 
 crate::store::delegate_task_store!(PostgresStore);
+crate::profiles::delegate_profile_store!(PostgresStore);

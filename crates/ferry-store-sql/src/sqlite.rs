@@ -284,6 +284,7 @@ impl SqliteStore {
 }
 
 crate::store::delegate_task_store!(SqliteStore);
+crate::profiles::delegate_profile_store!(SqliteStore);
 
 #[cfg(test)]
 mod tests {

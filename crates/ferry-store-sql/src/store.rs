@@ -217,11 +217,14 @@ where
     for<'r> &'r str: Decode<'r, DB>,
     usize: ColumnIndex<DB::Row>,
 {
-    fn unavailable(&self, reason: String) -> StoreError {
+    pub(crate) fn unavailable(&self, reason: String) -> StoreError {
         StoreError::Unavailable(format!("{}: {reason}", DB::ENGINE))
     }
 
-    async fn connection(&self, pool: &Pool<DB>) -> Result<PoolConnection<DB>, StoreError> {
+    pub(crate) async fn connection(
+        &self,
+        pool: &Pool<DB>,
+    ) -> Result<PoolConnection<DB>, StoreError> {
         pool.acquire()
             .await
             .map_err(|e| self.unavailable(describe(&e, self.acquire_timeout)))
@@ -229,7 +232,7 @@ where
 
     /// The answer of an operation that ran on `conn` with a timeout; a connection whose
     /// operation failed or timed out is dropped, not handed out again.
-    fn finish<T>(
+    pub(crate) fn finish<T>(
         &self,
         conn: PoolConnection<DB>,
         result: Result<Result<T, sqlx::Error>, tokio::time::error::Elapsed>,

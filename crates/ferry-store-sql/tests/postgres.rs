@@ -121,6 +121,29 @@ async fn the_postgresql_store_passes_the_conformance_suite() {
 }
 
 #[tokio::test]
+async fn postgresql_profiles_pass_the_profile_checks_across_two_replicas() {
+    let Some(schema) = TestSchema::create().await else {
+        return;
+    };
+    let url = schema.url.clone();
+    schema
+        .run(async {
+            conformance::run_profile_checks(&open_store(&url).await).await;
+            // A second process on the same schema sees them, and its stale write is refused.
+            let other = open_store(&url).await;
+            let owner = ferry_store::ProfileOwner::new("p-read", "alice");
+            let kept = ferry_store::ProfileStore::get_profile(&other, &owner, "home")
+                .await
+                .expect("get")
+                .expect("shared");
+            assert_eq!(kept.version, 2);
+            let stale = ferry_store::ProfileStore::save_profile(&other, &owner, kept, 1).await;
+            assert_eq!(stale, Err(ferry_store::StoreError::Changed("home".into())));
+        })
+        .await;
+}
+
+#[tokio::test]
 async fn tasks_and_events_survive_a_reopen_of_the_schema() {
     let Some(schema) = TestSchema::create().await else {
         return;

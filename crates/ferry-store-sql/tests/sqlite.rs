@@ -38,6 +38,22 @@ async fn the_sqlite_store_passes_the_conformance_suite() {
 }
 
 #[tokio::test]
+async fn sqlite_profiles_pass_the_profile_checks_and_survive_a_reopen() {
+    let (_dir, path) = temp_db();
+    conformance::run_profile_checks(&open_store(&path).await).await;
+    let again = open_store(&path).await;
+    let owner = ferry_store::ProfileOwner::new("p-read", "alice");
+    let kept = ferry_store::ProfileStore::get_profile(&again, &owner, "home")
+        .await
+        .expect("get");
+    assert_eq!(
+        kept.map(|p| p.version),
+        Some(2),
+        "saved profiles are durable"
+    );
+}
+
+#[tokio::test]
 async fn tasks_and_events_survive_a_reopen_of_the_file() {
     let (_dir, path) = temp_db();
     let store = open_store(&path).await;

@@ -9,6 +9,7 @@
 //! # }
 //! ```
 
+use crate::profiles::{Profile, ProfileOwner, ProfileStore};
 use crate::store::{StoreError, TaskStore};
 use crate::types::{ListQuery, StoredTask, TaskKey};
 use ferry_proto::{Part, StreamResponse, Task, TaskState, TaskStatus};
@@ -430,4 +431,203 @@ pub async fn large_parts_round_trip(store: &dyn TaskStore) {
         ),
         other => panic!("expected the task event, got {other:?}"),
     }
+}
+
+/// Every check of a [`ProfileStore`], each on owners of its own tenant.
+pub async fn run_profile_checks(store: &dyn ProfileStore) {
+    saved_profiles_read_back(store).await;
+    a_stale_profile_writer_is_refused(store).await;
+    owners_never_see_each_others_profiles(store).await;
+    deleted_profiles_are_gone(store).await;
+}
+
+fn profile(name: &str, pairs: &[(&str, &str)], cards: bool) -> Profile {
+    Profile {
+        name: name.to_owned(),
+        values: pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect(),
+        cards,
+        version: 0,
+        updated_ms: 1_700_000_000_123,
+    }
+}
+
+/// A saved profile reads back whole (values with any text, the cards flag, the time), at
+/// version 1, then 2 after the next save; a listing is sorted by name.
+pub async fn saved_profiles_read_back(store: &dyn ProfileStore) {
+    let owner = ProfileOwner::new("p-read", "alice");
+    let home = profile(
+        "home",
+        &[
+            ("given-name", "Zoë"),
+            ("street-address", "12 Rue de l'Église\nBâtiment B"),
+            ("Mitgliedsnummer", "M-42 \"quoted\" ✓"),
+        ],
+        false,
+    );
+    assert_eq!(
+        store.save_profile(&owner, home.clone(), 0).await,
+        Ok(1),
+        "a new profile is saved at version 1"
+    );
+    let got = store
+        .get_profile(&owner, "home")
+        .await
+        .expect("get")
+        .expect("saved");
+    assert_eq!(
+        got,
+        Profile {
+            version: 1,
+            ..home.clone()
+        }
+    );
+    let mut changed = home.clone();
+    changed
+        .values
+        .insert("email".into(), "zoe@example.com".into());
+    changed.cards = true;
+    changed.updated_ms += 1;
+    assert_eq!(store.save_profile(&owner, changed.clone(), 1).await, Ok(2));
+    let got = store.get_profile(&owner, "home").await.expect("get");
+    assert_eq!(
+        got,
+        Some(Profile {
+            version: 2,
+            ..changed
+        })
+    );
+    store
+        .save_profile(
+            &owner,
+            profile("card", &[("cc-number", "4111111111111111")], true),
+            0,
+        )
+        .await
+        .expect("second profile");
+    let names: Vec<String> = store
+        .list_profiles(&owner)
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    assert_eq!(names, ["card", "home"], "listed by name");
+    assert_eq!(store.get_profile(&owner, "nope").await, Ok(None));
+}
+
+/// A writer whose version is stale (or who creates what exists) is refused and nothing
+/// changes.
+pub async fn a_stale_profile_writer_is_refused(store: &dyn ProfileStore) {
+    let owner = ProfileOwner::new("p-stale", "alice");
+    store
+        .save_profile(
+            &owner,
+            profile("home", &[("email", "a@example.com")], false),
+            0,
+        )
+        .await
+        .expect("create");
+    let again = store
+        .save_profile(
+            &owner,
+            profile("home", &[("email", "b@example.com")], false),
+            0,
+        )
+        .await;
+    assert_eq!(
+        again,
+        Err(StoreError::Changed("home".into())),
+        "created twice"
+    );
+    let stale = store
+        .save_profile(
+            &owner,
+            profile("home", &[("email", "c@example.com")], false),
+            7,
+        )
+        .await;
+    assert_eq!(
+        stale,
+        Err(StoreError::Changed("home".into())),
+        "stale version"
+    );
+    let missing = store
+        .save_profile(&owner, profile("work", &[], false), 1)
+        .await;
+    assert_eq!(
+        missing,
+        Err(StoreError::Changed("work".into())),
+        "no such profile"
+    );
+    let got = store
+        .get_profile(&owner, "home")
+        .await
+        .expect("get")
+        .expect("kept");
+    assert_eq!(
+        (got.version, got.values["email"].as_str()),
+        (1, "a@example.com")
+    );
+    assert_eq!(store.get_profile(&owner, "work").await, Ok(None));
+}
+
+/// Two callers of one tenant, and one caller in two tenants, are four separate owners.
+pub async fn owners_never_see_each_others_profiles(store: &dyn ProfileStore) {
+    let alice = ProfileOwner::new("p-owners", "alice");
+    let bob = ProfileOwner::new("p-owners", "bob");
+    let alice_elsewhere = ProfileOwner::new("p-owners-2", "alice");
+    store
+        .save_profile(
+            &alice,
+            profile("home", &[("email", "alice@example.com")], false),
+            0,
+        )
+        .await
+        .expect("alice");
+    assert_eq!(store.get_profile(&bob, "home").await, Ok(None));
+    assert_eq!(store.get_profile(&alice_elsewhere, "home").await, Ok(None));
+    assert!(store.list_profiles(&bob).await.expect("list").is_empty());
+    assert_eq!(store.delete_profile(&bob, "home").await, Ok(false));
+    // Bob's own profile of the same name is his.
+    store
+        .save_profile(
+            &bob,
+            profile("home", &[("email", "bob@example.com")], false),
+            0,
+        )
+        .await
+        .expect("bob");
+    let alices = store
+        .get_profile(&alice, "home")
+        .await
+        .expect("get")
+        .expect("kept");
+    assert_eq!(alices.values["email"], "alice@example.com");
+    assert_eq!(alices.version, 1, "bob's save did not touch alice's");
+}
+
+/// A deleted profile is gone (and can be created again, at version 1).
+pub async fn deleted_profiles_are_gone(store: &dyn ProfileStore) {
+    let owner = ProfileOwner::new("p-delete", "alice");
+    store
+        .save_profile(
+            &owner,
+            profile("home", &[("email", "a@example.com")], false),
+            0,
+        )
+        .await
+        .expect("create");
+    assert_eq!(store.delete_profile(&owner, "home").await, Ok(true));
+    assert_eq!(store.delete_profile(&owner, "home").await, Ok(false));
+    assert_eq!(store.get_profile(&owner, "home").await, Ok(None));
+    assert!(store.list_profiles(&owner).await.expect("list").is_empty());
+    assert_eq!(
+        store
+            .save_profile(&owner, profile("home", &[], false), 0)
+            .await,
+        Ok(1)
+    );
 }

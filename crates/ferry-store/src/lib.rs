@@ -10,13 +10,18 @@
 //! and their expiry is tested on an injected one.
 //!
 //! [`MemoryStore`] is the default store; [`conformance`] is the suite every store runs.
+//!
+//! Beside the tasks, a store may keep saved [`profiles`]: named form values per caller, which
+//! the forms agent fills forms from ([`ProfileStore`], in memory [`MemoryProfiles`]).
 
 pub mod conformance;
 mod memory;
+pub mod profiles;
 pub mod size;
 mod store;
 mod types;
 
 pub use memory::{MemoryLimits, MemoryStore};
+pub use profiles::{MemoryProfiles, Profile, ProfileOwner, ProfileStore};
 pub use store::{Queued, StoreError, StoreFuture, TaskStore};
 pub use types::{ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher};

@@ -39,6 +39,9 @@ pub enum StoreError {
         /// A hint for the caller.
         retry_after_secs: u64,
     },
+    /// A saved profile changed (or was created or deleted) since the writer read it.
+    #[error("profile {0:?} changed meanwhile; read it again")]
+    Changed(String),
     /// A page token this store did not issue.
     #[error("invalid page token")]
     BadPageToken,

@@ -11,6 +11,11 @@ async fn the_memory_store_passes_the_conformance_suite() {
 }
 
 #[tokio::test]
+async fn memory_profiles_pass_the_profile_checks() {
+    conformance::run_profile_checks(&ferry_store::MemoryProfiles::new()).await;
+}
+
+#[tokio::test]
 async fn a_full_store_refuses_new_tasks_until_something_expires() {
     let store = MemoryStore::new(MemoryLimits {
         max_tasks: 2,

@@ -22,10 +22,20 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("ferry-store", &["ferry-proto"]),
     ("ferry-store-sql", &["ferry-proto", "ferry-store"]),
     ("ferry-browser", &["ferry-net"]),
+    // The forms agent keeps its callers' saved profiles in the store's ProfileStore (data
+    // only; the binary picks memory, SQLite or PostgreSQL).
     (
         "ferry-forms",
-        &["ferry-proto", "ferry-agent", "ferry-browser", "ferry-net"],
+        &[
+            "ferry-proto",
+            "ferry-agent",
+            "ferry-browser",
+            "ferry-net",
+            "ferry-store",
+        ],
     ),
+    // The forms agent's MCP face knows the forms agent and MCP, not the A2A server.
+    ("ferry-mcp", &["ferry-forms"]),
     (
         "ferry-server",
         &["ferry-proto", "ferry-agent", "ferry-trust", "ferry-store"],

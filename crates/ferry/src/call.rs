@@ -62,7 +62,7 @@ pub(crate) struct ClientFlags {
         default_value = "text",
         global = true
     )]
-    output: OutputFormat,
+    pub(crate) output: OutputFormat,
 }
 
 /// Bindings by their CLI names.
@@ -241,7 +241,10 @@ enum PushAction {
 /// Maps the flags onto the client's options and connects: the client fetches and checks the
 /// card (SSRF-safe, strict, verified when `--expect-digest` or `--key` is given) and the
 /// interface URL. What the library refuses, the binary explains with the flag that lifts it.
-async fn connect(flags: &ClientFlags, url: &str) -> anyhow::Result<(A2aClient, AgentCard)> {
+pub(crate) async fn connect(
+    flags: &ClientFlags,
+    url: &str,
+) -> anyhow::Result<(A2aClient, AgentCard)> {
     let mut options = ClientOptions {
         timeout: Duration::from_secs(flags.timeout.max(1)),
         retry: RetryPolicy {
@@ -308,7 +311,7 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 /// Runs one calling command: sets up the log and the export of spans, runs `command` to its
 /// end on a runtime of its own inside the root span `root` makes (made once the subscriber
 /// exists; a failed command marks it failed), then exports what is left of the spans.
-fn run_command(
+pub(crate) fn run_command(
     otlp: &OtlpSettings,
     root: impl FnOnce() -> tracing::Span,
     command: impl Future<Output = anyhow::Result<()>>,

@@ -42,6 +42,9 @@ pub(crate) struct FormsArgs {
     /// Submit without asking for {"confirm": true}.
     #[arg(long)]
     auto_submit: bool,
+    /// Every caller of a tenant shares its saved profiles (default: each caller has its own).
+    #[arg(long)]
+    shared_profiles: bool,
     /// Browser sessions (conversations) at once; more are refused with a retry hint [default: 4].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
     max_contexts: Option<u32>,
@@ -87,6 +90,8 @@ pub(crate) struct FormsFile {
     upload_dir: Option<PathBuf>,
     /// `--auto-submit`.
     auto_submit: bool,
+    /// `--shared-profiles`.
+    shared_profiles: bool,
     /// `--max-contexts`.
     #[serde(skip_serializing_if = "Option::is_none")]
     max_contexts: Option<u32>,
@@ -131,6 +136,7 @@ impl FormsFile {
                 .collect(),
             upload_dir: config.upload_dir.clone(),
             auto_submit: config.auto_submit,
+            shared_profiles: config.shared_profiles,
             max_contexts: u32::try_from(config.max_contexts).ok(),
             idle_secs: Some(config.idle.as_secs()),
             isolation: Some(match config.isolation {
@@ -164,6 +170,7 @@ impl FormsArgs {
             resolve,
             upload_dir: file.upload_dir,
             auto_submit: file.auto_submit,
+            shared_profiles: file.shared_profiles,
             chrome_path: file.chrome_path,
             ..FormsConfig::default()
         };
@@ -197,6 +204,7 @@ impl FormsArgs {
             c.upload_dir = Some(dir.clone());
         }
         c.auto_submit |= self.auto_submit;
+        c.shared_profiles |= self.shared_profiles;
         if let Some(n) = self.max_contexts {
             c.max_contexts = n as usize;
         }

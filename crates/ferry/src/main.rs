@@ -13,6 +13,8 @@ mod card;
 mod forms_args;
 mod hosting;
 mod log_fields;
+mod mcp;
+mod profile;
 mod serve;
 mod telemetry;
 
@@ -46,6 +48,10 @@ enum Command {
     Task(Box<call::TaskArgs>),
     /// Manage a task's push-notification configs.
     PushConfig(Box<call::PushArgs>),
+    /// Serve the forms agent over MCP on stdin/stdout (for a coding agent to start).
+    Mcp(Box<mcp::McpArgs>),
+    /// Manage your saved profiles on a forms agent (what `"auto": true` fills from).
+    Profile(Box<profile::ProfileArgs>),
     /// Print a shell completion script.
     Completion {
         /// The shell.
@@ -69,6 +75,8 @@ fn main() -> ExitCode {
         Command::Send(args) => call::send(*args, &cli.otlp),
         Command::Task(args) => call::task(*args, &cli.otlp),
         Command::PushConfig(args) => call::push(*args, &cli.otlp),
+        Command::Mcp(args) => mcp::run(*args),
+        Command::Profile(args) => profile::run(*args, &cli.otlp),
         Command::Completion { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             let mut script = Vec::new();

@@ -471,15 +471,20 @@ async fn serve(args: ServeArgs, configs: Configs) -> anyhow::Result<()> {
         single,
     } = configs;
     let cdp_extension = || Arc::new(ferry_cdp_config::CdpConfig::new(cdp.required));
-    let mut forms = Vec::new();
-    let mut new_forms = |config: ferry_forms::FormsConfig| {
-        let agent = ferry_forms::FormsAgent::new(config);
+    let stores = open_stores(&config.store).await?;
+    let profiles = stores.as_ref().map(|s| s.profiles.clone());
+    // Each forms agent, with the id it is hosted under (None: the server's only agent); each
+    // also answers MCP (`/mcp`, or `/mcp/{id}` on a server of several agents).
+    let mut forms: Vec<(Option<String>, ferry_forms::FormsAgent)> = Vec::new();
+    let mut new_forms = |config: ferry_forms::FormsConfig, id: Option<String>| {
+        let mut agent = ferry_forms::FormsAgent::new(config);
+        if let Some(profiles) = &profiles {
+            agent = agent.with_profiles(profiles.clone());
+        }
         announce_forms(agent.config());
-        let agent = Arc::new(agent);
-        forms.push(agent.clone());
-        agent
+        forms.push((id, agent.clone()));
+        Arc::new(agent)
     };
-    let store = open_store(&config.store).await?;
     let mut builder = match &hosting {
         None => {
             let agent: Arc<dyn ferry_agent::AgentExecutor> = match single {
@@ -487,7 +492,7 @@ async fn serve(args: ServeArgs, configs: Configs) -> anyhow::Result<()> {
                 SingleAgent::Builtin(AgentName::Conformance) => {
                     Arc::new(acts.map(|p| p.agent()).unwrap_or_default())
                 }
-                SingleAgent::Builtin(AgentName::Forms) => new_forms(forms_config),
+                SingleAgent::Builtin(AgentName::Forms) => new_forms(forms_config, None),
                 SingleAgent::Exec(exec) => Arc::new(crate::hosting::exec_agent(exec)?),
                 SingleAgent::Proxy(proxy) => Arc::new(crate::hosting::proxy_agent(*proxy).await?),
             };
@@ -503,7 +508,7 @@ async fn serve(args: ServeArgs, configs: Configs) -> anyhow::Result<()> {
             for entry in hosting.exposed() {
                 let mount = if entry.kind == crate::hosting::AgentKind::Forms {
                     let config = args.forms.config(entry.forms_file()?)?;
-                    let mount = entry.mount_of(new_forms(config));
+                    let mount = entry.mount_of(new_forms(config, Some(entry.id.clone())));
                     if cdp.enabled {
                         mount.extension(cdp_extension())
                     } else {
@@ -520,9 +525,15 @@ async fn serve(args: ServeArgs, configs: Configs) -> anyhow::Result<()> {
             builder
         }
     };
+    for (id, agent) in &forms {
+        let path = id
+            .as_ref()
+            .map_or_else(|| "/mcp".to_owned(), |id| format!("/mcp/{id}"));
+        builder = builder.routes(crate::mcp::routes(&path, agent.clone(), id.clone()));
+    }
     builder = builder.config(config);
-    if let Some(store) = store {
-        builder = builder.store(store);
+    if let Some(stores) = stores {
+        builder = builder.store(stores.tasks);
     }
     let server = builder.bind().await.map_err(with_fix)?;
     // Before the card line: a script may send SIGTERM as soon as it reads that line.
@@ -543,20 +554,22 @@ async fn serve(args: ServeArgs, configs: Configs) -> anyhow::Result<()> {
         }
     }
     server.run(shutdown).await?;
-    for forms in forms {
+    for (_, forms) in forms {
         forms.pool().shutdown().await;
     }
     tracing::info!("stopped");
     Ok(())
 }
 
-/// The store the setting names; `None` for the memory store (the server's default). A store
-/// that cannot be reached is a start-up error that says which, without its password.
-async fn open_store(setting: &str) -> anyhow::Result<Option<Arc<dyn ferry_server::TaskStore>>> {
+/// The store the setting names (its tasks and its saved profiles); `None` for the memory
+/// store (the server's default). A store that cannot be reached is a start-up error that
+/// says which, without its password.
+pub(crate) async fn open_stores(setting: &str) -> anyhow::Result<Option<ferry_store_sql::Stores>> {
     if setting.is_empty() || setting == "memory" {
         return Ok(None);
     }
-    let store = ferry_store_sql::open(setting).await.with_context(|| {
+    let options = ferry_store_sql::StoreOptions::default();
+    let store = ferry_store_sql::open_stores(setting, &options).await.with_context(|| {
         format!(
             "cannot open the task store {} (--store, FERRY_STORE or `store` in the config file)",
             ferry_server::redact_store_url(setting)

@@ -18,6 +18,7 @@
 //! still missing, `fill` puts the values in, `submit` submits and judges the result, and
 //! `reporting` builds the report's common part and reads the proxy's refusals.
 
+pub(crate) mod auto;
 mod fill;
 mod reporting;
 mod scope;
@@ -57,16 +58,20 @@ pub(crate) struct TurnResult {
     pub report: FormReport,
     /// The pending submit to remember (replaces the previous one).
     pub pending: Option<PendingSubmit>,
+    /// What the conversation learned in this turn (see [`auto::learned`]).
+    pub learned: Vec<(String, String)>,
 }
 
-/// Where a turn says what it is doing: a WORKING status with one line of text.
-pub(crate) struct Progress(pub(crate) ferry_agent::EventSink);
+/// Where a turn says what it is doing: a WORKING status with one line of text (over A2A),
+/// or nowhere.
+pub(crate) struct Progress(pub(crate) Option<ferry_agent::EventSink>);
 
 impl Progress {
     /// Reports `text`; a refused report (the task ended meanwhile) is not the turn's failure.
     pub(crate) async fn say(&self, text: &str) {
-        let sink = &self.0;
-        let _ = sink.working(Some(sink.text_message(text))).await;
+        if let Some(sink) = &self.0 {
+            let _ = sink.working(Some(sink.text_message(text))).await;
+        }
     }
 }
 
@@ -82,6 +87,8 @@ pub(crate) struct TurnInput<'a> {
     pub pending: Option<PendingSubmit>,
     /// Progress reports (`working` status updates).
     pub progress: &'a Progress,
+    /// Where `"auto": true` takes values from (`None` when the request does not ask).
+    pub auto: Option<&'a auto::AutoSources>,
 }
 
 /// Runs one turn. A browser failure (crash, lost connection) is returned as the error; the
@@ -90,12 +97,24 @@ pub(crate) async fn run(
     session: &mut Session,
     input: TurnInput<'_>,
 ) -> Result<TurnResult, BrowserError> {
+    let mut learned = Vec::new();
+    let mut result = run_turn(session, input, &mut learned).await?;
+    result.learned = learned;
+    Ok(result)
+}
+
+async fn run_turn(
+    session: &mut Session,
+    input: TurnInput<'_>,
+    learned: &mut Vec<(String, String)>,
+) -> Result<TurnResult, BrowserError> {
     let TurnInput {
         config,
         request,
         task_id,
         pending,
         progress,
+        auto,
     } = input;
     let mark = session.blocked_mark();
     let mut warnings = Vec::new();
@@ -142,6 +161,7 @@ pub(crate) async fn run(
     } else if session.requested_url.is_none() {
         let report = FormReport::default();
         return Ok(TurnResult {
+            learned: Vec::new(),
             verdict: Verdict::InputRequired,
             message: format!(
                 "No page is open in this conversation yet. Send the page first: {}",
@@ -235,6 +255,7 @@ pub(crate) async fn run(
                 pending.task_id
             );
             return Ok(TurnResult {
+                learned: Vec::new(),
                 pending: Some(pending),
                 ..ask(message, report)
             });
@@ -263,6 +284,7 @@ pub(crate) async fn run(
             report.fields.len()
         );
         return Ok(TurnResult {
+            learned: Vec::new(),
             verdict: Verdict::Completed,
             message,
             report,
@@ -272,6 +294,13 @@ pub(crate) async fn run(
 
     // 5. Match and fill (on the form of the task's pending submit, unless told otherwise).
     let selected = selected.or_else(|| own_pending.filter(|_| wants_submit).map(|p| p.form));
+    // Auto alone names no field to choose a form by: the form it would fill most of.
+    let selected = match (selected, auto) {
+        (None, Some(sources)) if request.values.is_empty() => {
+            auto::best_form(&inspection, &inspection.form_places(), sources)
+        }
+        (selected, _) => selected,
+    };
     let keys: Vec<&str> = request.values.iter().map(|(k, _)| k.as_str()).collect();
     let chosen = match choose_scope(&inspection, selected, &keys, pending.as_ref()) {
         Ok(chosen) => chosen,
@@ -290,6 +319,12 @@ pub(crate) async fn run(
             ));
         }
     };
+    let mut chosen = chosen;
+    let (request, autofilled) = match auto {
+        Some(sources) => auto::apply(&inspection, &mut chosen, sources, request),
+        None => (request.clone(), Default::default()),
+    };
+    let request = &request;
     let Filling {
         filled,
         fill_errors,
@@ -322,7 +357,11 @@ pub(crate) async fn run(
             field_errors.insert(key.clone(), error);
         }
     }
+    *learned = auto::learned(&inspection, &assigned_fields, |key| {
+        field_errors.contains_key(key)
+    });
     report.field_errors = field_errors;
+    report.autofilled = autofilled;
 
     let form = match scope {
         Scope::Form(form) => Some(form),
@@ -340,6 +379,7 @@ pub(crate) async fn run(
             message.push_str(" The submit you asked for follows once they are in (send \"submit\": false to drop it).");
         }
         return Ok(TurnResult {
+            learned: Vec::new(),
             pending,
             ..ask(message, report)
         });
@@ -376,6 +416,7 @@ pub(crate) async fn run(
             ));
         }
         return Ok(TurnResult {
+            learned: Vec::new(),
             verdict: Verdict::InputRequired,
             message,
             report,
@@ -391,6 +432,7 @@ pub(crate) async fn run(
         report.filled.len()
     );
     Ok(TurnResult {
+        learned: Vec::new(),
         verdict: Verdict::Completed,
         message,
         report,
@@ -406,6 +448,7 @@ fn failed(session: &Session, mark: usize, why: String, warnings: Vec<String>) ->
         ..FormReport::default()
     };
     TurnResult {
+        learned: Vec::new(),
         verdict: Verdict::Failed,
         message: why,
         report,
@@ -415,6 +458,7 @@ fn failed(session: &Session, mark: usize, why: String, warnings: Vec<String>) ->
 
 pub(super) fn ask(message: String, report: FormReport) -> TurnResult {
     TurnResult {
+        learned: Vec::new(),
         verdict: Verdict::InputRequired,
         message,
         report,

@@ -165,6 +165,7 @@ pub(super) async fn submit(
             .find(|b| b.host.eq_ignore_ascii_case(host))
     {
         return Ok(TurnResult {
+            learned: Vec::new(),
             verdict: Verdict::Failed,
             message: format!("blocked: the form posts to {}: {}", b.target, b.reason),
             report,
@@ -177,6 +178,7 @@ pub(super) async fn submit(
         .filter(|s| navigated && *s >= 400)
     {
         return Ok(TurnResult {
+            learned: Vec::new(),
             verdict: Verdict::Failed,
             message: format!(
                 "Submitted form {form}, but the site answered HTTP {status} ({:?} at {}).",
@@ -227,6 +229,7 @@ pub(super) async fn submit(
         Sent::Navigation | Sent::None => "",
     };
     Ok(TurnResult {
+        learned: Vec::new(),
         verdict: Verdict::Completed,
         message: format!(
             "Submitted form {form}{how}; the page now shows {:?} at {}.",
@@ -282,6 +285,7 @@ fn not_sent(
         ));
     }
     TurnResult {
+        learned: Vec::new(),
         verdict: Verdict::InputRequired,
         message,
         report,

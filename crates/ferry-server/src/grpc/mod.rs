@@ -165,7 +165,7 @@ fn prepare<O: GrpcOperation>(
     let call = CallContext {
         tenant: request.tenant().to_owned(),
         extensions: active,
-        caller: None,
+        caller: params::caller_of(&extensions),
         access: params::access_of(&extensions),
         client: extensions.get::<ClientAddr>().map(|c| c.0.ip()),
         resume_after: None,

@@ -110,11 +110,18 @@ pub(crate) fn call_context(tenant: String, extensions: Vec<String>, parts: &Part
     CallContext {
         tenant,
         extensions,
-        caller: None,
+        caller: caller_of(&parts.extensions),
         access: access_of(&parts.extensions),
         client: parts.extensions.get::<ClientAddr>().map(|c| c.0.ip()),
         resume_after: last_event_id(&parts.headers),
     }
+}
+
+/// Who the front door found the request comes from, if anyone.
+pub(crate) fn caller_of(extensions: &axum::http::Extensions) -> Option<String> {
+    extensions
+        .get::<crate::http::front_door::Caller>()
+        .map(|c| c.as_str().to_owned())
 }
 
 /// The front door's verdict on the caller's credentials; least privilege for a request it did

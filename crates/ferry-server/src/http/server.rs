@@ -98,6 +98,8 @@ pub struct A2aServerBuilder {
     config: ServerConfig,
     store: Option<Arc<dyn TaskStore>>,
     extensions: Vec<Arc<dyn ServerExtension>>,
+    /// Routes of the server's own that are not A2A (an agent's other face, such as MCP).
+    routes: Router,
     clock: Arc<dyn Clock>,
 }
 
@@ -158,6 +160,17 @@ impl A2aServerBuilder {
         self
     }
 
+    /// Adds routes that are not A2A and no extension of it (another face of an agent, such
+    /// as the forms agent's MCP endpoint), served at the root behind the same front door as
+    /// the bindings: the token, `Host`/`Origin` checks, limits, request ids and metrics apply
+    /// to them unchanged, and the front door's [`front_door::Caller`] and
+    /// [`front_door::AgentScope`] are in each request's extensions. They add nothing to the
+    /// card.
+    pub fn routes(mut self, routes: Router) -> Self {
+        self.routes = self.routes.merge(routes);
+        self
+    }
+
     /// Adds an agent to a server of several ([`A2aServer::hosting`]); on a server of one
     /// agent, [`A2aServerBuilder::bind`] refuses it.
     pub fn agent(mut self, mount: AgentMount) -> Self {
@@ -184,6 +197,7 @@ impl A2aServerBuilder {
             config,
             store,
             extensions,
+            routes: own_routes,
             clock,
         } = self;
         config.validate()?;
@@ -287,7 +301,7 @@ impl A2aServerBuilder {
         } else {
             hosted.first().cloned()
         };
-        let mut server_routes = Router::new();
+        let mut server_routes = own_routes;
         for extension in &extensions {
             server_routes = server_routes.merge(extension.clone().routes(shared.limits));
         }
@@ -468,6 +482,7 @@ impl A2aServer {
             config: ServerConfig::default(),
             store: None,
             extensions: Vec::new(),
+            routes: Router::new(),
             clock: Arc::new(TokioClock),
         }
     }
@@ -482,6 +497,7 @@ impl A2aServer {
             config: ServerConfig::default(),
             store: None,
             extensions: Vec::new(),
+            routes: Router::new(),
             clock: Arc::new(TokioClock),
         }
     }

@@ -182,6 +182,7 @@ fn scoped() -> ServerConfig {
             token: PARTNER.into(),
             agents: vec!["echo".into()],
             read_only: false,
+            caller: None,
         }],
         ..loopback()
     }

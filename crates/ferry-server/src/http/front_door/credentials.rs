@@ -1,7 +1,16 @@
 //! Which bearer tokens the server knows and what each allows: the front door turns the
-//! `Authorization` header of a request into an [`Access`] and an [`AgentScope`] (or a
-//! refusal) here; the core applies the access per operation ([`Access::authorize`]), the
-//! agent's gate the scope.
+//! `Authorization` header of a request into an [`Access`], an [`AgentScope`] and a
+//! [`Caller`] (or a refusal) here; the core applies the access per operation
+//! ([`Access::authorize`]), the agent's gate the scope, and agents see the caller.
+//!
+//! # Who the caller is
+//!
+//! Each token names one caller: a scoped token its configured `caller` name, any other token
+//! its fingerprint, `token:` and the first 16 hex digits of the token's SHA-256. The
+//! fingerprint is stable across restarts (a caller's saved data survives them), distinct
+//! tokens get distinct callers, and it reveals nothing usable: it can be logged and stored.
+//! A request without credentials (a server without tokens, or an anonymous caller) has no
+//! caller.
 
 use super::token::constant_time_eq;
 use crate::config::ServerConfig;
@@ -12,10 +21,10 @@ use std::sync::Arc;
 /// The tokens of the configuration.
 #[derive(Debug)]
 pub struct Credentials {
-    /// The token of full access, if set.
-    full: Option<Box<[u8]>>,
-    /// Tokens that may only read tasks.
-    read_only: Vec<Box<[u8]>>,
+    /// The token of full access, if set, and its caller.
+    full: Option<(Box<[u8]>, Caller)>,
+    /// Tokens that may only read tasks, with their callers.
+    read_only: Vec<(Box<[u8]>, Caller)>,
     /// Tokens limited to some agents.
     scoped: Vec<Scoped>,
     /// Whether a request without credentials is let in (as [`Access::Anonymous`]).
@@ -28,6 +37,34 @@ struct Scoped {
     token: Box<[u8]>,
     access: Access,
     scope: AgentScope,
+    caller: Caller,
+}
+
+/// Who an authenticated request comes from, as agents see it (see the module docs); the
+/// front door puts it in the request's extensions, where routes of extensions find it too.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Caller(pub Arc<str>);
+
+impl Caller {
+    /// The caller a token names when it has no configured name: its fingerprint.
+    ///
+    /// ```
+    /// use ferry_server::front_door::Caller;
+    /// let a = Caller::of_token("s3cret");
+    /// assert!(a.0.starts_with("token:") && a.0.len() == 22);
+    /// assert!(!a.0.contains("s3cret"));
+    /// assert_ne!(a, Caller::of_token("other"));
+    /// ```
+    pub fn of_token(token: &str) -> Caller {
+        let digest = ferry_trust::jcs::digest_bytes(token.as_bytes());
+        let hex = digest.trim_start_matches("sha256:");
+        Caller(format!("token:{}", &hex[..16]).into())
+    }
+
+    /// The caller's name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
 }
 
 /// Which agents a caller may reach: every one, or those a scoped token names.
@@ -59,20 +96,23 @@ impl AgentScope {
     }
 }
 
-/// What a request's credentials give: the operations it may run, and where.
+/// What a request's credentials give: the operations it may run, where, and as whom.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {
     /// The operations.
     pub access: Access,
     /// The agents.
     pub scope: AgentScope,
+    /// Who is calling; `None` without credentials.
+    pub caller: Option<Caller>,
 }
 
 impl Grant {
-    fn everywhere(access: Access) -> Self {
+    fn everywhere(access: Access, caller: Option<&Caller>) -> Self {
         Self {
             access,
             scope: AgentScope::all(),
+            caller: caller.cloned(),
         }
     }
 }
@@ -81,9 +121,14 @@ impl Credentials {
     /// The tokens of `config` (empty ones ignored).
     pub fn new(config: &ServerConfig) -> Self {
         let secret = |t: &String| (!t.is_empty()).then(|| t.as_bytes().into());
+        let with_caller = |t: &String| Some((secret(t)?, Caller::of_token(t)));
         Self {
-            full: config.token.as_ref().and_then(secret),
-            read_only: config.read_only_tokens.iter().filter_map(secret).collect(),
+            full: config.token.as_ref().and_then(with_caller),
+            read_only: config
+                .read_only_tokens
+                .iter()
+                .filter_map(with_caller)
+                .collect(),
             scoped: config
                 .scoped_tokens
                 .iter()
@@ -96,6 +141,10 @@ impl Credentials {
                             Access::Full
                         },
                         scope: AgentScope::only(&t.agents),
+                        caller: match &t.caller {
+                            Some(name) if !name.is_empty() => Caller(name.as_str().into()),
+                            _ => Caller::of_token(&t.token),
+                        },
                     })
                 })
                 .collect(),
@@ -113,10 +162,12 @@ impl Credentials {
     /// in), or no token where one is required.
     pub fn grant(&self, headers: &HeaderMap) -> Option<Grant> {
         if !self.required() {
-            return Some(Grant::everywhere(Access::Full));
+            return Some(Grant::everywhere(Access::Full, None));
         }
         let Some(presented) = headers.get(header::AUTHORIZATION) else {
-            return self.anonymous.then(|| Grant::everywhere(Access::Anonymous));
+            return self
+                .anonymous
+                .then(|| Grant::everywhere(Access::Anonymous, None));
         };
         let presented = presented
             .to_str()
@@ -125,26 +176,27 @@ impl Credentials {
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
             .map(|(_, t)| t.trim().as_bytes())?;
         // Every token is compared, so the time taken does not say which one matched.
-        let is_full = self
+        let full = self
             .full
             .as_ref()
-            .is_some_and(|full| constant_time_eq(presented, full));
-        let is_read_only = self
-            .read_only
-            .iter()
-            .fold(false, |any, t| constant_time_eq(presented, t) | any);
+            .filter(|(full, _)| constant_time_eq(presented, full));
+        let read_only = self.read_only.iter().fold(None, |found, (t, caller)| {
+            let matches = constant_time_eq(presented, t);
+            found.or(matches.then_some(caller))
+        });
         let scoped = self.scoped.iter().fold(None, |found, s| {
             let matches = constant_time_eq(presented, &s.token);
             found.or(matches.then_some(s))
         });
-        if is_full {
-            Some(Grant::everywhere(Access::Full))
-        } else if is_read_only {
-            Some(Grant::everywhere(Access::ReadOnly))
+        if let Some((_, caller)) = full {
+            Some(Grant::everywhere(Access::Full, Some(caller)))
+        } else if let Some(caller) = read_only {
+            Some(Grant::everywhere(Access::ReadOnly, Some(caller)))
         } else {
             scoped.map(|s| Grant {
                 access: s.access,
                 scope: s.scope.clone(),
+                caller: Some(s.caller.clone()),
             })
         }
     }
@@ -215,11 +267,13 @@ mod tests {
                     token: "partner".into(),
                     agents: vec!["echo".into()],
                     read_only: false,
+                    caller: Some("acme".into()),
                 },
                 crate::config::ScopedToken {
                     token: "auditor".into(),
                     agents: vec!["echo".into(), "forms".into()],
                     read_only: true,
+                    caller: None,
                 },
             ],
             ..ServerConfig::default()
@@ -236,6 +290,30 @@ mod tests {
         assert_eq!(auditor.access, Access::ReadOnly);
         assert!(auditor.scope.allows("forms"));
         assert!(!auditor.scope.allows("exec"));
+        assert_eq!(
+            partner.caller,
+            Some(Caller("acme".into())),
+            "its configured name"
+        );
+        assert_eq!(auditor.caller, Some(Caller::of_token("auditor")));
+    }
+
+    #[test]
+    fn each_token_names_its_own_caller() {
+        let c = credentials(true);
+        let full = c.grant(&headers(Some("Bearer full"))).expect("full");
+        let reader = c.grant(&headers(Some("Bearer reader"))).expect("reader");
+        assert_eq!(full.caller, Some(Caller::of_token("full")));
+        assert_eq!(reader.caller, Some(Caller::of_token("reader")));
+        assert_ne!(full.caller, reader.caller);
+        assert_eq!(c.grant(&headers(None)).expect("anonymous").caller, None);
+        let open = Credentials::new(&ServerConfig::default());
+        assert_eq!(
+            open.grant(&headers(Some("Bearer x"))).expect("open").caller,
+            None
+        );
+        // Known SHA-256 ("abc"): the fingerprint is its first 16 hex digits.
+        assert_eq!(Caller::of_token("abc").as_str(), "token:ba7816bf8f01cfea");
     }
 
     #[test]

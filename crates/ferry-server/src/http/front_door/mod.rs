@@ -18,7 +18,7 @@ mod rate;
 mod token;
 
 pub use agent_gate::{AgentGate, check as agent_gate};
-pub use credentials::{AgentScope, Credentials, Grant};
+pub use credentials::{AgentScope, Caller, Credentials, Grant};
 pub use host::HostPolicy;
 pub use rate::RateLimiter;
 pub use token::constant_time_eq;
@@ -285,9 +285,16 @@ async fn admit_and_run(
         return r.respond(dialect, rid);
     }
     match door.credentials.grant(request.headers()) {
-        Some(Grant { access, scope }) => {
+        Some(Grant {
+            access,
+            scope,
+            caller,
+        }) => {
             request.extensions_mut().insert(access);
             request.extensions_mut().insert(scope);
+            if let Some(caller) = caller {
+                request.extensions_mut().insert(caller);
+            }
         }
         None if public => {
             request.extensions_mut().insert(Access::Anonymous);
