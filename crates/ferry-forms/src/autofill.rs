@@ -180,6 +180,8 @@ pub(crate) const PURPOSES: &[Purpose] = &[
             "telefono",
             "numero de telefono",
             "movil",
+            "telefono movil",
+            "numero de movil",
             "celular",
         ],
     ),
@@ -682,6 +684,12 @@ pub(crate) fn plan(
             value_for(s, purpose).map(|v| (s.name, v))
         });
         if let Some((from, value)) = found {
+            // A single-line input drops line breaks: an address's lines are joined instead.
+            let value = if c.field.tag == "textarea" {
+                value
+            } else {
+                one_line(&value)
+            };
             filled.insert(c.id);
             planned.push(Planned {
                 field: c.id,
@@ -720,6 +728,18 @@ pub(crate) fn plan(
     }
     planned.sort_by_key(|p| p.field);
     planned
+}
+
+/// Text of several lines on one: `12 Main St\nFlat 3` → `12 Main St, Flat 3`.
+fn one_line(text: &str) -> String {
+    if !text.contains('\n') {
+        return text.to_owned();
+    }
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// True when a profile key names a secret: a secret's autofill name (`current-password`,

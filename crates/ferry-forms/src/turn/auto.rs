@@ -141,15 +141,16 @@ pub(super) fn apply(
     (augmented, autofilled)
 }
 
-/// What a turn teaches its conversation: every field it filled (explicitly or by `auto`) and
-/// the value the page then holds there — the caller's value as the page took it (a phone
+/// What a turn teaches its conversation: every field it filled (but those `skip` names: the
+/// ones that failed, and what `auto` took from the notes or the profile) and the value the
+/// page then holds there — the caller's value as the page took it (a phone
 /// number as the site formatted it) — keyed by the field's autofill name, else by the
 /// caller's key. Values the site put into fields by itself are not learned (a page must not
 /// choose what fills the next one), and neither are secrets or card data.
 pub(super) fn learned(
     inspection: &Inspection,
     filled: &[(String, FieldAt)],
-    failed: impl Fn(&str) -> bool,
+    skip: impl Fn(&str) -> bool,
 ) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (key, at) in filled {
@@ -159,7 +160,7 @@ pub(super) fn learned(
         let purpose = autofill::purpose(field);
         let open =
             !autofill::is_secret(field) && purpose.is_none_or(|p| p.secrecy == Secrecy::Open);
-        if failed(key) || !open {
+        if skip(key) || !open {
             continue;
         }
         if let FieldValue::Text(value) = &field.value

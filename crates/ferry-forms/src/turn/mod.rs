@@ -357,8 +357,10 @@ async fn run_turn(
             field_errors.insert(key.clone(), error);
         }
     }
+    // What the caller gave is noted; what auto took from the notes or the profile is there
+    // already.
     *learned = auto::learned(&inspection, &assigned_fields, |key| {
-        field_errors.contains_key(key)
+        field_errors.contains_key(key) || autofilled.contains_key(key)
     });
     report.field_errors = field_errors;
     report.autofilled = autofilled;

@@ -4,6 +4,8 @@
 
 /// The A2A contract: turns, artifacts, forms of every kind, uploads, refusals.
 mod agent;
+/// `"auto": true` and saved profiles: tokens, four languages, secrets, cards, notes, callers.
+mod auto;
 /// Bring your own browser: a registered CDP endpoint instead of a launched Chromium.
 mod byob;
 /// The page script alone: inspect / fill / submit on every kind of form.

@@ -75,15 +75,36 @@ impl FormsServer {
 
     /// POSTs a JSON-RPC request to `/jsonrpc`.
     async fn post_rpc(&self, method: &str, params: Value) -> reqwest::Response {
+        self.post_rpc_as(None, method, params).await
+    }
+
+    /// POSTs a JSON-RPC request to `/jsonrpc` with the bearer `token`, if any.
+    async fn post_rpc_as(
+        &self,
+        token: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> reqwest::Response {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.http
+        let mut request = self
+            .http
             .post(self.url("/jsonrpc"))
             .header("A2A-Version", "1.0")
-            .json(&body)
-            .send()
-            .await
-            .expect("the server answers")
+            .json(&body);
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        request.send().await.expect("the server answers")
+    }
+
+    /// SendMessage with one data part as the caller of `token`; the whole JSON-RPC response.
+    pub(crate) async fn send_as(&self, token: &str, context: &str, data: Value) -> Value {
+        let message = self.message(context, None, data_part(data));
+        let response = self
+            .post_rpc_as(Some(token), "SendMessage", json!({"message": message}))
+            .await;
+        response.json().await.expect("a JSON-RPC response")
     }
 
     /// A user message with one `part` in `context` (in `task` when given).
