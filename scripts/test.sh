@@ -11,11 +11,15 @@
 # 2b. The same for the A2A v0.3 SDK: <repo>/.venv-v03 from
 #    interop/python/requirements-v03.txt, exported as FERRY_PYTHON_V03 (used by
 #    crates/ferry/tests/interop_v03.rs). Skipped if FERRY_PYTHON_V03 is already set.
+# 2c. The same for the MCP Python SDK: <repo>/.venv-mcp from
+#    interop/python/requirements-mcp.txt, exported as FERRY_PYTHON_MCP (used by
+#    crates/ferry/tests/mcp_cli.rs). Skipped if FERRY_PYTHON_MCP is already set.
 # 3. Runs `cargo test --workspace`.
 #
 # Environment:
 #   FERRY_PYTHON=path   use this interpreter (must have a2a-sdk) instead of .venv
 #   FERRY_PYTHON_V03=path  the same for a2a-sdk 0.3 instead of .venv-v03
+#   FERRY_PYTHON_MCP=path  the same for the MCP SDK (mcp 2.3.0) instead of .venv-mcp
 #   PYTHON=python3.x    interpreter used to create .venv (default: python3.11, else python3)
 #   CI=true             missing Python prerequisites fail the interop tests instead of skipping them
 set -euo pipefail
@@ -70,6 +74,15 @@ if [ -z "${FERRY_PYTHON_V03:-}" ]; then
   export FERRY_PYTHON_V03="$ROOT/.venv-v03/bin/python"
 else
   section "python v0.3 interop: using FERRY_PYTHON_V03=$FERRY_PYTHON_V03"
+fi
+
+if [ -z "${FERRY_PYTHON_MCP:-}" ]; then
+  section "python MCP interop venv (.venv-mcp)"
+  ensure_venv "$ROOT/.venv-mcp" "$ROOT/interop/python/requirements-mcp.txt"
+  "$ROOT/.venv-mcp/bin/python" -c 'import importlib.metadata as m, mcp, mcp_types, httpx2; print("mcp", m.version("mcp"))'
+  export FERRY_PYTHON_MCP="$ROOT/.venv-mcp/bin/python"
+else
+  section "python MCP interop: using FERRY_PYTHON_MCP=$FERRY_PYTHON_MCP"
 fi
 
 section "cargo test --workspace"

@@ -43,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import json
+import os
 import sys
 import threading
 import traceback
@@ -247,7 +248,10 @@ async def main(argv: list[str]) -> dict[str, Any]:
     summary: dict[str, Any] = {"mcp": importlib.metadata.version("mcp"), "mode": argv[0]}
     if argv[0] == "stdio":
         command = argv[argv.index("--") + 1:]
-        params = StdioServerParameters(command=command[0], args=command[1:])
+        # The SDK starts the server with a minimal environment; pass on where its browser's
+        # profiles go, and its log level.
+        env = {k: os.environ[k] for k in ("TMPDIR", "RUST_LOG") if k in os.environ}
+        params = StdioServerParameters(command=command[0], args=command[1:], env=env or None)
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write, read_timeout_seconds=60.0) as session:
                 summary.update(await conversation(session, site))
@@ -271,7 +275,16 @@ async def main(argv: list[str]) -> dict[str, Any]:
 
 if __name__ == "__main__":
     try:
-        result = asyncio.run(asyncio.wait_for(main(sys.argv[1:]), OVERALL_TIMEOUT))
+        try:
+            result = asyncio.run(asyncio.wait_for(main(sys.argv[1:]), OVERALL_TIMEOUT))
+        except BaseExceptionGroup as group:  # a check failed inside the SDK's task groups
+            failed = group.subgroup(CheckFailed)
+            if failed is None:
+                raise
+            first = failed
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]
+            raise first from None
     except CheckFailed as e:
         print(f"FAIL: {e}", flush=True)
         sys.exit(1)

@@ -2,8 +2,9 @@
 //! started, registered through the cdp-config/v1 extension, in a browser context of its own
 //! with the enforcing proxy attached, and disposes that context afterwards.
 
-use crate::leaks::{assert_no_leaks, matrix_config};
+use crate::leaks::over_a2a;
 use crate::support::agent::{FormsServer, state, status_text};
+use crate::support::leak_matrix::{assert_no_leaks, matrix_config};
 use crate::support::site::TestSite;
 use crate::support::{bounded, chromium_or_skip};
 use ferry_browser::Browser;
@@ -124,7 +125,7 @@ async fn the_agent_drives_a_registered_browser_by_ws_url_with_the_allowlist_enfo
             .await;
         assert_eq!(status, 200);
         let before = contexts(&ws).await;
-        assert_no_leaks(&server, &site, "byob-ws").await;
+        assert_no_leaks(&site, |url| over_a2a(&server, "byob-ws", url)).await;
         assert_eq!(
             contexts(&ws).await,
             before + 1,

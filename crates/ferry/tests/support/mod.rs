@@ -8,6 +8,7 @@
 //! Every test binary uses a different subset of these helpers, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub(crate) mod browser;
 pub(crate) mod otlp;
 
 use std::collections::HashMap;
@@ -82,6 +83,8 @@ pub(crate) enum Sdk {
     V1,
     /// `a2a-sdk` 0.3 (protocol v0.3): `$FERRY_PYTHON_V03`, else `<workspace>/.venv-v03`.
     V03,
+    /// The MCP SDK `mcp` 2.3.0: `$FERRY_PYTHON_MCP`, else `<workspace>/.venv-mcp`.
+    Mcp,
 }
 
 impl Sdk {
@@ -90,6 +93,7 @@ impl Sdk {
         match self {
             Sdk::V1 => ("FERRY_PYTHON", ".venv"),
             Sdk::V03 => ("FERRY_PYTHON_V03", ".venv-v03"),
+            Sdk::Mcp => ("FERRY_PYTHON_MCP", ".venv-mcp"),
         }
     }
 }

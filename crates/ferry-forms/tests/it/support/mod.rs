@@ -1,6 +1,7 @@
 //! Helpers shared by the forms tests.
 
 pub(crate) mod agent;
+pub(crate) mod leak_matrix;
 pub(crate) mod site;
 
 use std::time::Duration;

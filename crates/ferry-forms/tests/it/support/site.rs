@@ -76,7 +76,8 @@ impl TestSite {
         let port = listener.local_addr().expect("local address").port();
         let log = Arc::new(Mutex::new(Vec::new()));
         let arrived = Arc::new(tokio::sync::Notify::new());
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/site");
+        // Through ferry-forms by name: ferry-mcp's tests include this file too.
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ferry-forms/tests/site");
         let server = tokio::spawn(serve(listener, root, log.clone(), arrived.clone()));
         TestSite {
             port,

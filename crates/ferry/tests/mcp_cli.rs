@@ -1,0 +1,301 @@
+//! The forms agent over MCP with the official MCP Python SDK (`mcp` 2.3.0) as the client, and
+//! saved profiles managed with `ferry profile`:
+//!
+//! - over stdio: the SDK starts `ferry mcp` itself, as a coding agent does, and
+//!   `interop/python/mcp_forms.py` goes through inspect → fill (auto from a saved profile) →
+//!   submit on its own sign-up page;
+//! - over Streamable HTTP: the same against `ferry serve`'s `/mcp/forms`, with a bearer token
+//!   (a second caller's session sees none of the first one's profiles; a wrong token gets
+//!   401);
+//! - the tools and their schemas are exactly what README.md's "Over MCP" section lists;
+//! - `ferry profile set|get|list|delete` over A2A: profiles are per token and survive a
+//!   restart on SQLite.
+//!
+//! Prerequisites, each failing the test when `CI=true` and skipping it loudly otherwise: the
+//! MCP SDK's interpreter (`$FERRY_PYTHON_MCP`, else `<workspace>/.venv-mcp`, which
+//! `scripts/test.sh` makes from `interop/python/requirements-mcp.txt`) and Chromium.
+
+mod support;
+
+use serde_json::Value;
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+use support::browser::{ServerTmp, chromium_or_skip, summary};
+use support::{
+    COMMAND_TIMEOUT, Sdk, Server, ferry, output_with_timeout, scratch_dir, sdk_python_or_skip,
+    workspace_root,
+};
+
+/// What the script imports.
+const PYTHON_IMPORTS: &str = "mcp, mcp_types, httpx2";
+/// The script, relative to the workspace root.
+const SCRIPT: &str = "interop/python/mcp_forms.py";
+/// Hard limit for one run of the script (which has its own 90 s limit).
+const SCRIPT_TIMEOUT: Duration = Duration::from_secs(100);
+
+/// The forms agent's flags for the script's site: `shop.test` allowed and mapped to loopback.
+fn forms_flags(chromium: &Path) -> Vec<OsString> {
+    let mut flags: Vec<OsString> = [
+        "--allow-domain",
+        "shop.test",
+        "--allow-private-networks",
+        "--resolve",
+        "shop.test=127.0.0.1",
+        "--chrome-path",
+    ]
+    .into_iter()
+    .map(OsString::from)
+    .collect();
+    flags.push(chromium.as_os_str().to_owned());
+    flags
+}
+
+/// Runs the script with `args`; its summary, or a panic with everything it printed.
+fn run_script(python: &Path, args: &[OsString], tmp: &Path, context: &dyn Fn() -> String) -> Value {
+    let root = workspace_root();
+    let (out, timed_out) = output_with_timeout(
+        Command::new(python)
+            .arg(SCRIPT)
+            .args(args)
+            .env("PYTHONUNBUFFERED", "1")
+            .env("TMPDIR", tmp)
+            .current_dir(&root),
+        None,
+        SCRIPT_TIMEOUT,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report = |why: &str| {
+        format!(
+            "{SCRIPT} failed ({why})\n---- stdout ----\n{stdout}\n---- stderr ----\n{stderr}\n{}",
+            context()
+        )
+    };
+    if timed_out {
+        panic!("{}", report(&format!("killed after {SCRIPT_TIMEOUT:?}")));
+    }
+    if !out.status.success() {
+        panic!("{}", report(&out.status.to_string()));
+    }
+    let Some(summary) = summary(&stdout) else {
+        panic!("{}", report("no JSON summary line"));
+    };
+    if summary["ok"] != true {
+        panic!("{}", report("summary.ok is not true"));
+    }
+    summary
+}
+
+/// The tools as README.md's "Over MCP" section lists them: the JSON block between the
+/// `mcp-tools` markers.
+fn readme_tools() -> Value {
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).expect("README.md");
+    let start = readme
+        .find("<!-- mcp-tools:begin -->")
+        .expect("README.md has the mcp-tools block");
+    let end = readme
+        .find("<!-- mcp-tools:end -->")
+        .expect("the mcp-tools block ends");
+    let block = &readme[start..end];
+    let json = block
+        .split("```json")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a json code block in the mcp-tools block");
+    serde_json::from_str(json).expect("the README's tools parse")
+}
+
+/// Checks what both transports must have done.
+fn check_summary(summary: &Value) {
+    assert_eq!(summary["protocol"], "2025-11-25", "{summary}");
+    assert_eq!(summary["server"], "ferry-forms", "{summary}");
+    assert_eq!(
+        summary["tools"],
+        readme_tools(),
+        "the tools and their schemas differ from README.md's \"Over MCP\" list"
+    );
+    for field in ["First name", "Last name", "Email"] {
+        assert_eq!(summary["autofilled"][field], "profile:default", "{summary}");
+    }
+    assert_eq!(
+        summary["posted"],
+        serde_json::json!(["email", "first", "last", "password", "terms"]),
+        "{summary}"
+    );
+}
+
+#[test]
+fn the_python_mcp_client_fills_and_submits_over_stdio() {
+    let test = "mcp_cli the_python_mcp_client_fills_and_submits_over_stdio";
+    let Some(python) = sdk_python_or_skip(Sdk::Mcp, test, PYTHON_IMPORTS) else {
+        return;
+    };
+    let Some(chromium) = chromium_or_skip(test) else {
+        return;
+    };
+    let tmp = ServerTmp(scratch_dir("mcp-stdio-tmp"));
+    let mut args: Vec<OsString> = vec!["stdio".into(), "--".into()];
+    args.push(env!("CARGO_BIN_EXE_ferry").into());
+    args.push("mcp".into());
+    args.extend(forms_flags(&chromium));
+    let summary = run_script(&python, &args, &tmp.0, &String::new);
+    assert_eq!(summary["mode"], "stdio");
+    check_summary(&summary);
+}
+
+/// The server configuration of the HTTP test: the forms agent hosted as `forms`, and two
+/// callers, Alice and Bob, each with a token of their own.
+const TWO_CALLERS: &str = r#"
+[[agents]]
+id = "forms"
+kind = "forms"
+
+[[scoped_tokens]]
+token = "alice-secret-token"
+agents = ["forms"]
+caller = "alice"
+
+[[scoped_tokens]]
+token = "bob-secret-token"
+agents = ["forms"]
+caller = "bob"
+"#;
+
+/// `ferry serve` with [`TWO_CALLERS`] and `extra` flags, TMPDIR in `tmp`. Its `base_url` is
+/// the forms agent's (`…/agents/forms`: the server has no default agent).
+fn two_callers_server(dir: &Path, tmp: &Path, extra: &[OsString]) -> Server {
+    let config = support::write(dir, "ferry.toml", TWO_CALLERS);
+    let mut cmd = ferry();
+    cmd.arg("serve")
+        .args(["--bind", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .args(extra)
+        .env("TMPDIR", tmp);
+    Server::spawn(cmd)
+}
+
+#[test]
+fn the_python_mcp_client_fills_and_submits_over_http_with_its_token() {
+    let test = "mcp_cli the_python_mcp_client_fills_and_submits_over_http_with_its_token";
+    let Some(python) = sdk_python_or_skip(Sdk::Mcp, test, PYTHON_IMPORTS) else {
+        return;
+    };
+    let Some(chromium) = chromium_or_skip(test) else {
+        return;
+    };
+    let tmp = ServerTmp(scratch_dir("mcp-http-tmp"));
+    let dir = scratch_dir("mcp-http");
+    let server = two_callers_server(&dir, &tmp.0, &forms_flags(&chromium));
+    let root = server
+        .base_url
+        .strip_suffix("/agents/forms")
+        .expect("the forms agent's card line");
+    let url = format!("{root}/mcp/forms");
+    let args: Vec<OsString> = vec![
+        "http".into(),
+        url.into(),
+        "alice-secret-token".into(),
+        "--other-token".into(),
+        "bob-secret-token".into(),
+    ];
+    let summary = run_script(&python, &args, &tmp.0, &|| {
+        format!("---- ferry serve ----\n{}", server.output())
+    });
+    assert_eq!(summary["mode"], "http");
+    check_summary(&summary);
+    let log = server.output();
+    assert!(
+        !log.contains("alice-secret-token") && !log.contains("bob-secret-token"),
+        "a token reached the log:\n{log}"
+    );
+}
+
+/// Runs `ferry profile ARGS` against the agent at `url` with `token`; (exit code, stdout,
+/// stderr).
+fn profile(url: &str, token: &str, args: &[&str]) -> (i32, String, String) {
+    let mut cmd = ferry();
+    cmd.arg("profile")
+        .args(args.iter().take(1))
+        .arg(url)
+        .args(args.iter().skip(1))
+        .args(["--insecure-allow-private"])
+        .env("FERRY_TOKEN", token);
+    let (out, timed_out) = output_with_timeout(&mut cmd, None, COMMAND_TIMEOUT);
+    assert!(!timed_out, "ferry profile {args:?} timed out");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn ferry_profile_keeps_each_callers_profiles_apart_and_durable() {
+    let dir = scratch_dir("profile-cli");
+    let tmp = scratch_dir("profile-cli-tmp");
+    let store = format!("sqlite:{}", dir.join("ferry.db").display());
+    let flags: Vec<OsString> = vec!["--store".into(), store.clone().into()];
+    let server = two_callers_server(&dir, &tmp, &flags);
+    let url = server.base_url.clone();
+    let alice = "alice-secret-token";
+    let bob = "bob-secret-token";
+
+    let (code, out, err) = profile(
+        &url,
+        alice,
+        &[
+            "set",
+            "home",
+            "given-name=Ada",
+            "family-name=Lovelace",
+            "cc-number=4111 1111 1111 1111",
+            "--cards",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.trim(), "saved home (version 1, 3 value(s), cards)");
+    let (code, out, err) = profile(&url, alice, &["set", "home", "--unset", "family-name"]);
+    assert_eq!(
+        (code, out.trim()),
+        (0, "saved home (version 2, 2 value(s), cards)"),
+        "{err}"
+    );
+    let (code, _, err) = profile(&url, alice, &["set", "home", "current-password=hunter2"]);
+    assert_eq!(code, 1, "a password is refused");
+    assert!(err.contains("never keep passwords"), "{err}");
+
+    // Bob sees none of it.
+    let (code, out, _) = profile(&url, bob, &["list"]);
+    assert_eq!((code, out.trim()), (0, "no profiles"));
+    let (code, _, err) = profile(&url, bob, &["get", "home"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("no profile named \"home\""), "{err}");
+    let (code, _, _) = profile(&url, bob, &["delete", "home"]);
+    assert_eq!(code, 1, "bob cannot delete alice's profile");
+
+    // Alice's survives a restart of the server on the same SQLite file.
+    drop(server);
+    let server = two_callers_server(&dir, &tmp, &flags);
+    let url = server.base_url.clone();
+    let (code, out, err) = profile(&url, alice, &["get", "home", "-o", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let got: Value = serde_json::from_str(out.trim()).expect("json");
+    assert_eq!(got["profile"]["values"]["given-name"], "Ada");
+    assert_eq!(
+        got["profile"]["values"]["cc-number"], "•••• 1111",
+        "card numbers are shown masked"
+    );
+    assert_eq!(got["profile"]["version"], 2);
+    let (code, out, _) = profile(&url, alice, &["delete", "home"]);
+    assert_eq!((code, out.trim()), (0, "deleted home"));
+    let (_, out, _) = profile(&url, alice, &["list"]);
+    assert_eq!(out.trim(), "no profiles");
+    let log = server.output();
+    assert!(
+        !log.contains("4111"),
+        "a card number reached the log:\n{log}"
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
+}
