@@ -15,7 +15,8 @@ default ``forms`` agent, started with ``--allow-domain shop.test
 3. ``{"confirm": true}`` → COMPLETED; ``submitted`` true; ``outcome.title`` =
    "Welcome"; the POST body holds every field.
 
-The web site is this script's own stdlib HTTP server on 127.0.0.1:0 (a thread):
+The web site is this script's own stdlib HTTP server on 127.0.0.1:0 (a thread;
+``shop_site.ShopSite``):
 ``GET /signup`` is the form, ``POST /submit`` records the urlencoded body and
 answers a page titled "Welcome". Pages are addressed as ``http://shop.test:PORT``;
 ferry's browser proxy maps ``shop.test`` to 127.0.0.1.
@@ -37,11 +38,9 @@ import asyncio
 import importlib.metadata
 import json
 import sys
-import threading
 import traceback
 import uuid
 
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -52,6 +51,7 @@ from a2a.helpers import get_data_parts, get_text_parts, new_data_part
 from a2a.types.a2a_pb2 import Message, Role, SendMessageRequest, StreamResponse, TaskState
 from a2a.utils.constants import TransportProtocol
 from google.protobuf.json_format import MessageToDict
+from shop_site import ShopSite
 from stream_events import (
     CheckFailed,
     check,
@@ -62,7 +62,6 @@ from stream_events import (
     state_name,
 )
 
-HOST = "shop.test"
 # Per-event limit (the first turn starts Chromium); the whole conversation has OVERALL_TIMEOUT.
 STEP_TIMEOUT = 30.0
 OVERALL_TIMEOUT = 55.0
@@ -96,67 +95,6 @@ WELCOME_HTML = f"""<!doctype html>
 
 
 # --- the web site ----------------------------------------------------------------
-
-
-class Site:
-    """A stdlib HTTP server on 127.0.0.1:0 in a thread, recording what it was sent."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.gets: list[str] = []
-        self.posts: list[tuple[str, str]] = []  # (path, body)
-        site = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-                print(f"    site: {self.command} {self.path} {format % args}", flush=True)
-
-            def _send(self, status: int, body: str) -> None:
-                data = body.encode("utf-8")
-                self.send_response(status)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(data)))
-                self.send_header("Cache-Control", "no-store")
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:  # noqa: N802 - stdlib name
-                with site.lock:
-                    site.gets.append(self.path)
-                if self.path.split("?", 1)[0] == "/signup":
-                    self._send(200, SIGNUP_HTML)
-                else:
-                    self._send(404, "<!doctype html><title>Not found</title>")
-
-            def do_POST(self) -> None:  # noqa: N802 - stdlib name
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length).decode("utf-8", "replace")
-                with site.lock:
-                    site.posts.append((self.path, body))
-                if self.path.split("?", 1)[0] == "/submit":
-                    self._send(200, WELCOME_HTML)
-                else:
-                    self._send(404, "<!doctype html><title>Not found</title>")
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.port = self.server.server_address[1]
-        self.thread = threading.Thread(target=self.server.serve_forever, name="site", daemon=True)
-
-    def __enter__(self) -> Site:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-    def url(self, path: str) -> str:
-        return f"http://{HOST}:{self.port}{path}"
-
-    def post_snapshot(self) -> list[tuple[str, str]]:
-        with self.lock:
-            return list(self.posts)
 
 
 # --- stream helpers --------------------------------------------------------------
@@ -274,7 +212,7 @@ async def converse(base_url: str, binding: str) -> dict[str, Any]:
         check(card.capabilities.streaming, "agent card declares capabilities.streaming")
         client = factory.create(card)
 
-        with Site() as site:
+        with ShopSite(SIGNUP_HTML, WELCOME_HTML) as site:
             print(f"  site: {site.url('/signup')} (127.0.0.1:{site.port})", flush=True)
             turns = [
                 (

@@ -7,7 +7,8 @@
   agent would;
 * ``http``: ``ferry serve``'s Streamable HTTP endpoint (the URL), with a bearer token.
 
-The web site is this script's own stdlib HTTP server on 127.0.0.1:0 (a thread), addressed
+The web site is this script's own stdlib HTTP server on 127.0.0.1:0 (a thread;
+``shop_site.ShopSite``), addressed
 as ``http://shop.test:PORT`` (ferry's browser proxy maps ``shop.test`` to 127.0.0.1):
 ``GET /signup`` is a sign-up form whose name and email fields carry ``autocomplete``
 tokens, ``POST /submit`` records the urlencoded body and answers a page titled "Welcome".
@@ -45,17 +46,15 @@ import importlib.metadata
 import json
 import os
 import sys
-import threading
 import traceback
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import TextContent
+from shop_site import ShopSite
 
-HOST = "shop.test"
 OVERALL_TIMEOUT = 90.0
 TOOLS = ["forms_inspect", "forms_fill", "forms_submit", "forms_status", "forms_close", "forms_profile"]
 
@@ -91,52 +90,6 @@ def check(condition: bool, what: str, detail: Any = None) -> None:
     print(f"ok: {what}", flush=True)
 
 
-class Site:
-    """A stdlib HTTP server on 127.0.0.1:0 in a thread, recording the posts."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.posts: list[str] = []
-        site = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                print(f"    site: {self.command} {self.path}", flush=True)
-
-            def _send(self, status: int, body: str) -> None:
-                data = body.encode("utf-8")
-                self.send_response(status)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(data)))
-                self.send_header("Cache-Control", "no-store")
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self) -> None:  # noqa: N802
-                if self.path.startswith("/signup"):
-                    self._send(200, SIGNUP_HTML)
-                else:
-                    self._send(404, "<title>Not found</title>")
-
-            def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length).decode("utf-8", "replace")
-                with site.lock:
-                    site.posts.append(body)
-                self._send(200, WELCOME_HTML)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def url(self, path: str) -> str:
-        return f"http://{HOST}:{self.port}{path}"
-
-    def post_count(self) -> int:
-        with self.lock:
-            return len(self.posts)
-
-
 def text_of(result: Any) -> str:
     return "\n".join(c.text for c in result.content if isinstance(c, TextContent))
 
@@ -147,7 +100,7 @@ async def call(session: ClientSession, tool: str, args: dict[str, Any]) -> Any:
     return result
 
 
-async def conversation(session: ClientSession, site: Site) -> dict[str, Any]:
+async def conversation(session: ClientSession, site: ShopSite) -> dict[str, Any]:
     summary: dict[str, Any] = {}
     init = await session.initialize()
     summary["protocol"] = init.protocol_version
@@ -191,7 +144,7 @@ async def conversation(session: ClientSession, site: Site) -> dict[str, Any]:
     check(autofilled == {"First name": "profile:default", "Last name": "profile:default",
                          "Email": "profile:default"}, "name and email come from the profile", autofilled)
     check("Password" not in autofilled, "the password is not auto-filled")
-    check(site.post_count() == 0, "nothing posted before the confirmation")
+    check(site.post_snapshot() == [], "nothing posted before the confirmation")
     summary["autofilled"] = autofilled
 
     typo = await call(session, "forms_fill", {"sumbit": True})
@@ -199,15 +152,16 @@ async def conversation(session: ClientSession, site: Site) -> dict[str, Any]:
 
     status = await call(session, "forms_status", {})
     check(status.structured_content["report"]["pendingSubmit"] is True, "status: the submit still waits")
-    check(site.post_count() == 0, "status submits nothing")
+    check(site.post_snapshot() == [], "status submits nothing")
 
     submitted = await call(session, "forms_submit", {"confirm": True})
     data = submitted.structured_content
     check(data["state"] == "completed", "the confirmed submit completes", data["message"])
     check(data["report"]["submitted"] is True, "submitted")
     check(data["report"]["outcome"]["title"] == "Welcome", "the page answered Welcome", data["report"].get("outcome"))
-    check(site.post_count() == 1, "one POST", site.post_count())
-    posted = parse_qs(site.posts[0])
+    posts = site.post_snapshot()
+    check(len(posts) == 1 and posts[0][0] == "/submit", "one POST to /submit", posts)
+    posted = parse_qs(posts[0][1])
     check(posted.get("first") == ["Ada"] and posted.get("last") == ["Lovelace"]
           and posted.get("email") == ["ada@example.com"], "the POST holds the profile's values", posted)
     check(posted.get("password") == ["correct horse 42"], "and the explicit password")
@@ -244,7 +198,11 @@ async def wrong_token(url: str) -> None:
 
 
 async def main(argv: list[str]) -> dict[str, Any]:
-    site = Site()
+    with ShopSite(SIGNUP_HTML, WELCOME_HTML) as site:
+        return await run(argv, site)
+
+
+async def run(argv: list[str], site: ShopSite) -> dict[str, Any]:
     summary: dict[str, Any] = {"mcp": importlib.metadata.version("mcp"), "mode": argv[0]}
     if argv[0] == "stdio":
         command = argv[argv.index("--") + 1:]

@@ -539,9 +539,10 @@ pub(crate) fn purpose_by_autocomplete(attribute: &str) -> Option<&'static Purpos
         .find_map(|t| purpose_of_token(t))
 }
 
-/// A label as the names table spells it: normalised, accents folded.
+/// A label as the names table spells it: normalised, accents folded, and an apostrophe
+/// between words ("l'entreprise", "d'adresse") a space, as the table writes elisions.
 fn spelled(text: &str) -> String {
-    fold_accents(&normalize(text))
+    fold_accents(&normalize(&text.replace(['\'', '\u{2019}'], " ")))
 }
 
 /// The purpose a field's label (or other name) means, strongest name first.
@@ -553,17 +554,26 @@ pub(crate) fn purpose_by_meaning(field: &FieldInfo) -> Option<&'static Purpose> 
         .chain(std::iter::once((LabelSource::Label, field.label.as_str())))
         .chain(field.name.as_deref().map(|n| (LabelSource::Name, n)))
         .chain(field.id.as_deref().map(|i| (LabelSource::Id, i)));
-    for (_, text) in texts {
-        let mut forms = vec![spelled(text)];
-        if let Some(core) = core_of(text) {
-            forms.push(spelled(core));
+    let texts: Vec<&str> = texts.map(|(_, text)| text).collect();
+    // A secret's name anywhere in a label makes it a secret ("Retype password", "CVV (3
+    // digits)"): a wrong guess only leaves a field empty.
+    for text in &texts {
+        let words = format!(" {} ", spelled(text));
+        if let Some(p) = PURPOSES
+            .iter()
+            .filter(|p| p.secrecy == Secrecy::Never)
+            .find(|p| p.names.iter().any(|n| words.contains(&format!(" {n} "))))
+        {
+            return Some(p);
         }
-        for form in forms.iter().filter(|f| !f.is_empty()) {
+    }
+    for text in texts {
+        for form in readings(text) {
             let compact = form.replace(' ', "");
             if let Some(p) = PURPOSES.iter().find(|p| {
                 p.names
                     .iter()
-                    .any(|n| n == form || n.replace(' ', "") == compact)
+                    .any(|n| *n == form || n.replace(' ', "") == compact)
             }) {
                 return Some(p);
             }
@@ -572,12 +582,74 @@ pub(crate) fn purpose_by_meaning(field: &FieldInfo) -> Option<&'static Purpose> 
     None
 }
 
-/// A label's text before a parenthesis, colon, slash or dash ("Nachname (wie im Pass)").
+/// The ways a label may be read, most literal first: as it is; its core (before a
+/// parenthesis, colon, slash or dash, or the first of alternatives: "Ville ou commune"); each
+/// without a possessive ("Your email", "Ihre E-Mail-Adresse"); each without a word that only
+/// says "the name or number of" ("Organization name", "Nom de l'entreprise", "Mobile phone
+/// number", "Número de teléfono").
+fn readings(text: &str) -> Vec<String> {
+    let mut forms = vec![spelled(text)];
+    if let Some(core) = core_of(text) {
+        forms.push(spelled(core));
+    }
+    let unowned: Vec<String> = forms.iter().filter_map(|f| without_possessive(f)).collect();
+    forms.extend(unowned);
+    let bare: Vec<String> = forms.iter().filter_map(|f| without_carrier(f)).collect();
+    forms.extend(bare);
+    forms.retain(|f| !f.is_empty());
+    forms
+}
+
+/// Words that address the reader and say nothing of the field ("Your", "Ihre", "Votre",
+/// "Tu"), as a spelled label starts with them.
+const POSSESSIVES: &[&str] = &[
+    "your", "my", "ihre", "ihr", "deine", "dein", "meine", "mein", "votre", "vos", "ton", "ta",
+    "tes", "mon", "ma", "mes", "tu", "tus", "su", "sus", "mi", "mis",
+];
+
+/// A spelled label without the possessive it starts with, if it starts with one.
+fn without_possessive(spelled: &str) -> Option<String> {
+    let (first, rest) = spelled.split_once(' ')?;
+    (POSSESSIVES.contains(&first) && !rest.is_empty()).then(|| rest.to_owned())
+}
+
+/// Words around a field's subject that only say "its name" or "its number", as a spelled
+/// label starts or ends with them.
+const CARRIER_HEADS: &[&str] = &[
+    "numero de la ",
+    "numero de ",
+    "nom de l ",
+    "nom de la ",
+    "nom du ",
+    "nom de ",
+    "nombre de la ",
+    "nombre del ",
+    "nombre de ",
+    "name of the ",
+    "name of ",
+];
+const CARRIER_TAILS: &[&str] = &[" name", " number", " no", " nr", " nummer"];
+
+/// A spelled label without such words, if it has them (and something else).
+fn without_carrier(spelled: &str) -> Option<String> {
+    let head = CARRIER_HEADS.iter().find_map(|h| spelled.strip_prefix(h));
+    let tail = CARRIER_TAILS.iter().find_map(|t| spelled.strip_suffix(t));
+    head.or(tail)
+        .map(str::trim)
+        .filter(|rest| !rest.is_empty())
+        .map(str::to_owned)
+}
+
+/// A label's core: the text before a parenthesis, colon, slash, dash or comma ("Nachname
+/// (wie im Pass)", "Zip/Postal code"), or before the second of two alternatives ("Ville ou
+/// commune", "Phone or email").
 fn core_of(label: &str) -> Option<&str> {
-    let cut = ["(", ":", " - ", " – ", " / ", ","]
-        .iter()
-        .filter_map(|sep| label.find(sep))
-        .min()?;
+    let cut = [
+        "(", ":", " - ", " – ", "/", ",", " or ", " oder ", " ou ", " o ",
+    ]
+    .iter()
+    .filter_map(|sep| label.find(sep))
+    .min()?;
     let core = label[..cut].trim();
     (core.chars().count() >= 2).then_some(core)
 }
@@ -667,7 +739,7 @@ pub(crate) fn plan(
                 && !f.disabled
                 && !f.read_only
                 && !taken.contains(&c.id)
-                && f.kind != "file"
+                && !matches!(f.kind.as_str(), "file" | "checkbox" | "checkbox-group")
                 && !is_secret(f)
         })
         .collect();
@@ -1015,5 +1087,62 @@ mod tests {
             cards: false,
         }];
         assert!(plan(&candidates(&fields), &HashSet::new(), &sources).is_empty());
+    }
+
+    /// How `auto` reads labels as forms print them (tests/autofill-labels.tsv, written from
+    /// real forms, not from the table): the share read right, per language; never a secret
+    /// read as something fillable; few false or wrong purposes (a miss only leaves a field
+    /// empty, a wrong purpose fills it with the wrong value).
+    #[test]
+    fn labels_as_forms_print_them_are_read_right() {
+        let corpus = include_str!("../tests/autofill-labels.tsv");
+        let mut per_language: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+        let (mut missed, mut wrong, mut unsafe_secrets) = (Vec::new(), Vec::new(), Vec::new());
+        for line in corpus
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        {
+            let mut columns = line.split('\t');
+            let (Some(language), Some(label), Some(expected)) =
+                (columns.next(), columns.next(), columns.next())
+            else {
+                panic!("bad corpus line {line:?}");
+            };
+            let got = purpose_by_meaning(&labelled(label)).map_or("-", |p| p.token);
+            let tally = per_language.entry(language).or_default();
+            tally.1 += 1;
+            let never =
+                |token: &str| purpose_of_token(token).is_some_and(|p| p.secrecy == Secrecy::Never);
+            // One secret for another is as good: neither is ever filled.
+            if got == expected || (never(got) && never(expected)) {
+                tally.0 += 1;
+                continue;
+            }
+            let secret = purpose_of_token(expected).is_some_and(|p| p.secrecy == Secrecy::Never);
+            let fillable = purpose_of_token(got).is_some_and(|p| p.secrecy != Secrecy::Never);
+            if secret && (got == "-" || fillable) {
+                unsafe_secrets.push(format!("{language} {label:?}: {got}"));
+            } else if got == "-" {
+                missed.push(format!("{language} {label:?} (want {expected})"));
+            } else {
+                wrong.push(format!("{language} {label:?}: {got}, want {expected}"));
+            }
+        }
+        let (right, total) = per_language
+            .values()
+            .fold((0, 0), |(r, t), (a, b)| (r + a, t + b));
+        for (language, (r, t)) in &per_language {
+            eprintln!("auto label accuracy {language}: {r}/{t}");
+        }
+        eprintln!("auto label accuracy, all: {right}/{total}; missed {missed:?}; wrong {wrong:?}");
+        assert!(
+            unsafe_secrets.is_empty(),
+            "secrets not recognised: {unsafe_secrets:?}"
+        );
+        assert!(wrong.len() <= 2, "wrong purposes: {wrong:?}");
+        assert!(
+            right * 100 >= total * 95,
+            "{right}/{total} read right; missed {missed:?}; wrong {wrong:?}"
+        );
     }
 }

@@ -62,13 +62,15 @@ pub(crate) fn run(args: McpArgs) -> anyhow::Result<()> {
 
 /// The routes of one forms agent's MCP endpoint at `path`, for `ferry serve`: behind the
 /// front door, and then only for tokens that may act (not read-only ones) and that reach
-/// agent `agent_id` (when the server hosts several).
+/// agent `agent_id` (when the server hosts several). Request bodies are limited as A2A's
+/// are (`max_body_bytes`).
 pub(crate) fn routes(
     path: &str,
     agent: ferry_forms::FormsAgent,
     agent_id: Option<String>,
+    max_body_bytes: usize,
 ) -> axum::Router {
-    let service = ferry_mcp::http_service(agent, MAX_MCP_BODY);
+    let service = ferry_mcp::http_service(agent, max_body_bytes);
     let agent_id: Arc<Option<String>> = Arc::new(agent_id);
     axum::Router::new()
         .route_service(path, service)
@@ -76,9 +78,6 @@ pub(crate) fn routes(
             admit(agent_id.clone(), request, next)
         }))
 }
-
-/// Largest MCP request body: a tool call's values (200 of at most 64 KiB) fit.
-const MAX_MCP_BODY: usize = 16 * 1024 * 1024;
 
 /// The front door authenticated the request; here its grant is checked against what MCP
 /// does (act on pages), and its caller is handed to the MCP service.

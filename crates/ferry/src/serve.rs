@@ -529,7 +529,13 @@ async fn serve(args: ServeArgs, configs: Configs) -> anyhow::Result<()> {
         let path = id
             .as_ref()
             .map_or_else(|| "/mcp".to_owned(), |id| format!("/mcp/{id}"));
-        builder = builder.routes(crate::mcp::routes(&path, agent.clone(), id.clone()));
+        let max_body = config.max_body_bytes;
+        builder = builder.routes(crate::mcp::routes(
+            &path,
+            agent.clone(),
+            id.clone(),
+            max_body,
+        ));
     }
     builder = builder.config(config);
     if let Some(stores) = stores {

@@ -32,7 +32,7 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
-use support::browser::{ServerTmp, chromium_or_skip, summary};
+use support::browser::{ServerTmp, chromium_or_skip, shop_flags, summary};
 use support::{Server, ferry, output_with_timeout, python_or_skip, scratch_dir, workspace_root};
 
 /// What the interpreter must be able to import for this test.
@@ -65,22 +65,11 @@ fn sdk_fills_a_form_in_three_streaming_turns() {
         root.join(script).display()
     );
 
-    let mut args: Vec<OsString> = [
-        "--agent",
-        "forms",
-        "--bind",
-        "127.0.0.1:0",
-        "--allow-domain",
-        "shop.test",
-        "--allow-private-networks",
-        "--resolve",
-        "shop.test=127.0.0.1",
-        "--chrome-path",
-    ]
-    .into_iter()
-    .map(OsString::from)
-    .collect();
-    args.push(chromium.into_os_string());
+    let mut args: Vec<OsString> = ["--agent", "forms", "--bind", "127.0.0.1:0"]
+        .into_iter()
+        .map(OsString::from)
+        .collect();
+    args.extend(shop_flags(&chromium));
     // Chromium's profile (and singleton) directories go to the server's TMPDIR, and the
     // server is killed with SIGKILL when dropped, so it cannot remove them itself: give it a
     // scratch TMPDIR. Declared before the server, so it is dropped (waited for, removed)

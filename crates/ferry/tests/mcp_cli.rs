@@ -22,7 +22,7 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
-use support::browser::{ServerTmp, chromium_or_skip, summary};
+use support::browser::{ServerTmp, chromium_or_skip, shop_flags, summary};
 use support::{
     COMMAND_TIMEOUT, Sdk, Server, ferry, output_with_timeout, scratch_dir, sdk_python_or_skip,
     workspace_root,
@@ -34,23 +34,6 @@ const PYTHON_IMPORTS: &str = "mcp, mcp_types, httpx2";
 const SCRIPT: &str = "interop/python/mcp_forms.py";
 /// Hard limit for one run of the script (which has its own 90 s limit).
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(100);
-
-/// The forms agent's flags for the script's site: `shop.test` allowed and mapped to loopback.
-fn forms_flags(chromium: &Path) -> Vec<OsString> {
-    let mut flags: Vec<OsString> = [
-        "--allow-domain",
-        "shop.test",
-        "--allow-private-networks",
-        "--resolve",
-        "shop.test=127.0.0.1",
-        "--chrome-path",
-    ]
-    .into_iter()
-    .map(OsString::from)
-    .collect();
-    flags.push(chromium.as_os_str().to_owned());
-    flags
-}
 
 /// Runs the script with `args`; its summary, or a panic with everything it printed.
 fn run_script(python: &Path, args: &[OsString], tmp: &Path, context: &dyn Fn() -> String) -> Value {
@@ -139,7 +122,7 @@ fn the_python_mcp_client_fills_and_submits_over_stdio() {
     let mut args: Vec<OsString> = vec!["stdio".into(), "--".into()];
     args.push(env!("CARGO_BIN_EXE_ferry").into());
     args.push("mcp".into());
-    args.extend(forms_flags(&chromium));
+    args.extend(shop_flags(&chromium));
     let summary = run_script(&python, &args, &tmp.0, &String::new);
     assert_eq!(summary["mode"], "stdio");
     check_summary(&summary);
@@ -187,7 +170,7 @@ fn the_python_mcp_client_fills_and_submits_over_http_with_its_token() {
     };
     let tmp = ServerTmp(scratch_dir("mcp-http-tmp"));
     let dir = scratch_dir("mcp-http");
-    let server = two_callers_server(&dir, &tmp.0, &forms_flags(&chromium));
+    let server = two_callers_server(&dir, &tmp.0, &shop_flags(&chromium));
     let root = server
         .base_url
         .strip_suffix("/agents/forms")

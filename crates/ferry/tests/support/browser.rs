@@ -3,6 +3,7 @@
 //! summary line the Python drivers print last.
 
 use serde_json::Value;
+use std::ffi::OsString;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -70,4 +71,22 @@ pub(crate) fn summary(stdout: &str) -> Option<Value> {
         .rev()
         .filter_map(|line| serde_json::from_str::<Value>(line.trim()).ok())
         .find(Value::is_object)
+}
+
+/// The forms agent's flags for the interop scripts' site (`shop_site.py`): `shop.test`
+/// allowed and mapped to loopback, and the browser `chromium`.
+pub(crate) fn shop_flags(chromium: &Path) -> Vec<OsString> {
+    let mut flags: Vec<OsString> = [
+        "--allow-domain",
+        "shop.test",
+        "--allow-private-networks",
+        "--resolve",
+        "shop.test=127.0.0.1",
+        "--chrome-path",
+    ]
+    .into_iter()
+    .map(OsString::from)
+    .collect();
+    flags.push(chromium.as_os_str().to_owned());
+    flags
 }
