@@ -362,13 +362,15 @@ impl AgentExecutor for FormsAgent {
             id: "fill-web-form".into(),
             name: "Fill a web form".into(),
             description: format!(
-                "Opens a web page in a headless browser, inspects its form, fills the values you give (keys are the labels a person sees), reports missing, unmatched, ambiguous and invalid fields, and submits only after {{\"confirm\": true}}. Send a data part like {}.",
+                "Opens a web page in a headless browser, inspects its form, fills the values you give (keys are the labels a person sees), reports missing, unmatched, ambiguous and invalid fields, and submits only after {{\"confirm\": true}}. Send a data part like {}. Add \"auto\": true to fill empty fields from your saved profile (managed with {{\"profile\": {{\"set\": {{\"name\": \"home\", \"values\": {{\"given-name\": \"Ada\"}}}}}}}}) and from what this conversation was told.",
                 request::example()
             ),
             tags: vec!["forms".into(), "browser".into(), "web".into()],
             examples: vec![
                 request::example().into(),
                 "https://example.com/signup".into(),
+                r#"{"url": "https://example.com/signup", "auto": true, "profile": "home"}"#.into(),
+                r#"{"profile": {"list": true}}"#.into(),
             ],
             input_modes: vec!["application/json".into(), "text/plain".into()],
             output_modes: vec!["application/json".into(), "text/plain".into()],

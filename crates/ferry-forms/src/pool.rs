@@ -118,6 +118,8 @@ pub struct SessionPool {
     /// while a turn holds the slot.
     pids: Mutex<HashMap<ConversationKey, u32>>,
     shared: tokio::sync::Mutex<Option<Arc<Browser>>>,
+    /// How many conversations have a slot, for whoever waits for them to end.
+    count: tokio::sync::watch::Sender<usize>,
 }
 
 impl SessionPool {
@@ -129,6 +131,7 @@ impl SessionPool {
             pending: Mutex::new(HashMap::new()),
             pids: Mutex::new(HashMap::new()),
             shared: tokio::sync::Mutex::new(None),
+            count: tokio::sync::watch::Sender::new(0),
         });
         if tokio::runtime::Handle::try_current().is_ok() {
             tokio::spawn(reap(Arc::downgrade(&pool)));
@@ -154,6 +157,13 @@ impl SessionPool {
         self.len() == 0
     }
 
+    /// Returns once no conversation has a slot (every session closed: idle, ended by its
+    /// face, or shut down).
+    pub async fn wait_empty(&self) {
+        let mut count = self.count.subscribe();
+        let _ = count.wait_for(|n| *n == 0).await;
+    }
+
     /// The slot of conversation `key`, locked for this turn. A new conversation beyond the
     /// cap is refused at once.
     pub async fn acquire(&self, key: &ConversationKey) -> Result<SlotGuard, AtCapacity> {
@@ -170,6 +180,7 @@ impl SessionPool {
                     }
                     let slot = Arc::new(tokio::sync::Mutex::new(Slot::default()));
                     slots.insert(key.clone(), slot.clone());
+                    self.count.send_replace(slots.len());
                     slot
                 }
             }
@@ -314,6 +325,8 @@ impl SessionPool {
             if let Some(session) = session {
                 session.close().await;
             }
+            // Counted once the browser is gone: a waiter sees the session ended.
+            self.count.send_replace(self.len());
             tracing::debug!(context = %key.context_id, "idle browser session closed");
             closed += 1;
         }
@@ -357,6 +370,8 @@ impl SessionPool {
         if self.is_empty() {
             self.close_shared_browser().await;
         }
+        // Counted once the browser is gone: a waiter sees the session ended.
+        self.count.send_replace(self.len());
     }
 
     /// Closes every session and the shared browser.
@@ -369,6 +384,7 @@ impl SessionPool {
             }
         }
         self.close_shared_browser().await;
+        self.count.send_replace(self.len());
     }
 }
 

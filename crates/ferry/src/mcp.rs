@@ -40,6 +40,10 @@ pub(crate) fn run(args: McpArgs) -> anyhow::Result<()> {
         )
         .try_init();
     let config = args.forms.config(FormsFile::default())?;
+    anyhow::ensure!(
+        matches!(config.browser, ferry_forms::BrowserSource::Launch),
+        "ferry mcp launches its own browser: --browser cdp needs `ferry serve` (a browser is registered through its cdp-config/v1 extension)"
+    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

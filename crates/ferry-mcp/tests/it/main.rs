@@ -6,5 +6,8 @@
 
 /// The leak matrix over MCP, in both isolation modes.
 mod leaks;
+/// Whose a session is, and that its browser closes when it ends (stdio and HTTP); the
+/// confirmation before a submit, and auto-submit.
+mod sessions;
 /// The test site and the leak matrix, shared with ferry-forms' tests.
 mod support;
