@@ -151,9 +151,8 @@ impl FormsAgent {
         key: &ConversationKey,
         command: ProfileCommand,
     ) -> Result<Value, ProfileError> {
-        self.profiles
-            .execute(&self.profiles.owner(key), command)
-            .await
+        let owner = self.profiles.owner(key)?;
+        self.profiles.execute(&owner, command).await
     }
 
     /// Ends conversation `key`: closes its browser session, drops its pending submit and
@@ -270,7 +269,20 @@ impl FormsAgent {
         key: &ConversationKey,
         name: Option<&str>,
     ) -> Result<(AutoSources, Option<String>), TurnRefused> {
-        let owner = self.profiles.owner(key);
+        let context = self.notes.of(key);
+        let owner = match self.profiles.owner(key) {
+            Ok(owner) => owner,
+            // No caller, no profile: the notes alone (a named profile is an error).
+            Err(e) if name.is_some() => return Err(TurnRefused::Profile(e)),
+            Err(e) => {
+                let warning = format!("auto: {e}; only this conversation's values were used");
+                let sources = AutoSources {
+                    context,
+                    profile: None,
+                };
+                return Ok((sources, Some(warning)));
+            }
+        };
         let profile = self
             .profiles
             .for_auto(&owner, name)
@@ -290,7 +302,7 @@ impl FormsAgent {
         };
         Ok((
             AutoSources {
-                context: self.notes.of(key),
+                context,
                 profile: profile.map(|p| (p.name, p.values, p.cards)),
             },
             warning,
@@ -329,6 +341,12 @@ impl FormsAgent {
                 return Err(AgentError::Protocol(
                     A2aError::new(ErrorKind::Unavailable, full.to_string())
                         .with_meta("retryAfterSeconds", full.retry_after_secs.to_string()),
+                ));
+            }
+            Err(TurnRefused::Profile(ProfileError::Store(e))) => {
+                return Err(AgentError::Protocol(
+                    A2aError::new(ErrorKind::Unavailable, format!("auto: {e}"))
+                        .with_meta("retryAfterSeconds", "1"),
                 ));
             }
             Err(TurnRefused::Profile(e)) => {
@@ -479,6 +497,12 @@ async fn reply_profile(
                 A2aError::new(ErrorKind::Unavailable, e.to_string())
                     .with_meta("retryAfterSeconds", "1"),
             ));
+        }
+        Err(ProfileError::NoCaller) if ctx.is_new_task() => {
+            return Err(AgentError::Protocol(A2aError::new(
+                ErrorKind::Unauthenticated,
+                ProfileError::NoCaller.to_string(),
+            )));
         }
         Err(e) if ctx.is_new_task() => {
             return Err(AgentError::Protocol(A2aError::invalid_params(

@@ -19,8 +19,10 @@
 //! Each (tenant, caller) owns its profiles: a caller is the token the server authenticated
 //! ([`ferry_agent::RequestContext::caller`]), so two callers with different tokens never
 //! see each other's. Only [`FormsConfig::shared_profiles`](crate::FormsConfig) makes the
-//! profiles of a tenant common to all its callers. On a server without tokens every request
-//! is the same anonymous caller.
+//! profiles of a tenant common to all its callers. A server without tokens names every
+//! request the one caller `local`; a request with no caller at all (an anonymous caller of a
+//! server with tokens) has no profiles: commands are refused, and `auto` uses only the
+//! conversation's notes.
 //!
 //! # What a profile never holds
 //!
@@ -282,6 +284,9 @@ pub enum ProfileError {
     /// No such profile.
     #[error("you have no profile named {0:?}")]
     NotFound(String),
+    /// The request names no caller (an anonymous caller of a server with tokens).
+    #[error("saved profiles belong to a caller, and this request has none: call with a token")]
+    NoCaller,
     /// The store failed.
     #[error("{0}")]
     Store(StoreError),
@@ -301,14 +306,15 @@ impl Profiles {
         Profiles { store, shared }
     }
 
-    /// Whose profiles conversation `key` sees.
-    pub fn owner(&self, key: &ConversationKey) -> ProfileOwner {
+    /// Whose profiles conversation `key` sees; none without a caller.
+    pub fn owner(&self, key: &ConversationKey) -> Result<ProfileOwner, ProfileError> {
+        let caller = key.caller.as_ref().ok_or(ProfileError::NoCaller)?;
         let caller = if self.shared {
             String::new()
         } else {
-            key.caller.clone().unwrap_or_default()
+            caller.clone()
         };
-        ProfileOwner::new(key.tenant.clone(), caller)
+        Ok(ProfileOwner::new(key.tenant.clone(), caller))
     }
 
     /// Runs `command` for `owner`; the answer's JSON (see the module docs).
@@ -573,16 +579,18 @@ mod tests {
     #[tokio::test]
     async fn set_merges_get_masks_and_callers_stay_apart() {
         let profiles = Profiles::new(Arc::new(MemoryProfiles::new()), false);
-        let alice = profiles.owner(&ConversationKey {
+        let key = |caller: &str| ConversationKey {
             tenant: String::new(),
-            caller: Some("alice".into()),
+            caller: Some(caller.into()),
             context_id: "c".into(),
-        });
-        let bob = profiles.owner(&ConversationKey {
-            tenant: String::new(),
-            caller: Some("bob".into()),
-            context_id: "c".into(),
-        });
+        };
+        let alice = profiles.owner(&key("alice")).expect("alice");
+        let bob = profiles.owner(&key("bob")).expect("bob");
+        let nobody = ConversationKey {
+            caller: None,
+            ..key("x")
+        };
+        assert_eq!(profiles.owner(&nobody), Err(ProfileError::NoCaller));
         let set = |values: Value| {
             command(json!({"set": {"name": "home", "values": values}})).expect("set")
         };
@@ -679,6 +687,9 @@ mod tests {
             context_id: "c".into(),
         };
         assert_eq!(profiles.owner(&key("alice")), profiles.owner(&key("bob")));
-        assert_eq!(profiles.owner(&key("alice")).tenant, "t");
+        assert_eq!(
+            profiles.owner(&key("alice")).map(|o| o.tenant),
+            Ok("t".into())
+        );
     }
 }

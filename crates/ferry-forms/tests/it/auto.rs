@@ -298,7 +298,8 @@ async fn auto_with_several_profiles_names_one_or_says_which() {
     .await;
 }
 
-/// A server whose two callers are Alice and Bob (a scoped token each).
+/// A server whose two callers are Alice and Bob (a scoped token each), which also lets
+/// anonymous callers in.
 async fn two_callers(site: &TestSite) -> FormsServer {
     let token = |token: &str, caller: &str| ScopedToken {
         token: token.into(),
@@ -309,6 +310,8 @@ async fn two_callers(site: &TestSite) -> FormsServer {
     FormsServer::start_with(
         shop_config(site),
         ServerConfig {
+            token: Some("operator-token".into()),
+            allow_anonymous: true,
             scoped_tokens: vec![token("alice-token", "alice"), token("bob-token", "bob")],
             ..ServerConfig::default()
         },
@@ -365,6 +368,24 @@ async fn two_callers_never_see_each_others_profiles() {
             )
             .await;
         assert_fields(&report(&alice["result"]), &[("vorname", "Alice")], &[]);
+        // An anonymous caller is nobody's: no profiles, and auto uses its conversation alone.
+        let anonymous = server
+            .send_anonymous("anon", json!({"profile": {"list": true}}))
+            .await;
+        assert_eq!(anonymous["error"]["code"], -32600, "{anonymous}");
+        assert!(
+            anonymous.to_string().contains("UNAUTHENTICATED"),
+            "{anonymous}"
+        );
+        let auto = server
+            .send_anonymous("anon", json!({"url": de, "auto": true}))
+            .await;
+        let auto = report(&auto["result"]);
+        assert_fields(&auto, &[], &["vorname"]);
+        assert!(
+            auto["warnings"].to_string().contains("call with a token"),
+            "{auto}"
+        );
         server.agent().pool().shutdown().await;
     })
     .await;

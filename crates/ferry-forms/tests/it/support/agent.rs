@@ -100,9 +100,18 @@ impl FormsServer {
 
     /// SendMessage with one data part as the caller of `token`; the whole JSON-RPC response.
     pub(crate) async fn send_as(&self, token: &str, context: &str, data: Value) -> Value {
+        self.send_with(Some(token), context, data).await
+    }
+
+    /// SendMessage with one data part and no credentials; the whole JSON-RPC response.
+    pub(crate) async fn send_anonymous(&self, context: &str, data: Value) -> Value {
+        self.send_with(None, context, data).await
+    }
+
+    async fn send_with(&self, token: Option<&str>, context: &str, data: Value) -> Value {
         let message = self.message(context, None, data_part(data));
         let response = self
-            .post_rpc_as(Some(token), "SendMessage", json!({"message": message}))
+            .post_rpc_as(token, "SendMessage", json!({"message": message}))
             .await;
         response.json().await.expect("a JSON-RPC response")
     }

@@ -8,9 +8,10 @@
 //! Each token names one caller: a scoped token its configured `caller` name, any other token
 //! its fingerprint, `token:` and the first 16 hex digits of the token's SHA-256. The
 //! fingerprint is stable across restarts (a caller's saved data survives them), distinct
-//! tokens get distinct callers, and it reveals nothing usable: it can be logged and stored.
-//! A request without credentials (a server without tokens, or an anonymous caller) has no
-//! caller.
+//! tokens get distinct callers, and it reveals nothing usable of a random token: it can be
+//! logged and stored. On a server without tokens every request is the one caller
+//! [`Caller::LOCAL`]; an anonymous request to a server with tokens has no caller (strangers
+//! must not share one).
 
 use super::token::constant_time_eq;
 use crate::config::ServerConfig;
@@ -29,6 +30,8 @@ pub struct Credentials {
     scoped: Vec<Scoped>,
     /// Whether a request without credentials is let in (as [`Access::Anonymous`]).
     anonymous: bool,
+    /// The caller of every request to a server without tokens ([`Caller::LOCAL`]).
+    local: Caller,
 }
 
 /// A token limited to some agents.
@@ -46,6 +49,11 @@ struct Scoped {
 pub struct Caller(pub Arc<str>);
 
 impl Caller {
+    /// The one caller of a server without tokens: whoever can reach it is its operator (it
+    /// listens on loopback unless told otherwise). `ferry mcp` names the same caller by
+    /// default, so both faces of one store share that user's saved data.
+    pub const LOCAL: &'static str = "local";
+
     /// The caller a token names when it has no configured name: its fingerprint.
     ///
     /// ```
@@ -149,6 +157,7 @@ impl Credentials {
                 })
                 .collect(),
             anonymous: config.allow_anonymous,
+            local: Caller(Caller::LOCAL.into()),
         }
     }
 
@@ -162,7 +171,7 @@ impl Credentials {
     /// in), or no token where one is required.
     pub fn grant(&self, headers: &HeaderMap) -> Option<Grant> {
         if !self.required() {
-            return Some(Grant::everywhere(Access::Full, None));
+            return Some(Grant::everywhere(Access::Full, Some(&self.local)));
         }
         let Some(presented) = headers.get(header::AUTHORIZATION) else {
             return self
@@ -307,11 +316,14 @@ mod tests {
         assert_eq!(reader.caller, Some(Caller::of_token("reader")));
         assert_ne!(full.caller, reader.caller);
         assert_eq!(c.grant(&headers(None)).expect("anonymous").caller, None);
+        // A server without tokens: every request is its one local caller.
         let open = Credentials::new(&ServerConfig::default());
+        let local = Some(Caller(Caller::LOCAL.into()));
         assert_eq!(
             open.grant(&headers(Some("Bearer x"))).expect("open").caller,
-            None
+            local
         );
+        assert_eq!(open.grant(&headers(None)).expect("open").caller, local);
         // Known SHA-256 ("abc"): the fingerprint is its first 16 hex digits.
         assert_eq!(Caller::of_token("abc").as_str(), "token:ba7816bf8f01cfea");
     }
