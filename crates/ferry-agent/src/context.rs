@@ -22,8 +22,10 @@ pub struct RequestContext {
     pub extensions: Vec<String>,
     /// The tenant the request was routed to (empty when none).
     pub tenant: String,
-    /// The authenticated caller, when the server authenticates callers.
-    pub caller: Option<String>,
+    /// Who is calling, as the server names it: a token's caller name (or its `token:…`
+    /// fingerprint), `local` on a server without tokens; `None` for an anonymous caller of a
+    /// server with tokens. Shared, so that handing it to each turn copies no text.
+    pub caller: Option<std::sync::Arc<str>>,
     /// What the server's extensions hand this turn (a browser endpoint registry, …), by type.
     pub data: TurnData,
 }

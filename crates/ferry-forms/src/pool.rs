@@ -33,7 +33,7 @@ impl ConversationKey {
     pub fn of(ctx: &ferry_agent::RequestContext) -> ConversationKey {
         ConversationKey {
             tenant: ctx.tenant.clone(),
-            caller: ctx.caller.clone(),
+            caller: ctx.caller.as_deref().map(str::to_owned),
             context_id: ctx.context_id.clone(),
         }
     }

@@ -24,6 +24,25 @@
 //!
 //! This crate knows the forms agent and MCP; it knows nothing of A2A or of the HTTP server
 //! it is mounted in.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), std::io::Error> {
+//! use ferry_forms::{FormsAgent, FormsConfig};
+//!
+//! let agent = FormsAgent::new(FormsConfig {
+//!     allow_domains: vec!["example.com".into()],
+//!     ..FormsConfig::default()
+//! });
+//! // One session on stdin/stdout, as `ferry mcp` runs it; returns when stdin closes.
+//! ferry_mcp::serve_stdio(agent.clone(), Some("local".into())).await?;
+//!
+//! // Or Streamable HTTP: a tower service to mount behind an authenticating front door.
+//! let service = ferry_mcp::http_service(agent, 1 << 20);
+//! let app: axum::Router = axum::Router::new().route_service("/mcp", service);
+//! # let _ = app;
+//! # Ok(())
+//! # }
+//! ```
 
 pub mod tools;
 

@@ -70,6 +70,24 @@ pub trait ProfileStore: Send + Sync + std::fmt::Debug {
 }
 
 /// Profiles in memory (the default; gone when the process ends).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), ferry_store::StoreError> {
+/// use ferry_store::{MemoryProfiles, Profile, ProfileOwner, ProfileStore, StoreError};
+///
+/// let store = MemoryProfiles::new();
+/// let alice = ProfileOwner::new("", "alice");
+/// let home = Profile { name: "home".into(), ..Profile::default() };
+/// assert_eq!(store.save_profile(&alice, home.clone(), 0).await?, 1);
+/// // A writer that read nothing (version 0) is now stale.
+/// let stale = store.save_profile(&alice, home, 0).await;
+/// assert_eq!(stale, Err(StoreError::Changed("home".into())));
+/// // Bob has none.
+/// assert!(store.list_profiles(&ProfileOwner::new("", "bob")).await?.is_empty());
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug, Default)]
 pub struct MemoryProfiles {
     profiles: Mutex<BTreeMap<(ProfileOwner, String), Profile>>,

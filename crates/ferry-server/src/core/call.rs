@@ -10,8 +10,8 @@ pub struct CallContext {
     pub tenant: String,
     /// Extensions the client activated and the agent declared.
     pub extensions: Vec<String>,
-    /// The authenticated caller, if any.
-    pub caller: Option<String>,
+    /// The authenticated caller, if any (see `ferry_agent::RequestContext::caller`).
+    pub caller: Option<std::sync::Arc<str>>,
     /// What the caller's credentials allow (the front door's verdict).
     pub access: Access,
     /// The client's address (from the connection), if known.

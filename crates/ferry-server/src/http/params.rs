@@ -118,10 +118,10 @@ pub(crate) fn call_context(tenant: String, extensions: Vec<String>, parts: &Part
 }
 
 /// Who the front door found the request comes from, if anyone.
-pub(crate) fn caller_of(extensions: &axum::http::Extensions) -> Option<String> {
+pub(crate) fn caller_of(extensions: &axum::http::Extensions) -> Option<std::sync::Arc<str>> {
     extensions
         .get::<crate::http::front_door::Caller>()
-        .map(|c| c.as_str().to_owned())
+        .map(|c| c.0.clone())
 }
 
 /// The front door's verdict on the caller's credentials; least privilege for a request it did
