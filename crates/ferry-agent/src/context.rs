@@ -3,6 +3,10 @@
 use crate::TurnData;
 use ferry_proto::{Message, Struct, Task};
 
+/// The caller of every request to a server without tokens: whoever can reach it is its
+/// operator (it listens on loopback unless told otherwise).
+pub const LOCAL_CALLER: &str = "local";
+
 /// The input of one turn, handed to [`crate::AgentExecutor::execute`].
 #[derive(Debug, Clone)]
 pub struct RequestContext {
@@ -23,7 +27,7 @@ pub struct RequestContext {
     /// The tenant the request was routed to (empty when none).
     pub tenant: String,
     /// Who is calling, as the server names it: a token's caller name (or its `token:…`
-    /// fingerprint), `local` on a server without tokens; `None` for an anonymous caller of a
+    /// fingerprint), [`LOCAL_CALLER`] on a server without tokens; `None` for an anonymous caller of a
     /// server with tokens. Shared, so that handing it to each turn copies no text.
     pub caller: Option<std::sync::Arc<str>>,
     /// What the server's extensions hand this turn (a browser endpoint registry, …), by type.

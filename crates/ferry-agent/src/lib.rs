@@ -38,7 +38,7 @@ mod error;
 mod sink;
 mod turn_data;
 
-pub use context::RequestContext;
+pub use context::{LOCAL_CALLER, RequestContext};
 pub use description::AgentDescription;
 pub use error::{AgentError, EmitError};
 pub use sink::{AgentEvent, EmitFuture, EventSink, EventTarget};

@@ -190,6 +190,16 @@ impl FormsAgent {
         } else {
             (AutoSources::default(), None)
         };
+        if request.url.is_none() && !self.pool.has_slot(key) {
+            // Nothing to look at: no browser is started for it.
+            let result = turn::no_page_yet();
+            return Ok(Outcome {
+                state: TurnState::InputRequired,
+                message: result.message,
+                report: result.report,
+                broken: false,
+            });
+        }
         let mut slot = self.pool.acquire(key).await?;
         let opened = if slot.session.as_ref().is_some_and(crate::Session::is_alive) {
             Ok(false)

@@ -38,12 +38,12 @@ impl ConversationKey {
         }
     }
 
-    /// The key of `context_id` with no tenant and no named caller (a server without
-    /// either).
+    /// The key of `context_id` on a server without tenants and tokens: no tenant, and the
+    /// server's one caller ([`ferry_agent::LOCAL_CALLER`]).
     pub fn context(context_id: &str) -> ConversationKey {
         ConversationKey {
             tenant: String::new(),
-            caller: None,
+            caller: Some(ferry_agent::LOCAL_CALLER.to_owned()),
             context_id: context_id.to_owned(),
         }
     }
@@ -155,6 +155,12 @@ impl SessionPool {
     /// True when no conversation has a slot.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Whether conversation `key` has a slot (it has had a turn, and has not ended or idled
+    /// out since).
+    pub fn has_slot(&self, key: &ConversationKey) -> bool {
+        self.slots().contains_key(key)
     }
 
     /// Returns once no conversation has a slot (every session closed: idle, ended by its

@@ -295,19 +295,19 @@ pub enum ProfileError {
 /// The forms agent's view of the profile store: whose profiles a conversation sees, and the
 /// commands.
 #[derive(Debug, Clone)]
-pub struct Profiles {
+pub(crate) struct Profiles {
     store: Arc<dyn ProfileStore>,
     shared: bool,
 }
 
 impl Profiles {
     /// Profiles in `store`; `shared`: every caller of a tenant shares them.
-    pub fn new(store: Arc<dyn ProfileStore>, shared: bool) -> Profiles {
+    pub(crate) fn new(store: Arc<dyn ProfileStore>, shared: bool) -> Profiles {
         Profiles { store, shared }
     }
 
     /// Whose profiles conversation `key` sees; none without a caller.
-    pub fn owner(&self, key: &ConversationKey) -> Result<ProfileOwner, ProfileError> {
+    pub(crate) fn owner(&self, key: &ConversationKey) -> Result<ProfileOwner, ProfileError> {
         let caller = key.caller.as_ref().ok_or(ProfileError::NoCaller)?;
         let caller = if self.shared {
             String::new()
@@ -318,7 +318,7 @@ impl Profiles {
     }
 
     /// Runs `command` for `owner`; the answer's JSON (see the module docs).
-    pub async fn execute(
+    pub(crate) async fn execute(
         &self,
         owner: &ProfileOwner,
         command: ProfileCommand,

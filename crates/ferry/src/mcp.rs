@@ -25,7 +25,7 @@ pub(crate) struct McpArgs {
     store: String,
     /// Whose saved profiles the session uses (the caller's name as `ferry serve` would know
     /// it: a scoped token's `caller`, or a token's `token:…` fingerprint).
-    #[arg(long, env = "FERRY_MCP_CALLER", default_value = "local")]
+    #[arg(long, env = "FERRY_MCP_CALLER", default_value = ferry_agent::LOCAL_CALLER)]
     caller: String,
 }
 

@@ -159,17 +159,7 @@ async fn run_turn(
             }
         }
     } else if session.requested_url.is_none() {
-        let report = FormReport::default();
-        return Ok(TurnResult {
-            learned: Vec::new(),
-            verdict: Verdict::InputRequired,
-            message: format!(
-                "No page is open in this conversation yet. Send the page first: {}",
-                crate::request::example()
-            ),
-            report,
-            pending: None,
-        });
+        return Ok(no_page_yet());
     }
 
     progress.say("inspecting the form").await;
@@ -456,6 +446,17 @@ fn failed(session: &Session, mark: usize, why: String, warnings: Vec<String>) ->
         report,
         pending: None,
     }
+}
+
+/// The answer to a request without a URL in a conversation that has opened no page.
+pub(crate) fn no_page_yet() -> TurnResult {
+    ask(
+        format!(
+            "No page is open in this conversation yet. Send the page first: {}",
+            crate::request::example()
+        ),
+        FormReport::default(),
+    )
 }
 
 pub(super) fn ask(message: String, report: FormReport) -> TurnResult {

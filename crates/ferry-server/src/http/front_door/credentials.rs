@@ -52,7 +52,7 @@ impl Caller {
     /// The one caller of a server without tokens: whoever can reach it is its operator (it
     /// listens on loopback unless told otherwise). `ferry mcp` names the same caller by
     /// default, so both faces of one store share that user's saved data.
-    pub const LOCAL: &'static str = "local";
+    pub const LOCAL: &'static str = ferry_agent::LOCAL_CALLER;
 
     /// The caller a token names when it has no configured name: its fingerprint.
     ///
