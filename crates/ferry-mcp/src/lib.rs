@@ -324,20 +324,18 @@ impl ServerHandler for FormsMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let caller = context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<HttpCaller>())
-            .map(|c| c.0.clone());
-        let caller = caller.or_else(|| {
-            // stdio: the session's own caller (there is no HTTP request).
-            self.conversation
+        // Over HTTP the caller is the request's, whoever opened the session (a session id
+        // alone must not make anyone its owner); over stdio, the session's own.
+        let caller = match context.extensions.get::<http::request::Parts>() {
+            Some(parts) => parts.extensions.get::<HttpCaller>().map(|c| c.0.clone()),
+            None => self
+                .conversation
                 .caller
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
                 .clone()
-                .flatten()
-        });
+                .flatten(),
+        };
         let args = request.arguments.unwrap_or_default();
         self.call(&request.name, args, caller).await.map(Into::into)
     }

@@ -117,19 +117,22 @@ async fn answer(response: reqwest::Response) -> Value {
     })
 }
 
-/// An HTTP client of the MCP endpoint at `url`, as caller `caller`, in session `session`.
+/// An HTTP client of the MCP endpoint at `url`, as caller `caller` (none: anonymous), in
+/// session `session`.
 async fn post(
     http: &reqwest::Client,
     url: &str,
-    caller: &str,
+    caller: Option<&str>,
     session: Option<&str>,
     body: Value,
 ) -> reqwest::Response {
     let mut request = http
         .post(url)
-        .header("x-test-caller", caller)
         .header("accept", "application/json, text/event-stream")
         .json(&body);
+    if let Some(caller) = caller {
+        request = request.header("x-test-caller", caller);
+    }
     if let Some(id) = session {
         request = request
             .header("mcp-session-id", id)
@@ -174,7 +177,7 @@ async fn an_http_session_stays_with_its_caller_and_ends_with_delete() {
 
         let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
-        let response = post(&http, &url, "alice", None, init).await;
+        let response = post(&http, &url, Some("alice"), None, init).await;
         let session_id = response
             .headers()
             .get("mcp-session-id")
@@ -183,29 +186,32 @@ async fn an_http_session_stays_with_its_caller_and_ends_with_delete() {
             .expect("a session id");
         let session = Some(session_id.as_str());
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        post(&http, &url, "alice", session, initialized).await;
+        post(&http, &url, Some("alice"), session, initialized).await;
 
         let page = site.url("shop.test", "/signup.html");
         let inspect = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
             "params": {"name": "forms_inspect", "arguments": {"url": page}}});
-        let result = answer(post(&http, &url, "alice", session, inspect).await).await;
+        let result = answer(post(&http, &url, Some("alice"), session, inspect).await).await;
         assert_eq!(
             result["result"]["structuredContent"]["state"], "completed",
             "{result}"
         );
         assert_eq!(agent.pool().len(), 1);
 
-        // Bob holds Alice's session id: refused, and her session is untouched.
         let status = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
             "params": {"name": "forms_status", "arguments": {}}});
-        let refused = answer(post(&http, &url, "bob", session, status.clone()).await).await;
-        assert!(
-            refused["error"]["message"]
-                .to_string()
-                .contains("belongs to another caller"),
-            "{refused}"
-        );
-        let own = answer(post(&http, &url, "alice", session, status).await).await;
+        // Bob, or an anonymous request, holding Alice's session id: refused, and her session
+        // is untouched.
+        for caller in [Some("bob"), None] {
+            let refused = answer(post(&http, &url, caller, session, status.clone()).await).await;
+            assert!(
+                refused["error"]["message"]
+                    .to_string()
+                    .contains("belongs to another caller"),
+                "{caller:?}: {refused}"
+            );
+        }
+        let own = answer(post(&http, &url, Some("alice"), session, status).await).await;
         assert_eq!(own["result"]["structuredContent"]["state"], "completed", "{own}");
 
         // Deleting the session closes its browser.
