@@ -92,39 +92,35 @@ where
         owner: &ProfileOwner,
         name: &str,
     ) -> Result<Option<Profile>, StoreError> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM profiles WHERE tenant = $1 AND caller = $2 AND name = $3"
-        );
-        let mut conn = self.connection(&self.reads).await?;
-        let result = tokio::time::timeout(
-            self.statement_timeout,
-            sqlx::query::<DB>(&sql)
-                .bind(owner.tenant.as_str())
-                .bind(owner.caller.as_str())
-                .bind(name)
-                .fetch_optional(&mut *conn),
-        )
-        .await;
-        let row = self.finish(conn, result)?;
-        row.map(|row| self.profile_of(&row)).transpose()
+        Ok(self.select_profiles(owner, Some(name)).await?.pop())
     }
 
     pub(crate) async fn list_profiles(
         &self,
         owner: &ProfileOwner,
     ) -> Result<Vec<Profile>, StoreError> {
+        self.select_profiles(owner, None).await
+    }
+
+    /// The profiles of `owner` (only `name`, when given), by name.
+    async fn select_profiles(
+        &self,
+        owner: &ProfileOwner,
+        name: Option<&str>,
+    ) -> Result<Vec<Profile>, StoreError> {
+        let only = if name.is_some() { " AND name = $3" } else { "" };
         let sql = format!(
-            "SELECT {COLUMNS} FROM profiles WHERE tenant = $1 AND caller = $2 ORDER BY name"
+            "SELECT {COLUMNS} FROM profiles WHERE tenant = $1 AND caller = $2{only} ORDER BY name"
         );
+        let mut query = sqlx::query::<DB>(&sql)
+            .bind(owner.tenant.as_str())
+            .bind(owner.caller.as_str());
+        if let Some(name) = name {
+            query = query.bind(name);
+        }
         let mut conn = self.connection(&self.reads).await?;
-        let result = tokio::time::timeout(
-            self.statement_timeout,
-            sqlx::query::<DB>(&sql)
-                .bind(owner.tenant.as_str())
-                .bind(owner.caller.as_str())
-                .fetch_all(&mut *conn),
-        )
-        .await;
+        let result =
+            tokio::time::timeout(self.statement_timeout, query.fetch_all(&mut *conn)).await;
         let rows = self.finish(conn, result)?;
         rows.iter().map(|row| self.profile_of(row)).collect()
     }
