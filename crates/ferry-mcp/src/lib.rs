@@ -337,7 +337,10 @@ impl ServerHandler for FormsMcp {
                 .flatten(),
         };
         let args = request.arguments.unwrap_or_default();
-        self.call(&request.name, args, caller).await.map(Into::into)
+        let span = tracing::info_span!("mcp.tool", tool = %request.name);
+        tracing::Instrument::instrument(self.call(&request.name, args, caller), span)
+            .await
+            .map(Into::into)
     }
 }
 

@@ -75,7 +75,7 @@ fn main() -> ExitCode {
         Command::Send(args) => call::send(*args, &cli.otlp),
         Command::Task(args) => call::task(*args, &cli.otlp),
         Command::PushConfig(args) => call::push(*args, &cli.otlp),
-        Command::Mcp(args) => mcp::run(*args),
+        Command::Mcp(args) => mcp::run(*args, &cli.otlp),
         Command::Profile(args) => profile::run(*args, &cli.otlp),
         Command::Completion { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();

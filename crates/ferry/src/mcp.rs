@@ -29,16 +29,15 @@ pub(crate) struct McpArgs {
     caller: String,
 }
 
-/// Runs `ferry mcp` until the client closes stdin.
-pub(crate) fn run(args: McpArgs) -> anyhow::Result<()> {
-    // stdout carries the protocol: logs go to stderr only, plain text.
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .try_init();
+/// Runs `ferry mcp` until the client closes stdin. stdout carries the protocol: the log (and,
+/// with `--otlp-endpoint`, the export of spans: one `mcp.tool` span per call) goes elsewhere,
+/// warnings only by default, as for the calling commands.
+pub(crate) fn run(args: McpArgs, otlp: &crate::telemetry::OtlpSettings) -> anyhow::Result<()> {
+    let telemetry = crate::telemetry::init(
+        crate::serve::LogFormat::Text,
+        otlp,
+        crate::telemetry::Role::Client,
+    )?;
     let config = args.forms.config(FormsFile::default())?;
     anyhow::ensure!(
         matches!(config.browser, ferry_forms::BrowserSource::Launch),
@@ -61,6 +60,7 @@ pub(crate) fn run(args: McpArgs) -> anyhow::Result<()> {
     });
     // Reading stdin blocks a thread that cannot be cancelled: do not wait for it.
     runtime.shutdown_background();
+    drop(telemetry);
     outcome
 }
 

@@ -12,6 +12,7 @@
 //! |---|---|---|
 //! | `client_and_server_share_one_trace_over_every_binding` | client → upstream | over JSON-RPC, REST and gRPC the client's `a2a.client` span (under the `ferry.send` root) is the parent of the upstream's `request` span; `a2a.operation` and `a2a.turn` hang below it |
 //! | `a_proxy_passes_the_trace_on` | client → proxy → upstream | one trace id for the client's call, the proxy's request, the proxy's own call and the upstream's request, parents chaining in that order |
+//! | `ferry_mcp_exports_one_span_per_tool_call` | MCP client → `ferry mcp` (stdio) | each `tools/call` is one exported `mcp.tool` span carrying the tool's name |
 
 mod support;
 
@@ -269,5 +270,73 @@ fn a_proxy_passes_the_trace_on() {
         operation.attr("operation"),
         Some("SendMessage"),
         "{operation:?}"
+    );
+}
+
+/// `ferry mcp` over stdio, driven line by line as a coding agent does: each `tools/call`
+/// becomes one `mcp.tool` span naming the tool, exported when the client closes stdin.
+#[test]
+fn ferry_mcp_exports_one_span_per_tool_call() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::Stdio;
+
+    let mut receiver = OtlpReceiver::start();
+    let mut cmd = traced_ferry("mcp");
+    cmd.args(["mcp", "--otlp-endpoint", &receiver.url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let mut child = support::Running(cmd.spawn().expect("spawn ferry mcp"));
+    let mut stdin = child.0.stdin.take().expect("stdin is piped");
+    let mut stdout = BufReader::new(child.0.stdout.take().expect("stdout is piped"));
+    // Sends one message and, for a request, reads lines until its answer arrives.
+    let mut exchange = |message: serde_json::Value| -> Option<serde_json::Value> {
+        writeln!(stdin, "{message}").expect("write to ferry mcp");
+        stdin.flush().expect("flush");
+        let id = message.get("id")?.clone();
+        loop {
+            let mut line = String::new();
+            let read = stdout.read_line(&mut line).expect("read from ferry mcp");
+            assert!(
+                read > 0,
+                "ferry mcp closed stdout before answering {message}"
+            );
+            let answer: serde_json::Value = serde_json::from_str(&line).expect("a JSON line");
+            if answer.get("id") == Some(&id) {
+                return Some(answer);
+            }
+        }
+    };
+    let init = exchange(serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "trace_cli", "version": "1"}}
+    }))
+    .expect("an answer");
+    assert!(init.get("result").is_some(), "{init}");
+    exchange(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let status = exchange(serde_json::json!({
+        "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "forms_status", "arguments": {}}
+    }))
+    .expect("an answer");
+    assert!(status.get("result").is_some(), "{status}");
+    drop(stdin);
+    let exit = child.0.wait().expect("wait for ferry mcp");
+    assert!(exit.success(), "ferry mcp exited with {exit}");
+
+    let spans = receiver.spans_until(SPANS_TIMEOUT, |s| named(s, "mcp", "mcp.tool").count() > 0);
+    let tools: Vec<&ExportedSpan> = named(spans, "mcp", "mcp.tool").collect();
+    assert_eq!(
+        tools.len(),
+        1,
+        "one call, one span; spans:\n{}",
+        describe(spans)
+    );
+    assert_eq!(
+        tools[0].attr("tool"),
+        Some("forms_status"),
+        "{:?}",
+        tools[0]
     );
 }
