@@ -34,8 +34,9 @@
 //!
 //! [`MAX_PROFILES`] per caller, [`MAX_PROFILE_VALUES`] values per profile, keys of at most
 //! [`MAX_KEY_BYTES`], values of at most [`MAX_VALUE_BYTES`], names of 1 to [`MAX_NAME_LEN`]
-//! letters, digits, `.`, `_` or `-`. The profile count is checked before a new profile is
-//! saved, so callers racing themselves may end one or two above it.
+//! letters, digits, `.`, `_` or `-`. The store counts and creates in one step
+//! ([`ProfileStore::save_profile`]), so a caller racing itself, even across replicas, never
+//! ends above [`MAX_PROFILES`].
 
 use crate::autofill;
 use crate::pool::ConversationKey;
@@ -393,17 +394,6 @@ impl Profiles {
                 .get_profile(owner, name)
                 .await
                 .map_err(ProfileError::Store)?;
-            if current.is_none() {
-                let count = self
-                    .store
-                    .list_profiles(owner)
-                    .await
-                    .map_err(ProfileError::Store)?
-                    .len();
-                if count >= MAX_PROFILES {
-                    return Err(ProfileError::TooMany);
-                }
-            }
             let expected = current.as_ref().map_or(0, |p| p.version);
             let mut profile = current.unwrap_or_else(|| Profile {
                 name: name.to_owned(),
@@ -427,7 +417,7 @@ impl Profiles {
             profile.updated_ms = now_ms();
             match self
                 .store
-                .save_profile(owner, profile.clone(), expected)
+                .save_profile(owner, profile.clone(), expected, MAX_PROFILES)
                 .await
             {
                 Ok(version) => {
@@ -435,6 +425,7 @@ impl Profiles {
                     return Ok(profile);
                 }
                 Err(StoreError::Changed(_)) if attempt < SAVE_ATTEMPTS => continue,
+                Err(StoreError::ProfileLimit { .. }) => return Err(ProfileError::TooMany),
                 Err(e) => return Err(ProfileError::Store(e)),
             }
         }

@@ -34,6 +34,11 @@ impl Dialect for Postgres {
     // second lane could read that task's sequence number before the first lane locked it.
     const LANES: usize = 1;
     const BEGIN_WRITE: &'static str = "BEGIN";
+    // A transaction-scoped advisory lock per owner (two 32-bit keys: the pair space is
+    // apart from the single 64-bit keys sqlx's migrations lock). Under READ COMMITTED the
+    // count after it sees every profile committed before it was granted.
+    const LOCK_PROFILE_OWNER: Option<&'static str> =
+        Some("SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))");
     // The rows are locked in key order, the order write batches lock them in (see the
     // writer), so that expiry and the writers of several replicas never deadlock.
     const EXPIRE: &'static str = "WITH gone AS ( \

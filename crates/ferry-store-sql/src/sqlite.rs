@@ -34,6 +34,8 @@ impl Dialect for Sqlite {
     // IMMEDIATE takes the write lock at BEGIN, where the busy timeout can wait for it; a
     // deferred transaction upgrading later could fail at once instead.
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
+    // BEGIN IMMEDIATE takes the database's write lock.
+    const LOCK_PROFILE_OWNER: Option<&'static str> = None;
     const EXPIRE: &'static str =
         "DELETE FROM tasks WHERE expires_ms IS NOT NULL AND expires_ms <= $1 RETURNING tenant, id";
 

@@ -112,6 +112,11 @@ pub(crate) trait Dialect: Database {
     /// Deletes the tasks due at or before `$1`, with their events, and returns
     /// their `tenant, id`.
     const EXPIRE: &'static str;
+    /// Run in the transaction that creates a profile, before the owner's profiles are
+    /// counted: makes the creations of one owner (`$1` tenant, `$2` caller) wait for each
+    /// other, so that no two count the same profiles. `None` when [`Dialect::BEGIN_WRITE`]
+    /// serializes writers already.
+    const LOCK_PROFILE_OWNER: Option<&'static str>;
 
     /// How many rows a statement changed.
     fn rows_affected(result: &Self::QueryResult) -> u64;

@@ -439,7 +439,11 @@ pub async fn run_profile_checks(store: &dyn ProfileStore) {
     a_stale_profile_writer_is_refused(store).await;
     owners_never_see_each_others_profiles(store).await;
     deleted_profiles_are_gone(store).await;
+    the_profile_limit_holds_under_concurrent_creates(store).await;
 }
+
+/// The most profiles one owner may keep, in these checks.
+const PROFILE_LIMIT: usize = 8;
 
 fn profile(name: &str, pairs: &[(&str, &str)], cards: bool) -> Profile {
     Profile {
@@ -468,7 +472,9 @@ pub async fn saved_profiles_read_back(store: &dyn ProfileStore) {
         false,
     );
     assert_eq!(
-        store.save_profile(&owner, home.clone(), 0).await,
+        store
+            .save_profile(&owner, home.clone(), 0, PROFILE_LIMIT)
+            .await,
         Ok(1),
         "a new profile is saved at version 1"
     );
@@ -490,7 +496,12 @@ pub async fn saved_profiles_read_back(store: &dyn ProfileStore) {
         .insert("email".into(), "zoe@example.com".into());
     changed.cards = true;
     changed.updated_ms += 1;
-    assert_eq!(store.save_profile(&owner, changed.clone(), 1).await, Ok(2));
+    assert_eq!(
+        store
+            .save_profile(&owner, changed.clone(), 1, PROFILE_LIMIT)
+            .await,
+        Ok(2)
+    );
     let got = store.get_profile(&owner, "home").await.expect("get");
     assert_eq!(
         got,
@@ -504,6 +515,7 @@ pub async fn saved_profiles_read_back(store: &dyn ProfileStore) {
             &owner,
             profile("card", &[("cc-number", "4111111111111111")], true),
             0,
+            PROFILE_LIMIT,
         )
         .await
         .expect("second profile");
@@ -527,6 +539,7 @@ pub async fn a_stale_profile_writer_is_refused(store: &dyn ProfileStore) {
             &owner,
             profile("home", &[("email", "a@example.com")], false),
             0,
+            PROFILE_LIMIT,
         )
         .await
         .expect("create");
@@ -535,6 +548,7 @@ pub async fn a_stale_profile_writer_is_refused(store: &dyn ProfileStore) {
             &owner,
             profile("home", &[("email", "b@example.com")], false),
             0,
+            PROFILE_LIMIT,
         )
         .await;
     assert_eq!(
@@ -547,6 +561,7 @@ pub async fn a_stale_profile_writer_is_refused(store: &dyn ProfileStore) {
             &owner,
             profile("home", &[("email", "c@example.com")], false),
             7,
+            PROFILE_LIMIT,
         )
         .await;
     assert_eq!(
@@ -555,7 +570,7 @@ pub async fn a_stale_profile_writer_is_refused(store: &dyn ProfileStore) {
         "stale version"
     );
     let missing = store
-        .save_profile(&owner, profile("work", &[], false), 1)
+        .save_profile(&owner, profile("work", &[], false), 1, PROFILE_LIMIT)
         .await;
     assert_eq!(
         missing,
@@ -584,6 +599,7 @@ pub async fn owners_never_see_each_others_profiles(store: &dyn ProfileStore) {
             &alice,
             profile("home", &[("email", "alice@example.com")], false),
             0,
+            PROFILE_LIMIT,
         )
         .await
         .expect("alice");
@@ -597,6 +613,7 @@ pub async fn owners_never_see_each_others_profiles(store: &dyn ProfileStore) {
             &bob,
             profile("home", &[("email", "bob@example.com")], false),
             0,
+            PROFILE_LIMIT,
         )
         .await
         .expect("bob");
@@ -617,6 +634,7 @@ pub async fn deleted_profiles_are_gone(store: &dyn ProfileStore) {
             &owner,
             profile("home", &[("email", "a@example.com")], false),
             0,
+            PROFILE_LIMIT,
         )
         .await
         .expect("create");
@@ -626,8 +644,88 @@ pub async fn deleted_profiles_are_gone(store: &dyn ProfileStore) {
     assert!(store.list_profiles(&owner).await.expect("list").is_empty());
     assert_eq!(
         store
-            .save_profile(&owner, profile("home", &[], false), 0)
+            .save_profile(&owner, profile("home", &[], false), 0, PROFILE_LIMIT)
             .await,
         Ok(1)
+    );
+}
+
+/// Three times [`PROFILE_LIMIT`] profiles created at once by one owner: exactly the limit
+/// are saved, the others refused with [`StoreError::ProfileLimit`]. At the limit a saved
+/// profile can still change, creating an existing one is [`StoreError::Changed`] (not the
+/// limit), another owner is not affected, and after a delete one more can be created.
+pub async fn the_profile_limit_holds_under_concurrent_creates(store: &dyn ProfileStore) {
+    let owner = ProfileOwner::new("p-limit", "alice");
+    let creates = (0..3 * PROFILE_LIMIT).map(|n| {
+        let owner = owner.clone();
+        async move {
+            store
+                .save_profile(
+                    &owner,
+                    profile(&format!("p{n:02}"), &[], false),
+                    0,
+                    PROFILE_LIMIT,
+                )
+                .await
+        }
+    });
+    let outcomes = futures_util::future::join_all(creates).await;
+    let saved = outcomes.iter().filter(|o| **o == Ok(1)).count();
+    let refused = outcomes
+        .iter()
+        .filter(|o| {
+            **o == Err(StoreError::ProfileLimit {
+                limit: PROFILE_LIMIT,
+            })
+        })
+        .count();
+    assert_eq!(
+        (saved, refused),
+        (PROFILE_LIMIT, 2 * PROFILE_LIMIT),
+        "saved and refused of {} creates at once: {outcomes:?}",
+        3 * PROFILE_LIMIT
+    );
+    let kept = store.list_profiles(&owner).await.expect("list");
+    assert_eq!(kept.len(), PROFILE_LIMIT, "{kept:?}");
+    let first = kept[0].name.clone();
+    assert_eq!(
+        store
+            .save_profile(
+                &owner,
+                profile(&first, &[("email", "a@example.com")], false),
+                1,
+                PROFILE_LIMIT
+            )
+            .await,
+        Ok(2),
+        "a saved profile changes at the limit"
+    );
+    assert_eq!(
+        store
+            .save_profile(&owner, profile(&first, &[], false), 0, PROFILE_LIMIT)
+            .await,
+        Err(StoreError::Changed(first.clone())),
+        "an existing name is a stale writer, not a new profile"
+    );
+    let bob = ProfileOwner::new("p-limit", "bob");
+    assert_eq!(
+        store
+            .save_profile(&bob, profile("home", &[], false), 0, PROFILE_LIMIT)
+            .await,
+        Ok(1),
+        "the limit is per owner"
+    );
+    assert_eq!(store.delete_profile(&owner, &first).await, Ok(true));
+    assert_eq!(
+        store
+            .save_profile(
+                &owner,
+                profile("after-delete", &[], false),
+                0,
+                PROFILE_LIMIT
+            )
+            .await,
+        Ok(1),
+        "a delete makes room"
     );
 }

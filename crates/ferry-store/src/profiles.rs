@@ -52,11 +52,17 @@ pub trait ProfileStore: Send + Sync + std::fmt::Debug {
     /// Saves `profile` for `owner` if the stored one is still at `expected_version` (0: the
     /// profile must not exist yet); returns the new version (`expected_version + 1`).
     /// The `version` field of `profile` is ignored.
+    ///
+    /// A new profile is created only while `owner` has fewer than `max_profiles`
+    /// ([`StoreError::ProfileLimit`] otherwise). The count and the insert are one step, so
+    /// writers creating profiles at once, in one process or on several replicas, never take
+    /// an owner past the limit.
     fn save_profile(
         &self,
         owner: &ProfileOwner,
         profile: Profile,
         expected_version: u64,
+        max_profiles: usize,
     ) -> StoreFuture<'_, u64>;
 
     /// The profile `name` of `owner`, if it exists.
@@ -79,9 +85,9 @@ pub trait ProfileStore: Send + Sync + std::fmt::Debug {
 /// let store = MemoryProfiles::new();
 /// let alice = ProfileOwner::new("", "alice");
 /// let home = Profile { name: "home".into(), ..Profile::default() };
-/// assert_eq!(store.save_profile(&alice, home.clone(), 0).await?, 1);
+/// assert_eq!(store.save_profile(&alice, home.clone(), 0, 8).await?, 1);
 /// // A writer that read nothing (version 0) is now stale.
-/// let stale = store.save_profile(&alice, home, 0).await;
+/// let stale = store.save_profile(&alice, home, 0, 8).await;
 /// assert_eq!(stale, Err(StoreError::Changed("home".into())));
 /// // Bob has none.
 /// assert!(store.list_profiles(&ProfileOwner::new("", "bob")).await?.is_empty());
@@ -110,18 +116,24 @@ impl ProfileStore for MemoryProfiles {
         owner: &ProfileOwner,
         mut profile: Profile,
         expected_version: u64,
+        max_profiles: usize,
     ) -> StoreFuture<'_, u64> {
         let outcome = {
             let mut map = self.map();
             let key = (owner.clone(), profile.name.clone());
             let actual = map.get(&key).map_or(0, |p| p.version);
-            if actual == expected_version {
+            let owned = || map.keys().filter(|(o, _)| o == owner).count();
+            if actual != expected_version {
+                Err(StoreError::Changed(profile.name))
+            } else if expected_version == 0 && owned() >= max_profiles {
+                Err(StoreError::ProfileLimit {
+                    limit: max_profiles,
+                })
+            } else {
                 profile.version = expected_version + 1;
                 let version = profile.version;
                 map.insert(key, profile);
                 Ok(version)
-            } else {
-                Err(StoreError::Changed(profile.name))
             }
         };
         Box::pin(async move { outcome })

@@ -42,6 +42,12 @@ pub enum StoreError {
     /// A saved profile changed (or was created or deleted) since the writer read it.
     #[error("profile {0:?} changed meanwhile; read it again")]
     Changed(String),
+    /// A new profile was refused: its owner keeps `limit` profiles already.
+    #[error("{limit} profiles are saved already, the most one owner may keep; delete one first")]
+    ProfileLimit {
+        /// The most profiles one owner may keep, as the writer asked.
+        limit: usize,
+    },
     /// A page token this store did not issue.
     #[error("invalid page token")]
     BadPageToken,
