@@ -27,7 +27,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-section() { printf '\n==== %s ====\n' "$*"; }
+# Each heading says how long the script has run, so a slow step shows in the log.
+section() { printf '\n==== %s ==== (%d s in)\n' "$*" "$SECONDS"; }
 
 # ensure_venv DIR REQUIREMENTS: DIR is a venv with REQUIREMENTS installed (reinstalled only
 # when the file changed since the last install).
