@@ -251,7 +251,7 @@ impl FormsAgent {
         // A look at the open page (no URL, nothing to do) keeps the submit that waits.
         let look = request.url.is_none() && request.is_inspect_only();
         match (look, &pending) {
-            (true, Some(waiting)) => result.report.pending_submit = waiting.ready,
+            (true, Some(waiting)) => result.report.pending_submit = waiting.is_ready(),
             _ => self.pool.set_pending(key, result.pending.clone()),
         }
         drop(slot);

@@ -29,6 +29,7 @@ pub mod profiles;
 mod report;
 pub mod request;
 mod session;
+mod shown;
 pub mod snapshot;
 mod turn;
 

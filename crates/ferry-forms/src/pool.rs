@@ -10,6 +10,7 @@
 
 use crate::config::{FormsConfig, Isolation};
 use crate::session::{Session, SessionError};
+use crate::shown::ShownForm;
 use ferry_browser::CdpEndpoint;
 use ferry_browser::{Browser, LaunchOptions};
 use std::collections::HashMap;
@@ -49,18 +50,36 @@ impl ConversationKey {
     }
 }
 
-/// A submit a task asked for and that has not happened yet: waiting for
-/// `{"confirm": true}` when the form is ready, or for the values still missing (a follow-up
-/// that brings them continues toward the submit; see the lifecycle in `turn`).
+/// A submit a task asked for and that has not happened yet: waiting for the values still
+/// missing (a follow-up that brings them continues toward the submit), or, once ferry has
+/// shown the form ready, for `{"confirm": true}` (see the lifecycle in `turn`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PendingSubmit {
     /// The task that asked for it: only that task may confirm it, and canceling that task
     /// drops it.
-    pub task_id: String,
+    pub(crate) task_id: String,
     /// The form to submit (global index).
-    pub form: usize,
-    /// True when the form is filled and only the confirmation is missing.
-    pub ready: bool,
+    pub(crate) form: usize,
+    /// The form as ferry showed it ready, once only the confirmation is missing: a
+    /// confirmation approves exactly this. `None` while something is still needed.
+    pub(crate) shown_ready: Option<ShownForm>,
+}
+
+impl PendingSubmit {
+    /// The task that asked for the submit.
+    pub fn task_id(&self) -> &str {
+        &self.task_id
+    }
+
+    /// The form to submit (its index among the page's forms, frames included).
+    pub fn form(&self) -> usize {
+        self.form
+    }
+
+    /// True when ferry has shown the form ready and only the confirmation is missing.
+    pub fn is_ready(&self) -> bool {
+        self.shown_ready.is_some()
+    }
 }
 
 /// A new conversation was refused: every session is in use.

@@ -69,6 +69,16 @@ impl RequestedValue {
             RequestedValue::List(items) => Value::from(items.clone()),
         }
     }
+
+    /// True when the value leaves a field empty (no text, unchecked, no items): a field
+    /// given it may well be empty afterwards.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            RequestedValue::Text(s) => s.is_empty(),
+            RequestedValue::Bool(b) => !b,
+            RequestedValue::List(items) => items.is_empty(),
+        }
+    }
 }
 
 /// How the request names a form.

@@ -213,7 +213,7 @@ impl FormsMcp {
                     .agent
                     .pool()
                     .pending(&key)
-                    .is_some_and(|p| p.ready && p.task_id == self.conversation.task_id);
+                    .is_some_and(|p| p.is_ready() && p.task_id() == self.conversation.task_id);
                 let request = match tools::request_for(name, &args, waiting) {
                     Ok(request) => request,
                     Err(e) => return Ok(refused(&e.to_string())),

@@ -119,12 +119,43 @@ pub(super) async fn fill_values(
         }
     }
 
+    let emptied = emptied_after_fill(request, &inspection, &assigned_fields, &fill_errors);
+    fill_errors.extend(emptied);
+    // `filled` names the fields that hold their value now, and no other.
+    filled.retain(|f| !fill_errors.contains_key(&f.key));
     Ok(Filling {
         filled,
         fill_errors,
         assigned_fields,
         inspection,
     })
+}
+
+/// Keys whose field took a value and is empty after the page settled (a script cleared it on
+/// change): the value did not stick, whatever the fill saw at the time.
+fn emptied_after_fill(
+    request: &FormRequest,
+    inspection: &Inspection,
+    assigned_fields: &[(String, FieldAt)],
+    fill_errors: &BTreeMap<String, String>,
+) -> Vec<(String, String)> {
+    assigned_fields
+        .iter()
+        .filter(|(key, _)| !fill_errors.contains_key(key))
+        .filter(|(key, _)| {
+            request
+                .values
+                .iter()
+                .any(|(k, v)| k == key && !v.is_empty())
+        })
+        .filter(|(_, at)| inspection.field(*at).is_some_and(|f| f.empty))
+        .map(|(key, _)| {
+            (
+                key.clone(),
+                "the value did not stick: the page emptied the field after it was filled".into(),
+            )
+        })
+        .collect()
 }
 
 /// The parts of a date for a `date-parts` field, from text (or a list of its parts).

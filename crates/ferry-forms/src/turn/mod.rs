@@ -5,9 +5,13 @@
 //! - values given and something missing, ambiguous or invalid → INPUT_REQUIRED;
 //! - all good and `submit` → INPUT_REQUIRED asking for `{"confirm": true}` (or, with
 //!   `--auto-submit` or `confirm` given up front, submitted at once);
-//! - `confirm` → submit, wait for the navigation or for the page to settle, re-inspect →
+//! - `confirm` alone → submit what the previous answer showed ready, if the form is unchanged
+//!   (`confirm`): wait for the navigation or for the page to settle, re-inspect →
 //!   COMPLETED when the form's data left the browser, INPUT_REQUIRED when the page now shows
 //!   errors or did not send the form (a script cancelled it), FAILED when the site refused it.
+//!
+//! Nothing is clicked while ferry's own report of the form says anything is still needed
+//! (`submit` checks it first), whatever the browser would let through.
 //!
 //! A submit the task asked for stays its intent until it happens or the caller says
 //! `"submit": false`: a follow-up on the same task that brings only the missing values
@@ -15,10 +19,12 @@
 //! holds a pending submit may confirm it.
 //!
 //! [`run`] is the lifecycle; `scope` decides which form the values belong to and what is
-//! still missing, `fill` puts the values in, `submit` submits and judges the result, and
-//! `reporting` builds the report's common part and reads the proxy's refusals.
+//! still missing, `fill` puts the values in, `confirm` judges a bare confirmation, `submit`
+//! submits and judges the result, and `reporting` builds the report's common part and reads
+//! the proxy's refusals.
 
 pub(crate) mod auto;
+mod confirm;
 mod fill;
 mod reporting;
 mod scope;
@@ -30,6 +36,7 @@ use crate::pool::PendingSubmit;
 use crate::report::{Ambiguous, FormReport};
 use crate::request::{FormRequest, FormSelector};
 use crate::session::Session;
+use crate::shown::ShownForm;
 use ferry_browser::BrowserError;
 use fill::Filling;
 use reporting::{blocked, blocked_more, blocked_reason, build_report, refuse_host};
@@ -229,35 +236,15 @@ async fn run_turn(
         },
     };
 
-    // 3. Confirmation of a pending submit, by the task that holds it.
+    // 3. A confirmation alone approves the submit shown ready on this task, as it was shown.
     if request.confirm && request.values.is_empty() && request.submit != Some(true) {
-        let Some(pending) = pending else {
-            let report = build_report(session, mark, &inspection, &Scope::All, warnings);
-            return Ok(ask(
-                "Nothing is waiting for confirmation in this conversation. Send the values with \"submit\": true first.".into(),
-                report,
-            ));
-        };
-        if pending.task_id != task_id {
-            let report = build_report(session, mark, &inspection, &Scope::All, warnings);
-            let message = format!(
-                "The submit waiting in this conversation belongs to task {}; only that task can confirm it. Nothing was submitted.",
-                pending.task_id
-            );
-            return Ok(TurnResult {
-                learned: Vec::new(),
-                pending: Some(pending),
-                ..ask(message, report)
-            });
-        }
-        let target = SubmitTarget {
-            form: pending.form,
+        let confirmation = confirm::Confirmation {
+            mark,
+            pending,
             task_id,
+            warnings,
         };
-        return submit(
-            session, config, mark, inspection, target, None, warnings, progress,
-        )
-        .await;
+        return confirm::confirm(session, config, inspection, confirmation, progress).await;
     }
     // The task's intent: what it said now, else a submit it asked for earlier.
     let own_pending = pending.as_ref().filter(|p| p.task_id == task_id);
@@ -365,7 +352,7 @@ async fn run_turn(
         let pending = form.filter(|_| wants_submit).map(|form| PendingSubmit {
             task_id: task_id.to_owned(),
             form,
-            ready: false,
+            shown_ready: None,
         });
         if pending.is_some() {
             message.push_str(" The submit you asked for follows once they are in (send \"submit\": false to drop it).");
@@ -385,17 +372,7 @@ async fn run_turn(
         };
         if config.auto_submit || request.confirm {
             let target = SubmitTarget { form, task_id };
-            return submit(
-                session,
-                config,
-                mark,
-                inspection,
-                target,
-                Some(report),
-                Vec::new(),
-                progress,
-            )
-            .await;
+            return submit(session, config, mark, inspection, target, report, progress).await;
         }
         report.pending_submit = true;
         let mut message = format!(
@@ -415,7 +392,7 @@ async fn run_turn(
             pending: Some(PendingSubmit {
                 task_id: task_id.to_owned(),
                 form,
-                ready: true,
+                shown_ready: Some(ShownForm::of(&inspection, form)),
             }),
         });
     }
@@ -471,6 +448,15 @@ pub(super) fn ask(message: String, report: FormReport) -> TurnResult {
 
 /// The status text for a report that needs the caller.
 fn needs_message(report: &FormReport) -> String {
+    format!(
+        "More input is needed — {}. Reply with the values, keyed by the field labels shown in the result.",
+        needs(report).join("; ")
+    )
+}
+
+/// What a report says the form still needs, one part per kind: missing fields, ambiguous
+/// keys, invalid values, keys that matched nothing.
+fn needs(report: &FormReport) -> Vec<String> {
     let mut parts = Vec::new();
     if !report.missing.is_empty() {
         parts.push(format!(
@@ -501,8 +487,24 @@ fn needs_message(report: &FormReport) -> String {
             report.unmatched.join(", ")
         ));
     }
-    format!(
-        "More input is needed — {}. Reply with the values, keyed by the field labels shown in the result.",
-        parts.join("; ")
-    )
+    parts
+}
+
+/// The answer when ferry's own report stops a submit: nothing is clicked, whatever the
+/// browser would let through (a hidden or read-only required input, a `novalidate` form, a
+/// script-driven widget). `why` opens the message; what the form needs follows. The task
+/// keeps its intent; the form is not ready.
+fn not_ready(report: FormReport, why: &str, form: usize, task_id: &str) -> TurnResult {
+    let message = format!(
+        "{why} — {}. Send what is needed; once the form is complete, ferry asks for the confirmation.",
+        needs(&report).join("; ")
+    );
+    TurnResult {
+        pending: Some(PendingSubmit {
+            task_id: task_id.to_owned(),
+            form,
+            shown_ready: None,
+        }),
+        ..ask(message, report)
+    }
 }

@@ -5,6 +5,7 @@ use crate::matcher::{self, Candidate};
 use crate::pool::PendingSubmit;
 use crate::report::display_label;
 use crate::snapshot::FieldInfo;
+use std::collections::BTreeMap;
 
 /// Which fields a turn is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,6 +118,16 @@ pub(super) fn missing(inspection: &Inspection, scope: &Scope) -> Vec<String> {
             scope.contains(*form) && f.required && f.empty && !f.disabled && f.visible
         })
         .map(|(_, _, f)| display_label(f))
+        .collect()
+}
+
+/// The errors the fields in `scope` show now, by label (see [`field_error`]).
+pub(super) fn field_errors(inspection: &Inspection, scope: &Scope) -> BTreeMap<String, String> {
+    inspection
+        .fields()
+        .into_iter()
+        .filter(|(_, form, _)| scope.contains(*form))
+        .filter_map(|(_, _, f)| field_error(f).map(|error| (display_label(f), error)))
         .collect()
 }
 

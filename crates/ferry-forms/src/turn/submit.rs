@@ -8,12 +8,13 @@
 use super::Progress;
 use super::reporting::build_report;
 use super::scope::{Scope, field_error, missing};
-use super::{TurnResult, Verdict, ask};
+use super::{TurnResult, Verdict, ask, not_ready};
 use crate::config::FormsConfig;
 use crate::inspection::Inspection;
 use crate::pool::PendingSubmit;
 use crate::report::{FormReport, Outcome, Sent, display_label};
 use crate::session::Session;
+use crate::shown::ShownForm;
 use crate::snapshot::SubmitOutcome;
 use ferry_browser::{BrowserError, SentRequest};
 use std::collections::BTreeMap;
@@ -30,19 +31,24 @@ pub(super) struct SubmitTarget<'a> {
     pub task_id: &'a str,
 }
 
-/// Submits global form `form`, waits for the result and reports it.
-#[allow(clippy::too_many_arguments)]
+/// Submits global form `form`, waits for the result and reports it. `before` is ferry's
+/// report of the form as it is now: when it says anything is still needed, nothing is
+/// clicked.
 pub(super) async fn submit(
     session: &mut Session,
     config: &FormsConfig,
     mark: usize,
     inspection: Inspection,
     target: SubmitTarget<'_>,
-    before: Option<FormReport>,
-    warnings: Vec<String>,
+    before: FormReport,
     progress: &Progress,
 ) -> Result<TurnResult, BrowserError> {
     let form = target.form;
+    // ferry's own report decides, whatever the browser would let through.
+    if before.needs_input() {
+        let why = format!("Nothing was submitted: form {form} is not ready");
+        return Ok(not_ready(before, &why, form, target.task_id));
+    }
     progress.say(&format!("submitting form {form}")).await;
     let page = session.page();
     let main_frame = page.main_frame_id().await?;
@@ -79,18 +85,15 @@ pub(super) async fn submit(
         Err(e) => return Err(e),
     };
     if !outcome.ok {
-        let report = before.unwrap_or_else(|| {
-            build_report(session, mark, &inspection, &Scope::Form(form), warnings)
-        });
         return Ok(ask(
             format!(
                 "Could not submit form {form}: {}",
                 outcome.error.unwrap_or_else(|| "unknown reason".into())
             ),
-            report,
+            before,
         ));
     }
-    let mut warnings = warnings;
+    let mut warnings = before.warnings;
     let navigated = tokio::time::timeout(config.submit_navigation_wait, started)
         .await
         .is_ok_and(|r| r.is_ok());
@@ -136,10 +139,8 @@ pub(super) async fn submit(
         Scope::Form(form)
     };
     let mut report = build_report(session, mark, &after, &scope, warnings);
-    if let Some(before) = before {
-        report.filled = before.filled;
-        report.unmatched = before.unmatched;
-    }
+    report.filled = before.filled;
+    report.unmatched = before.unmatched;
     report.submitted = sent != Sent::None;
     let main = after.main();
     report.outcome = Some(Outcome {
@@ -206,7 +207,8 @@ pub(super) async fn submit(
         report.missing = missing(&after, &scope);
     }
     if sent == Sent::None {
-        return Ok(not_sent(report, &outcome, target, config));
+        let shown = ShownForm::of(&after, form);
+        return Ok(not_sent(report, &outcome, target, shown, config));
     }
     if !report.field_errors.is_empty() || !report.form_errors.is_empty() {
         let mut message = "Submitted, but the page reports errors".to_owned();
@@ -243,11 +245,13 @@ pub(super) async fn submit(
 /// The verdict on a submit whose data never left the browser: never a success. The page's
 /// reasons (errors it shows, fields still missing) make it INPUT_REQUIRED with them; with no
 /// visible reason it says exactly that. The submit stays pending for the task, so values
-/// sent next continue toward it.
+/// sent next continue toward it; with no reason shown, the form as it is now (`shown`) is
+/// ready again and a confirmation tries once more.
 fn not_sent(
     report: FormReport,
     outcome: &SubmitOutcome,
     target: SubmitTarget<'_>,
+    shown: ShownForm,
     config: &FormsConfig,
 ) -> TurnResult {
     let why = if !outcome.dispatched {
@@ -274,7 +278,8 @@ fn not_sent(
             report.missing.join(", ")
         ));
     }
-    if reasons.is_empty() {
+    let ready = reasons.is_empty();
+    if ready {
         message.push_str(
             ", and it shows no error saying why. Nothing was submitted; reply {\"confirm\": true} to try again, or send changed values.",
         );
@@ -292,7 +297,7 @@ fn not_sent(
         pending: Some(PendingSubmit {
             task_id: target.task_id.to_owned(),
             form: target.form,
-            ready: false,
+            shown_ready: ready.then_some(shown),
         }),
     }
 }

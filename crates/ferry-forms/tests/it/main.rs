@@ -8,6 +8,8 @@ mod agent;
 mod auto;
 /// Bring your own browser: a registered CDP endpoint instead of a launched Chromium.
 mod byob;
+/// A confirmation approves only a submit shown ready; nothing is clicked on an incomplete form.
+mod confirm;
 /// The page script alone: inspect / fill / submit on every kind of form.
 mod inspect_js;
 /// The leak matrix through the whole agent, in both isolation modes.
