@@ -5,7 +5,7 @@ use crate::error::ClientError;
 use crate::grpc::GrpcChannel;
 use crate::retry::RetryPolicy;
 use crate::stream::{EventStream, Source, StreamKind};
-use ferry_net::{SafeClientBuilder, Url, is_loopback_host};
+use ferry_net::{SafeClientBuilder, Url};
 use ferry_proto::grpc::GrpcOperation;
 use ferry_proto::{
     A2aError, AgentCard, BINDING_GRPC, BINDING_HTTP_JSON, BINDING_JSONRPC, CancelTaskRequest,
@@ -212,10 +212,7 @@ impl A2aClient {
             url: card_url.clone(),
             reason: e.to_string(),
         })?;
-        let net = SafeClientBuilder::default()
-            .allow_private(options.danger_allow_private)
-            .allow_http(options.danger_allow_private)
-            .allow_loopback(is_loopback_host(&parsed))
+        let net = SafeClientBuilder::for_given_url(&parsed, options.danger_allow_private)
             .timeout(options.timeout);
         let safe = net.clone().build().map_err(ClientError::from_net)?;
         let fetcher = CardFetcher::builder()

@@ -76,6 +76,27 @@ impl Default for SafeClientBuilder {
 }
 
 impl SafeClientBuilder {
+    /// The one address rule for a URL a person gave (a command's argument, a client's base
+    /// URL): public https hosts; the local machine, over http too, when the URL itself names
+    /// it (`http://127.0.0.1:8765` is no request forgery); private networks and plain http
+    /// elsewhere only with `allow_private`.
+    ///
+    /// ```
+    /// use ferry_net::{SafeClientBuilder, Url};
+    ///
+    /// let local: Url = "http://127.0.0.1:8765/".parse()?;
+    /// let client = SafeClientBuilder::for_given_url(&local, false).build()?;
+    /// assert!(client.check_url(&local).is_ok());
+    /// assert!(client.check_url(&"http://10.0.0.1/".parse()?).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn for_given_url(url: &Url, allow_private: bool) -> SafeClientBuilder {
+        SafeClientBuilder::default()
+            .allow_private(allow_private)
+            .allow_http(allow_private)
+            .allow_loopback(is_loopback_host(url))
+    }
+
     /// The address policy (default [`IpPolicy::public_only`]).
     pub fn policy(mut self, policy: IpPolicy) -> SafeClientBuilder {
         self.policy = policy;

@@ -284,9 +284,9 @@ async fn fetch(args: FetchArgs) -> anyhow::Result<()> {
         Some(file) => expect.keys = Some(KeySet::from_jwks(&read_input(Path::new(file))?)?),
         None => {}
     }
-    let net = ferry_net::SafeClientBuilder::default()
-        .allow_private(args.allow_private)
-        .allow_http(args.allow_private);
+    // The address rule of every command: the URL given may name this machine.
+    let given = url::Url::parse(&card_url).with_context(|| format!("{card_url} is not a URL"))?;
+    let net = ferry_net::SafeClientBuilder::for_given_url(&given, args.allow_private);
     let fetcher = CardFetcher::builder().net(net).build()?;
     let verified = fetcher
         .fetch(&card_url, &expect)

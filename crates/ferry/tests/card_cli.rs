@@ -13,7 +13,7 @@
 //! | `usage_errors_exit_2` | `verify` without `--key`/`--jwks`, both at once, and an unknown `keygen --alg` are usage errors |
 //! | `served_card_verifies_with_its_downloaded_jwks` | `ferry serve --sign-key --sign-kid`: the card at `/.well-known/agent-card.json` verifies with `card verify --jwks` of `/.well-known/jwks.json`; a tampered copy does not |
 //! | `config_with_two_signing_keys_and_one_announced_key` | `signing_keys` (two) + `announced_keys` (one) in `--config`: two signatures (kids `a`, `b`), a JWKS of three keys (`a`, `b`, `c`), each signature verifies on its own, the announced key alone verifies nothing |
-//! | `card_url_fetches_and_verifies_the_served_card` | `ferry card URL --allow-private` against that server: `--jwks URL` and `--key` verify, `-o json` reports the same digest as `card digest` of the downloaded file, `--expect-digest` with it passes; a wrong pin, a wrong key, and plain `http://` without `--allow-private` are each refused (exit 1) |
+//! | `card_url_fetches_and_verifies_the_served_card` | `ferry card URL --allow-private` against that server: `--jwks URL` and `--key` verify, `-o json` reports the same digest as `card digest` of the downloaded file, `--expect-digest` with it passes; a wrong pin and a wrong key are each refused (exit 1); the loopback URL needs no `--allow-private` (the address rule of `ferry send`), a private one is refused without it |
 //!
 //! Everything runs the `ferry` binary built by cargo with a time limit, in scratch directories
 //! under cargo's target tmpdir; HTTP uses the standard library (`support::http_get`).
@@ -817,10 +817,20 @@ fn card_url_fetches_and_verifies_the_served_card() {
         "another key",
         "signature",
     );
-    fails(
+    // The address rule of every command (as `ferry send`): a URL that names this machine needs
+    // no flag; a private address does, and is refused before any connection.
+    let local = ok(
         run(&["card", base, "--jwks", &jwks_url]),
+        "ferry card on loopback without --allow-private",
+    );
+    assert!(
+        local.contains("verdict: signature verified (key \"url\")"),
+        "{local}"
+    );
+    fails(
+        run(&["card", "http://10.0.0.5:8765"]),
         1,
-        "plain http:// without --allow-private",
+        "a private address without --allow-private",
         "is not allowed",
     );
 }

@@ -2,6 +2,7 @@
 //! caching headers (`Cache-Control: max-age`, `ETag`, `Last-Modified`, 304 on `If-None-Match`).
 
 use crate::config::ServerConfig;
+use crate::http::params::stated_version;
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -243,14 +244,10 @@ impl ServedCard {
     /// v0.3 is served (v0.3 clients never send the header and need them); one that states a
     /// version other than 0.3 gets the v1.0 card alone. `Vary: A2A-Version` says so to caches.
     pub fn respond(&self, request_headers: &HeaderMap) -> Response {
-        let version = request_headers
-            .get(crate::http::params::VERSION)
-            .and_then(|v| v.to_str().ok())
-            .map(str::trim)
-            .filter(|v| !v.is_empty());
-        let form = match (&self.dual, version) {
-            (Some(dual), None) => dual,
-            (Some(dual), Some(v)) if v03::is_v03(v) => dual,
+        // A version that is not text is no v0.3 client's: the v1.0 card.
+        let form = match (&self.dual, stated_version(request_headers)) {
+            (Some(dual), Ok(None)) => dual,
+            (Some(dual), Ok(Some(v))) if v03::is_v03(v) => dual,
             _ => &self.v1,
         };
         let not_modified = request_headers

@@ -11,6 +11,7 @@ pub(crate) mod jsonrpc_v03;
 pub mod metrics;
 pub(crate) mod mount;
 pub(crate) mod params;
+pub(crate) mod preface;
 pub(crate) mod probes;
 pub(crate) mod request_id;
 pub(crate) mod response;

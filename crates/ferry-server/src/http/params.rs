@@ -26,19 +26,14 @@ pub(crate) fn check_version(
     query: Option<&str>,
     config: &ServerConfig,
 ) -> Result<(), A2aError> {
-    let from_header = headers
-        .get(VERSION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim);
+    let from_header = stated_version(headers)?;
     let from_query = query.and_then(|q| {
         q.split('&')
             .filter_map(|kv| kv.split_once('='))
             .find(|(k, _)| k.eq_ignore_ascii_case("A2A-Version"))
             .map(|(_, v)| v.trim())
     });
-    let requested = from_header
-        .filter(|v| !v.is_empty())
-        .or(from_query.filter(|v| !v.is_empty()));
+    let requested = from_header.or(from_query.filter(|v| !v.is_empty()));
     let Some(requested) = requested else {
         if config.strict_version {
             return Err(version_error("(none; a missing A2A-Version means 0.3)"));
@@ -54,6 +49,22 @@ pub(crate) fn check_version(
         Ok(())
     } else {
         Err(version_error(requested))
+    }
+}
+
+/// The version the `A2A-Version` header states, trimmed (`None`: no header, or an empty one).
+/// A header that is not visible text states no version anyone speaks: it is refused like an
+/// unsupported one, never read as absent.
+pub(crate) fn stated_version(headers: &HeaderMap) -> Result<Option<&str>, A2aError> {
+    match headers.get(VERSION) {
+        None => Ok(None),
+        Some(value) => {
+            let text = value
+                .to_str()
+                .map_err(|_| version_error("(bytes that are not text)"))?;
+            let text = text.trim();
+            Ok((!text.is_empty()).then_some(text))
+        }
     }
 }
 
@@ -172,6 +183,12 @@ mod tests {
             let e = check_version(&h, None, &c).expect_err(bad);
             assert_eq!(e.kind, ErrorKind::VersionNotSupported, "{bad}");
         }
+        let not_text = HeaderMap::from_iter([(
+            axum::http::HeaderName::from_static("a2a-version"),
+            HeaderValue::from_bytes(&[0xff, 0xfe]).expect("opaque bytes"),
+        )]);
+        let e = check_version(&not_text, None, &c).expect_err("bytes that are not text");
+        assert_eq!(e.kind, ErrorKind::VersionNotSupported);
         let strict = ServerConfig {
             strict_version: true,
             ..ServerConfig::default()

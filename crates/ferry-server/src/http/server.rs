@@ -13,6 +13,7 @@ use crate::http::decode::BodyLimits;
 use crate::http::front_door::{self, AgentGate, AgentScope, FrontDoor};
 use crate::http::metrics::{CallLabel, Metrics};
 use crate::http::mount::{AgentMount, check_agent_id};
+use crate::http::preface::UntilPreface;
 use crate::http::request_id::ClientAddr;
 use crate::http::response::json;
 use crate::http::signing::{self, JWKS_PATH};
@@ -573,9 +574,10 @@ impl A2aServer {
         // HTTP/1.1, and HTTP/2 with prior knowledge (h2c: gRPC, or any client that speaks it),
         // told apart by the connection preface.
         let mut http = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+        let header_timeout = Duration::from_secs(config.header_read_timeout_secs.max(1));
         http.http1()
             .timer(TokioTimer::new())
-            .header_read_timeout(Duration::from_secs(config.header_read_timeout_secs.max(1)));
+            .header_read_timeout(header_timeout);
         // One connection may carry as many calls as the server serves at once: the front
         // door refuses what is over its limits (a stream cap at the in-flight limit would
         // queue calls in the client instead of answering them).
@@ -611,6 +613,8 @@ impl A2aServer {
                         request.extensions_mut().insert(ClientAddr(peer));
                         request
                     });
+                    // The header timeout runs from the accept, not only once hyper reads a head.
+                    let stream = UntilPreface::new(stream, header_timeout);
                     let connection = http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service)).into_owned();
                     let connection = graceful.watch(connection);
                     while connections.try_join_next().is_some() {}

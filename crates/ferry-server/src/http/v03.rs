@@ -3,7 +3,7 @@
 //! Each binding spells the request and the answer its own way.
 
 use crate::core::doc::JsonDoc;
-use crate::http::params::VERSION;
+use crate::http::params::stated_version;
 use crate::http::state::AppState;
 use axum::http::request::Parts;
 use axum::http::{HeaderName, HeaderValue};
@@ -19,26 +19,16 @@ use serde_json::{Map, Value};
 /// v0.3's extensions header, echoed next to v1.0's.
 const X_EXTENSIONS: HeaderName = HeaderName::from_static(v03::EXTENSIONS_HEADER);
 
-/// The `A2A-Version` a request states, if any.
-pub(crate) fn requested_version(parts: &Parts) -> Option<&str> {
-    parts
-        .headers
-        .get(VERSION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|v| !v.is_empty())
-}
-
 /// True when a request speaks v0.3 by its header: it states no version (spec §3.6: absent
-/// means 0.3) or `0.3`.
+/// means 0.3) or `0.3`. A header that is not text speaks no version: v1.0's rules refuse it.
 pub(crate) fn states_v03(parts: &Parts) -> bool {
-    requested_version(parts).is_none_or(v03::is_v03)
+    stated_version(&parts.headers).is_ok_and(|v| v.is_none_or(v03::is_v03))
 }
 
 /// A v0.3 method under a `1.x` header belongs to v1.0: VersionNotSupported, naming the v1.0
 /// operation.
 pub(crate) fn check_version(parts: &Parts, method: Method) -> Result<(), A2aError> {
-    match requested_version(parts) {
+    match stated_version(&parts.headers)? {
         None => Ok(()),
         Some(v) if v03::is_v03(v) => Ok(()),
         Some(v) => Err(A2aError::new(

@@ -407,6 +407,89 @@ async fn slow_headers_are_cut_off() {
     assert_eq!(response.status(), 200, "a prompt client is served");
 }
 
+/// Reads until the server closes `conn`, which it must do within `limit` of the paused clock;
+/// returns when it did.
+async fn closes(conn: &mut tokio::net::TcpStream, limit: Duration) -> tokio::time::Instant {
+    use tokio::io::AsyncReadExt;
+    let mut buf = [0u8; 1024];
+    let closed = async {
+        loop {
+            match conn.read(&mut buf).await {
+                Ok(0) | Err(_) => return tokio::time::Instant::now(),
+                Ok(_) => {}
+            }
+        }
+    };
+    tokio::time::timeout(limit, closed)
+        .await
+        .unwrap_or_else(|_| panic!("the connection was still open after {limit:?}"))
+}
+
+/// Connections that send nothing, or only the start of the HTTP/2 preface, are closed at the
+/// header timeout counted from the accept (hyper's own timer starts only once it reads a
+/// request head); a keep-alive connection idle after its answer is closed at it too. On
+/// tokio's paused clock: the events are the closes, and none comes before the timeout.
+#[tokio::test(start_paused = true)]
+async fn idle_connections_are_closed_at_the_header_timeout() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+    let timeout = Duration::from_secs(10);
+    let srv = TestServer::with_config(
+        ferry_agents::EchoAgent,
+        ServerConfig {
+            header_read_timeout_secs: timeout.as_secs(),
+            ..ServerConfig::default()
+        },
+    )
+    .await;
+    let opened = tokio::time::Instant::now();
+    let mut idle = Vec::new();
+    for _ in 0..300 {
+        idle.push(TcpStream::connect(srv.addr()).await.expect("connect"));
+    }
+    let mut preface = TcpStream::connect(srv.addr()).await.expect("connect");
+    preface.write_all(b"PRI * HTTP/2.0").await.expect("write");
+    let mut kept = TcpStream::connect(srv.addr()).await.expect("connect");
+    kept.write_all(b"GET /.well-known/agent-card.json HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .await
+        .expect("write");
+    // The whole answer (its head says how long the body is), then nothing more is sent.
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    let length = loop {
+        let n = kept.read(&mut buf).await.expect("the answer");
+        assert!(n > 0, "closed before answering");
+        answer.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&answer).to_ascii_lowercase();
+        if let Some(head_end) = text.find("\r\n\r\n")
+            && let Some(at) = text.find("content-length:")
+        {
+            let value = text[at + 15..]
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .to_owned();
+            break head_end + 4 + value.parse::<usize>().expect("a length");
+        }
+    };
+    while answer.len() < length {
+        let n = kept.read(&mut buf).await.expect("the body");
+        assert!(n > 0, "closed in the body");
+        answer.extend_from_slice(&buf[..n]);
+    }
+    assert!(answer.starts_with(b"HTTP/1.1 200"), "{answer:?}");
+    let answered = tokio::time::Instant::now();
+
+    let limit = timeout * 6;
+    for conn in idle.iter_mut().chain([&mut preface]) {
+        let closed = closes(conn, limit).await;
+        assert!(closed - opened >= timeout, "closed before the timeout");
+    }
+    let closed = closes(&mut kept, limit).await;
+    assert!(closed - answered >= timeout, "closed before the timeout");
+}
+
 /// Over the rate: 429, `Retry-After`, `retryAfterSeconds` and reason `RATE_LIMITED` (JSON-RPC
 /// code -32603; REST an AIP-193 error with the same detail); probes are not counted; after
 /// the advertised wait (on the server's clock, moved by the test) the client is served again.

@@ -100,6 +100,22 @@ async fn unsupported_version_everywhere(b: Binding) {
     }
 }
 
+/// An `A2A-Version` of bytes that are not text states no version anyone speaks: refused like
+/// an unsupported one on every operation, never read as a missing header (which would run the
+/// request as 1.0).
+async fn a_version_that_is_not_text_is_refused(b: Binding) {
+    let (srv, _remote) = TestServer::scripted().await;
+    let task = srv.start_waiting(b, Value::Null).await;
+    let sp = ServiceParams {
+        raw_version: Some(&[0xff, 0xfe]),
+        ..ServiceParams::default()
+    };
+    for (method, _, error) in every_operation(&srv, b, &task, sp).await {
+        let e = error.unwrap_or_else(|| panic!("{method} ran with an A2A-Version of bytes"));
+        e.assert_is(VERSION_NOT_SUPPORTED);
+    }
+}
+
 /// Point 61: `1.0` in the header or in `?A2A-Version=` is accepted; a strict server refuses a
 /// request with neither; the header wins over the query.
 async fn version_header_and_query(b: Binding) {
@@ -338,6 +354,7 @@ async fn extended_card_unsupported(b: Binding) {
 
 scenarios!(per_binding:
     unsupported_version_everywhere,
+    a_version_that_is_not_text_is_refused,
     version_header_and_query,
     missing_version_is_lenient_by_default,
     required_extension,

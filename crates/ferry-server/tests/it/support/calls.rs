@@ -26,6 +26,8 @@ pub(crate) enum Binding {
 pub(crate) struct ServiceParams<'a> {
     /// The `A2A-Version` header; `None` sends none.
     pub version: Option<&'a str>,
+    /// An `A2A-Version` header of raw bytes (sent instead of `version`).
+    pub raw_version: Option<&'a [u8]>,
     /// The `?A2A-Version=` query parameter.
     pub query_version: Option<&'a str>,
     /// `A2A-Extensions` header lines, each sent as its own line.
@@ -53,6 +55,7 @@ impl Default for ServiceParams<'_> {
     fn default() -> Self {
         Self {
             version: Some("1.0"),
+            raw_version: None,
             query_version: None,
             extensions: &[],
             last_event_id: None,
@@ -259,8 +262,13 @@ impl TestServer {
                 (request, Value::Null)
             }
         };
-        if let Some(v) = sp.version {
-            request = request.header("A2A-Version", v);
+        match (sp.raw_version, sp.version) {
+            (Some(bytes), _) => {
+                let value = reqwest::header::HeaderValue::from_bytes(bytes).expect("header bytes");
+                request = request.header("A2A-Version", value);
+            }
+            (None, Some(v)) => request = request.header("A2A-Version", v),
+            (None, None) => {}
         }
         for line in sp.extensions {
             request = request.header("A2A-Extensions", *line);

@@ -86,8 +86,15 @@ fn metadata(sp: ServiceParams<'_>, srv: &TestServer) -> MetadataMap {
     assert!(sp.last_event_id.is_none(), "gRPC has no Last-Event-ID");
     let mut md = MetadataMap::new();
     let value = |v: &str| MetadataValue::try_from(v).expect("an ASCII metadata value");
-    if let Some(v) = sp.version {
-        md.insert("a2a-version", value(v));
+    match (sp.raw_version, sp.version) {
+        (Some(bytes), _) => {
+            let raw = MetadataValue::try_from(bytes).expect("metadata bytes");
+            md.insert("a2a-version", raw);
+        }
+        (None, Some(v)) => {
+            md.insert("a2a-version", value(v));
+        }
+        (None, None) => {}
     }
     for line in sp.extensions {
         md.append("a2a-extensions", value(line));
