@@ -11,17 +11,18 @@
 //! (`traceparent`) when the program installed OpenTelemetry; nothing when it did not.
 
 mod client;
+mod endpoint;
 mod error;
 mod grpc;
 pub mod parse;
 mod retry;
 pub mod sse;
-mod stream;
 mod trace;
 mod v03;
 
-pub use client::{A2aClient, Binding, ClientOptions, Endpoint};
+pub use client::stream::EventStream;
+pub use client::{A2aClient, ClientOptions};
+pub use endpoint::{Binding, Endpoint};
 pub use error::ClientError;
 pub use ferry_trust::fetch::Expect;
 pub use retry::RetryPolicy;
-pub use stream::EventStream;

@@ -3,7 +3,8 @@
 //! the decoders the client uses for its calls, so that what they accept and refuse is what a
 //! call would.
 
-use crate::client::{Binding, decode_answer, typed_card};
+use crate::client::{decode_answer, typed_card};
+use crate::endpoint::Binding;
 use crate::error::ClientError;
 use ferry_proto::{AgentCard, OperationType};
 use ferry_trust::strict::{self, Limits};

@@ -12,7 +12,7 @@
 //! There is one rule, [`outgoing_headers`], and every request goes through it: the HTTP
 //! bindings' requests when they are built, gRPC's metadata when a call is made.
 
-use crate::client::Binding;
+use crate::endpoint::Binding;
 use opentelemetry::Context;
 use opentelemetry::propagation::{Injector, TextMapPropagator};
 use opentelemetry::trace::TraceContextExt;

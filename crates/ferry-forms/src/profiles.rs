@@ -90,9 +90,7 @@ pub enum ProfileCommand {
 
 /// Reads a profile command out of a request object: `None` when the object is not one (no
 /// `profile` key holding an object).
-pub(crate) fn command_of(
-    value: &Value,
-) -> Result<Option<ProfileCommand>, crate::request::RequestError> {
+pub(crate) fn command_of(value: &Value) -> Result<Option<ProfileCommand>, CommandError> {
     let Some(object) = value.as_object() else {
         return Ok(None);
     };
@@ -107,22 +105,25 @@ pub(crate) fn command_of(
     parse_command(command).map(Some)
 }
 
-fn problem(text: impl Into<String>) -> crate::request::RequestError {
-    crate::request::RequestError::Profile(text.into())
+fn problem(text: impl Into<String>) -> CommandError {
+    CommandError(text.into())
 }
+
+/// A profile command that is not well formed, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("profile: {0}")]
+pub struct CommandError(pub String);
 
 /// Reads the command object (`{"set": {…}}`, `{"get": "home"}`, `{"list": true}`,
 /// `{"delete": "home"}`).
-pub fn parse_command(
-    command: &Map<String, Value>,
-) -> Result<ProfileCommand, crate::request::RequestError> {
+pub fn parse_command(command: &Map<String, Value>) -> Result<ProfileCommand, CommandError> {
     let mut entries = command.iter();
     let (Some((verb, argument)), None) = (entries.next(), entries.next()) else {
         return Err(problem(
             "give exactly one of set, get, list, delete, like {\"get\": \"home\"}",
         ));
     };
-    let named = |argument: &Value| -> Result<String, crate::request::RequestError> {
+    let named = |argument: &Value| -> Result<String, CommandError> {
         let name = match argument {
             Value::String(name) => name.as_str(),
             Value::Object(o) if o.len() == 1 && o.get("name").is_some_and(Value::is_string) => {
@@ -156,7 +157,7 @@ pub fn parse_command(
     }
 }
 
-fn parse_set(argument: &Value) -> Result<ProfileCommand, crate::request::RequestError> {
+fn parse_set(argument: &Value) -> Result<ProfileCommand, CommandError> {
     let object = argument.as_object().ok_or_else(|| {
         problem("set takes an object, like {\"set\": {\"name\": \"home\", \"values\": {\"given-name\": \"Ada\"}}}")
     })?;
@@ -201,9 +202,7 @@ fn parse_set(argument: &Value) -> Result<ProfileCommand, crate::request::Request
     })
 }
 
-fn parse_values(
-    value: &Value,
-) -> Result<BTreeMap<String, Option<String>>, crate::request::RequestError> {
+fn parse_values(value: &Value) -> Result<BTreeMap<String, Option<String>>, CommandError> {
     let object = value
         .as_object()
         .ok_or_else(|| problem("set.values must be an object of key → value"))?;
@@ -515,7 +514,7 @@ mod tests {
     use super::*;
     use ferry_store::MemoryProfiles;
 
-    fn command(value: Value) -> Result<ProfileCommand, crate::request::RequestError> {
+    fn command(value: Value) -> Result<ProfileCommand, CommandError> {
         command_of(&json!({ "profile": value })).map(|c| c.expect("a command"))
     }
 

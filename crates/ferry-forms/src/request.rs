@@ -137,6 +137,12 @@ pub fn example() -> &'static str {
     r#"{"url": "https://example.com/signup", "values": {"Email": "ada@example.com"}, "submit": true}"#
 }
 
+impl From<crate::profiles::CommandError> for RequestError {
+    fn from(e: crate::profiles::CommandError) -> Self {
+        RequestError::Profile(e.0)
+    }
+}
+
 /// Reads the request out of a message: the JSON data part if there is one, else a text
 /// part holding only a URL, else chatter.
 pub fn parse(message: &Message) -> Result<Incoming, RequestError> {

@@ -379,3 +379,13 @@ mod tests {
         );
     }
 }
+
+/// An agent's own limits, inside the server's: a request over either is refused with 503 and
+/// `Retry-After`, as at the server's own limits. `None`: only the server's limit applies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AgentLimits {
+    /// Requests to this agent in flight at once.
+    pub max_in_flight: Option<usize>,
+    /// Open streams of this agent.
+    pub max_streams: Option<usize>,
+}

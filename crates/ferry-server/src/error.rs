@@ -1,7 +1,7 @@
 //! `ServerError`: why a server could not be built or could not serve. Messages say what is
 //! wrong; which flag or setting fixes it is the caller's to add (the binary does).
 
-use crate::http::signing::SigningError;
+use crate::signing::SigningError;
 use std::net::SocketAddr;
 
 /// Why a server could not be built, bound or run.

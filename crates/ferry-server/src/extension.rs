@@ -37,13 +37,13 @@
 //! }
 //! ```
 
+use crate::binding::decode::BodyLimits;
 use crate::core::turn_data::TurnDataSource;
-use crate::http::decode::BodyLimits;
 use ferry_proto::{A2aError, AgentExtension, ErrorTable};
 use std::sync::Arc;
 
-pub use crate::http::request_id::RequestId;
-pub use crate::http::response::{json as json_response, read_body};
+pub use crate::edge::request_id::RequestId;
+pub use crate::edge::response::{json as json_response, read_body};
 
 /// A server extension: a card entry, routes behind the front door, data for each turn.
 pub trait ServerExtension: std::fmt::Debug + Send + Sync + 'static {
@@ -69,5 +69,5 @@ pub fn error_response(
     error: &A2aError,
     request_id: Option<&RequestId>,
 ) -> axum::response::Response {
-    crate::http::response::rest_error(error, ErrorTable::V1_0_1, request_id)
+    crate::edge::response::rest_error(error, ErrorTable::V1_0_1, request_id)
 }

@@ -34,36 +34,39 @@
 //! # }
 //! ```
 
+mod binding;
+mod card;
 pub mod clock;
 mod config;
 mod config_file;
 mod core;
+mod edge;
 mod error;
 pub mod extension;
-mod grpc;
-mod grpc_status;
-mod http;
 mod ids;
+mod server;
+mod signing;
 
+pub use crate::core::SPAN_TARGET;
 pub use crate::core::call::{Access, CallContext};
 pub use crate::core::doc::JsonDoc;
-pub use crate::core::handler::{
-    DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Outcome, RequestHandler, SPAN_TARGET,
-};
+pub use crate::core::handler::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Outcome, RequestHandler};
 pub use crate::core::live::LoggedEvent;
 pub use crate::core::manager::{TaskLimits, TaskManager};
 pub use crate::core::stream::{StreamItem, TaskStream};
 pub use crate::core::turn_data::TurnDataSource;
+pub use binding::decode;
+pub use card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
+pub use config::AgentLimits;
 pub use config::redact_store_url;
 pub use config::{AnnouncedKeyConfig, ScopedToken, ServerConfig, SigningKeyConfig};
 pub use config_file::ConfigError;
+pub use edge::params::{EXTENSIONS_HEADER, VERSION_HEADER};
+pub use edge::service::{AppState, ServerState};
+pub use edge::{front_door, metrics};
 pub use error::ServerError;
 pub use extension::ServerExtension;
 pub use ferry_store::{MemoryLimits, MemoryStore, StoreError, TaskStore};
-pub use http::card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
-pub use http::mount::{AgentLimits, AgentMount, MAX_AGENT_ID_LEN, check_agent_id};
-pub use http::params::{EXTENSIONS_HEADER, VERSION_HEADER};
-pub use http::server::{A2aServer, A2aServerBuilder};
-pub use http::signing::{JWKS_PATH, SigningError};
-pub use http::state::{AppState, ServerState};
-pub use http::{decode, front_door, metrics};
+pub use server::mount::{AgentMount, MAX_AGENT_ID_LEN, check_agent_id};
+pub use server::{A2aServer, A2aServerBuilder};
+pub use signing::{JWKS_PATH, SigningError};

@@ -46,7 +46,9 @@
 //! # }
 //! ```
 
+mod dialect;
 mod error;
+mod plan;
 mod postgres;
 mod profiles;
 mod sqlite;

@@ -8,8 +8,9 @@
 //! the owner's profiles, in a transaction that holds the owner's lock
 //! ([`Dialect::LOCK_PROFILE_OWNER`]), so creations at once never pass the owner's limit.
 
+use crate::dialect::Dialect;
 use crate::error::describe;
-use crate::store::{Dialect, SqlStore, stored};
+use crate::store::{SqlStore, stored};
 use ferry_store::{Profile, ProfileOwner, StoreError};
 use sqlx::Connection;
 use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Row, Type};

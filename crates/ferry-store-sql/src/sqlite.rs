@@ -10,9 +10,11 @@
 //! processes creating the same new file at the same instant may see one of them fail.
 
 use crate::StoreOptions;
+use crate::dialect::{Batched, Dialect};
 use crate::error::{OpenError, describe, describe_migration, seconds};
-use crate::store::{Batched, Dialect, SqlStore, write_connections};
-use crate::writer::{self, FinalRow, Plan, Writer};
+use crate::plan::{FinalRow, Plan};
+use crate::store::{SqlStore, write_connections};
+use crate::writer::{self, Writer};
 use ferry_proto::{StreamResponse, TaskState};
 use ferry_store::{ListQuery, Page, Queued, StoreFuture, StoredEvent, StoredTask, TaskKey};
 use sqlx::migrate::Migrator;

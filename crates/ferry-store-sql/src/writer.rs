@@ -32,45 +32,17 @@
 //! the statement timeout — every write of the batch is answered `Unavailable`, the connection
 //! is dropped, and the writer goes on with the next batch on a fresh one.
 
+use crate::dialect::Dialect;
 use crate::error::{describe, seconds};
-use crate::store::Dialect;
-use ferry_proto::Task;
+use crate::plan::{FinalRow, NewEvent, Plan, TaskRow};
 use ferry_store::StoreError;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use sqlx::pool::PoolConnection;
 use sqlx::{Connection, Database, Encode, Executor, IntoArguments, Pool, Type};
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
-
-/// A task row as queued. The snapshot is serialized by the writer, and only for the row a
-/// batch keeps: a batch holding several writes of one task (a turn's events, queued
-/// together) writes its last snapshot only, so the earlier ones are never encoded.
-#[derive(Debug)]
-pub(crate) struct TaskRow {
-    pub(crate) tenant: String,
-    pub(crate) id: String,
-    pub(crate) context_id: String,
-    pub(crate) state: &'static str,
-    pub(crate) seq: i64,
-    pub(crate) status_ms: i64,
-    pub(crate) expires_ms: Option<i64>,
-    pub(crate) snapshot: Arc<Task>,
-}
-
-impl TaskRow {
-    /// The snapshot as stored (JSON text).
-    pub(crate) fn snapshot_json(&self) -> Result<String, StoreError> {
-        serde_json::to_string(&*self.snapshot).map_err(|e| {
-            StoreError::Unavailable(format!(
-                "cannot serialize the snapshot of task {}: {e}",
-                self.id
-            ))
-        })
-    }
-}
 
 /// One queued write and where its answer goes.
 #[derive(Debug)]
@@ -341,33 +313,6 @@ struct Slot<'a> {
     stored: bool,
     /// The row to write, when the batch changes the task.
     row: Option<&'a TaskRow>,
-}
-
-/// A task row as a batch writes it: the caller's row at its final sequence number, with its
-/// snapshot serialized.
-#[derive(Debug, Clone)]
-pub(crate) struct FinalRow<'a> {
-    pub(crate) row: &'a TaskRow,
-    pub(crate) seq: i64,
-    pub(crate) snapshot: String,
-}
-
-/// An event as a batch writes it.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct NewEvent<'a> {
-    pub(crate) tenant: &'a str,
-    pub(crate) id: &'a str,
-    pub(crate) seq: i64,
-    pub(crate) event: &'a str,
-}
-
-/// What a batch writes once its writes are decided: new tasks, changed tasks (each once,
-/// with its last snapshot) and the events, each list in key order.
-#[derive(Debug, Default)]
-pub(crate) struct Plan<'a> {
-    pub(crate) inserts: Vec<FinalRow<'a>>,
-    pub(crate) updates: Vec<FinalRow<'a>>,
-    pub(crate) events: Vec<NewEvent<'a>>,
 }
 
 /// The batch in a few statements: open the transaction and read (and lock) the sequence

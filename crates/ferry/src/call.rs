@@ -316,7 +316,7 @@ pub(crate) fn run_command(
     root: impl FnOnce() -> tracing::Span,
     command: impl Future<Output = anyhow::Result<()>>,
 ) -> anyhow::Result<()> {
-    let telemetry = crate::telemetry::init(crate::serve::LogFormat::Text, otlp, Role::Client)?;
+    let telemetry = crate::telemetry::init(crate::telemetry::LogFormat::Text, otlp, Role::Client)?;
     let span = root();
     let outcome = runtime()?.block_on(command.instrument(span.clone()));
     if outcome.is_err() {

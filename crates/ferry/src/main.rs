@@ -5,9 +5,6 @@
 
 mod acts_pass;
 mod bench;
-mod bench_cards;
-mod bench_forms;
-mod bench_grpc;
 mod call;
 mod card;
 mod forms_args;
@@ -16,6 +13,7 @@ mod log_fields;
 mod mcp;
 mod profile;
 mod serve;
+mod stores;
 mod telemetry;
 
 use clap::{Parser, Subcommand};

@@ -34,7 +34,7 @@ pub(crate) struct McpArgs {
 /// warnings only by default, as for the calling commands.
 pub(crate) fn run(args: McpArgs, otlp: &crate::telemetry::OtlpSettings) -> anyhow::Result<()> {
     let telemetry = crate::telemetry::init(
-        crate::serve::LogFormat::Text,
+        crate::telemetry::LogFormat::Text,
         otlp,
         crate::telemetry::Role::Client,
     )?;
@@ -50,7 +50,7 @@ pub(crate) fn run(args: McpArgs, otlp: &crate::telemetry::OtlpSettings) -> anyho
         .context("starting the async runtime")?;
     let outcome = runtime.block_on(async move {
         let mut agent = ferry_forms::FormsAgent::new(config);
-        if let Some(stores) = crate::serve::open_stores(&args.store).await? {
+        if let Some(stores) = crate::stores::open_stores(&args.store).await? {
             agent = agent.with_profiles(stores.profiles);
         }
         let caller = Some(args.caller).filter(|c| !c.is_empty());

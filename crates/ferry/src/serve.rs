@@ -20,15 +20,6 @@ pub(crate) enum AgentName {
     Conformance,
 }
 
-/// Log line format.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub(crate) enum LogFormat {
-    /// Human-readable lines.
-    Text,
-    /// One JSON object per line.
-    Json,
-}
-
 /// Flags of `ferry serve`. Server settings come from, in rising precedence: defaults, the
 /// `--config` file, `FERRY_*` environment variables, flags.
 #[derive(Debug, Args)]
@@ -91,7 +82,7 @@ pub(crate) struct ServeArgs {
     acts_pass: Option<crate::acts_pass::ActsPass>,
     /// Log format (RUST_LOG sets the level; default info).
     #[arg(long, value_enum, default_value = "text")]
-    log_format: LogFormat,
+    log_format: crate::telemetry::LogFormat,
     /// Worker threads (default: one per core).
     #[arg(long)]
     threads: Option<usize>,
@@ -471,7 +462,7 @@ async fn serve(args: ServeArgs, configs: Configs) -> anyhow::Result<()> {
         single,
     } = configs;
     let cdp_extension = || Arc::new(ferry_cdp_config::CdpConfig::new(cdp.required));
-    let stores = open_stores(&config.store).await?;
+    let stores = crate::stores::open_stores(&config.store).await?;
     let profiles = stores.as_ref().map(|s| s.profiles.clone());
     // Each forms agent, with the id it is hosted under (None: the server's only agent); each
     // also answers MCP (`/mcp`, or `/mcp/{id}` on a server of several agents).
@@ -565,24 +556,6 @@ async fn serve(args: ServeArgs, configs: Configs) -> anyhow::Result<()> {
     }
     tracing::info!("stopped");
     Ok(())
-}
-
-/// The store the setting names (its tasks and its saved profiles); `None` for the memory
-/// store (the server's default). A store that cannot be reached is a start-up error that
-/// says which, without its password.
-pub(crate) async fn open_stores(setting: &str) -> anyhow::Result<Option<ferry_store_sql::Stores>> {
-    if setting.is_empty() || setting == "memory" {
-        return Ok(None);
-    }
-    let options = ferry_store_sql::StoreOptions::default();
-    let store = ferry_store_sql::open_stores(setting, &options).await.with_context(|| {
-        format!(
-            "cannot open the task store {} (--store, FERRY_STORE or `store` in the config file)",
-            ferry_server::redact_store_url(setting)
-        )
-    })?;
-    tracing::info!(store = %ferry_server::redact_store_url(setting), "task store opened");
-    Ok(Some(store))
 }
 
 /// A server error with what the operator can do about it: the library says what is wrong,

@@ -30,7 +30,6 @@
 //! holds it until it ends, so a `ferry send` that exits, and a `ferry serve` stopped by
 //! SIGTERM, export their last spans first.
 
-use crate::serve::LogFormat;
 use anyhow::Context as _;
 use clap::Args;
 use opentelemetry::trace::TracerProvider as _;
@@ -44,6 +43,15 @@ use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt as _;
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
 
 /// The flag of every command that says where spans go (see the module's table for the
 /// environment variables).

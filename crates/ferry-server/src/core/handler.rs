@@ -3,6 +3,7 @@
 
 use crate::clock::Clock;
 use crate::config::ServerConfig;
+use crate::core::SPAN_TARGET;
 use crate::core::call::CallContext;
 use crate::core::dedup::Dedup;
 use crate::core::doc::JsonDoc;
@@ -732,10 +733,6 @@ fn task_named(request: &A2aRequest) -> Option<&str> {
     };
     (!id.is_empty()).then_some(id.as_str())
 }
-
-/// The target of the core's spans (`a2a.operation`, `a2a.turn`), both at DEBUG: what a span
-/// exporter enables (`RUST_LOG=a2a=debug` shows them in the log too).
-pub const SPAN_TARGET: &str = "a2a";
 
 /// A turn that asked for input (INPUT_REQUIRED, AUTH_REQUIRED) may not have ended yet when its
 /// answer reached the client: its last events are still being stored, or its task not yet

@@ -56,7 +56,7 @@ pub(crate) fn run_turn(
     agent: &str,
 ) -> impl Future<Output = ()> + Send + 'static {
     let span = tracing::debug_span!(
-        target: crate::core::handler::SPAN_TARGET,
+        target: crate::core::SPAN_TARGET,
         "a2a.turn",
         task = ctx.task_id.as_str(),
         context = ctx.context_id.as_str(),

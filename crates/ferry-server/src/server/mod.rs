@@ -1,24 +1,26 @@
 //! Putting it together: the builder, the router, the accept loop (with the header read
 //! timeout and the client address), and a shutdown that drains.
 
+pub(crate) mod mount;
+mod preface;
+mod probes;
+
+use crate::binding::decode::BodyLimits;
+use crate::binding::grpc;
+use crate::binding::{jsonrpc, rest};
+use crate::card::{self, ServedCard, WELL_KNOWN_CARD_PATH, build_card};
 use crate::clock::{Clock, TokioClock};
 use crate::config::ServerConfig;
 use crate::core::handler::RequestHandler;
 use crate::core::manager::{TaskLimits, TaskManager};
+use crate::edge::front_door::{self, AgentGate, AgentScope, FrontDoor};
+use crate::edge::metrics::{CallLabel, Metrics};
+use crate::edge::request_id::ClientAddr;
+use crate::edge::response::json;
+use crate::edge::service::{AppState, ServerState};
 use crate::error::ServerError;
 use crate::extension::ServerExtension;
-use crate::grpc;
-use crate::http::card::{self, ServedCard, WELL_KNOWN_CARD_PATH, build_card};
-use crate::http::decode::BodyLimits;
-use crate::http::front_door::{self, AgentGate, AgentScope, FrontDoor};
-use crate::http::metrics::{CallLabel, Metrics};
-use crate::http::mount::{AgentMount, check_agent_id};
-use crate::http::preface::UntilPreface;
-use crate::http::request_id::ClientAddr;
-use crate::http::response::json;
-use crate::http::signing::{self, JWKS_PATH};
-use crate::http::state::{AppState, ServerState};
-use crate::http::{jsonrpc, probes, rest};
+use crate::signing::{self, JWKS_PATH};
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -29,6 +31,8 @@ use ferry_store::{MemoryLimits, MemoryStore, TaskStore};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
+use mount::{AgentMount, check_agent_id};
+use preface::UntilPreface;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -245,13 +249,16 @@ impl A2aServerBuilder {
             .trim_end_matches('/')
             .to_owned();
         let metrics = Arc::new(Metrics::default());
-        let front_door = Arc::new(FrontDoor::new(
-            &config,
-            config.public_url.as_deref().and_then(url_host),
-            public_paths(&config),
-            metrics.clone(),
-            clock.clone(),
-        ));
+        let front_door = Arc::new(
+            FrontDoor::new(
+                &config,
+                config.public_url.as_deref().and_then(url_host),
+                public_paths(&config),
+                metrics.clone(),
+                clock.clone(),
+            )
+            .with_grpc_refusal(crate::binding::grpc::status::refusal),
+        );
         let keys = config
             .signing_keys
             .iter()
@@ -726,9 +733,10 @@ fn router(
 }
 
 async fn card(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    let mut response = app.card.respond(&headers);
+    let speaks_v03 = crate::edge::params::states_v03(&headers);
+    let mut response = app.card.respond(speaks_v03, &headers);
     let label = CallLabel {
-        method: crate::http::metrics::Method::AgentCard,
+        method: crate::edge::metrics::Method::AgentCard,
         ok: true,
         v03: false,
     };
@@ -759,7 +767,7 @@ fn scoped_refusal(what: &str) -> Response {
         format!("this token may call only some agents, not read {what}"),
     )
     .with_reason("AGENT_NOT_ALLOWED");
-    crate::http::response::rest_error(&error, ferry_proto::ErrorTable::V1_0_1, None)
+    crate::edge::response::rest_error(&error, ferry_proto::ErrorTable::V1_0_1, None)
 }
 
 /// `GET /metrics`: Prometheus text (behind the front door: a token is needed when one is set;

@@ -1,8 +1,8 @@
 //! A task stream as a stream of gRPC messages.
 
+use crate::binding::grpc::status::status_of;
 use crate::core::stream::TaskStream;
-use crate::grpc_status::status_of;
-use crate::http::front_door::StreamPermit;
+use crate::edge::front_door::StreamPermit;
 use ferry_proto::grpc::pb;
 use ferry_proto::{A2aError, ErrorKind, ErrorTable};
 use futures_util::Stream;

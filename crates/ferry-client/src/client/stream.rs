@@ -13,7 +13,8 @@
 //! stream was away (the server no longer lets anyone subscribe to it) ends the stream with
 //! the task as `GetTask` reads it.
 
-use crate::client::{A2aClient, Binding};
+use crate::client::A2aClient;
+use crate::endpoint::Binding;
 use crate::error::ClientError;
 use crate::sse::{SseEvent, SseParser};
 use bytes::Bytes;

@@ -2,7 +2,7 @@
 //! answered as the client's fault (INVALID_ARGUMENT with an A2A `ErrorInfo`, reason
 //! `PARSE_ERROR`, like invalid JSON on the other bindings) rather than tonic's INTERNAL.
 
-use crate::grpc_status::status_of;
+use crate::binding::grpc::status::status_of;
 use ferry_proto::{A2aError, ErrorKind, ErrorTable};
 use std::marker::PhantomData;
 use tonic::Status;

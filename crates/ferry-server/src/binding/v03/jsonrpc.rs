@@ -3,17 +3,17 @@
 //! handler and back. Same limits, front door, store and extensions as v1.0; only the shapes
 //! differ. The envelope, content type and body limits were checked by [`super::jsonrpc`].
 
+use crate::binding::decode::RpcEnvelope;
+use crate::binding::sse::{self, SseFraming};
+use crate::binding::v03::{Answer, answer, check_version, to_vec, with_x_extensions};
 use crate::core::handler::Outcome;
 use crate::core::stream::StreamItem;
-use crate::http::decode::RpcEnvelope;
-use crate::http::params;
-use crate::http::request_id::RequestId;
-use crate::http::response::{
+use crate::edge::request_id::RequestId;
+use crate::edge::response::{
     json, jsonrpc_error, jsonrpc_error_as, unexpected_stream, with_extensions,
 };
-use crate::http::sse::SseFraming;
-use crate::http::state::AppState;
-use crate::http::v03::{Answer, answer, check_version, to_vec, with_x_extensions};
+use crate::edge::service::AppState;
+use crate::edge::{call, params};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::Response;
@@ -57,7 +57,7 @@ async fn dispatch(
         &app.declared_extensions,
         &app.required_extensions,
     )?;
-    let call = params::call_context(String::new(), extensions, parts);
+    let call = call::call_context(String::new(), extensions, parts);
     let op = method.operation();
     let permit = op.is_streaming().then(|| app.stream_permit()).transpose()?;
     let id = &envelope.id;
@@ -66,7 +66,9 @@ async fn dispatch(
             let result = result(answer(method, &doc, app)?)?;
             json(StatusCode::OK, JsonRpcSuccess::new(id).wrap(&result))
         }
-        (Outcome::Stream(stream), Some(permit)) => app.sse(stream, Framing::new(id), permit),
+        (Outcome::Stream(stream), Some(permit)) => {
+            sse::respond(app, stream, Framing::new(id), permit)
+        }
         (Outcome::Stream(_), None) => return Err(unexpected_stream(method.name())),
     };
     let response = with_extensions(response, &call.extensions);

@@ -1,5 +1,5 @@
 //! A2A errors as gRPC statuses, for the gRPC binding and for the front door's refusals of gRPC
-//! calls (a module of its own, below both): the spec's gRPC code (from the error table of `ferry-proto`),
+//! calls (the server hands [`refusal`] to the front door, which knows no binding): the spec's gRPC code (from the error table of `ferry-proto`),
 //! the message, and `google.rpc.ErrorInfo` (reason, the A2A domain, metadata) with a
 //! `google.rpc.BadRequest` for field violations and a `google.rpc.RetryInfo` for a wait, in
 //! the status details (spec §7.1: gRPC MUST
@@ -11,14 +11,6 @@ use ferry_proto::{A2aError, ERROR_DOMAIN, ErrorTable};
 use std::collections::HashMap;
 use tonic::{Code, Status};
 use tonic_types::{ErrorDetails, StatusExt};
-
-/// True for a gRPC call: its content type is `application/grpc…` (`+proto` included).
-pub(crate) fn is_grpc(headers: &axum::http::HeaderMap) -> bool {
-    headers
-        .get(axum::http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|t| t.starts_with("application/grpc"))
-}
 
 /// The status for `error`, with its code from `table`.
 pub(crate) fn status_of(error: &A2aError, table: ErrorTable) -> Status {
@@ -40,6 +32,11 @@ pub(crate) fn status_of(error: &A2aError, table: ErrorTable) -> Status {
         error.message.clone(),
         details,
     )
+}
+
+/// The front door's refusal of a gRPC call (its kinds' codes are the same in every table).
+pub(crate) fn refusal(error: &A2aError) -> Response {
+    response_of(status_of(error, ErrorTable::V1_0_1))
 }
 
 /// A whole response that is only `status` (gRPC "trailers-only").

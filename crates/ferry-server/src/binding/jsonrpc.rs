@@ -6,19 +6,19 @@
 //! the semantics are the request handler's. A v0.3 method name (`message/send`, …) goes to
 //! [`jsonrpc_v03`] once the envelope is read.
 
+use crate::binding::decode::{self, BodyLimits, RpcEnvelope};
+use crate::binding::sse::{self, SseFraming};
+use crate::binding::v03::jsonrpc as jsonrpc_v03;
 use crate::core::doc::JsonDoc;
 use crate::core::handler::Outcome;
 use crate::core::stream::StreamItem;
-use crate::http::decode::{self, BodyLimits, RpcEnvelope};
-use crate::http::jsonrpc_v03;
-use crate::http::metrics::{CallLabel, Method};
-use crate::http::params;
-use crate::http::request_id::RequestId;
-use crate::http::response::{
+use crate::edge::metrics::{CallLabel, Method};
+use crate::edge::request_id::RequestId;
+use crate::edge::response::{
     is_json_content_type, json, jsonrpc_error, read_body, unexpected_stream, with_extensions,
 };
-use crate::http::sse::SseFraming;
-use crate::http::state::AppState;
+use crate::edge::service::AppState;
+use crate::edge::{call, params};
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
@@ -105,11 +105,13 @@ async fn dispatch(
     let request = A2aRequest::decode(op, envelope)?;
     let extensions =
         params::activate_extensions(headers, &app.declared_extensions, &app.required_extensions)?;
-    let call = params::call_context(request.tenant().to_owned(), extensions, parts);
+    let call = call::call_context(request.tenant().to_owned(), extensions, parts);
     let permit = op.is_streaming().then(|| app.stream_permit()).transpose()?;
     let response = match (app.handler.dispatch(&call, request).await?, permit) {
         (Outcome::Document(doc), _) => ok_doc(id, &doc),
-        (Outcome::Stream(stream), Some(permit)) => app.sse(stream, RpcFraming::new(id), permit),
+        (Outcome::Stream(stream), Some(permit)) => {
+            sse::respond(app, stream, RpcFraming::new(id), permit)
+        }
         (Outcome::Stream(_), None) => return Err(unexpected_stream(op.name())),
     };
     Ok(with_extensions(response, &call.extensions))

@@ -3,8 +3,8 @@
 //! otherwise) and holds the agent's own in-flight and stream limits.
 
 use super::{AgentScope, CAPACITY_RETRY_SECS, Dialect, PublicPath, Refusal};
-use crate::http::mount::AgentLimits;
-use crate::http::request_id::RequestId;
+use crate::config::AgentLimits;
+use crate::edge::request_id::RequestId;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::Response;

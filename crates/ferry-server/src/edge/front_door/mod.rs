@@ -25,10 +25,9 @@ pub use token::constant_time_eq;
 
 use crate::config::ServerConfig;
 use crate::core::call::Access;
-use crate::grpc_status;
-use crate::http::metrics::{CallLabel, Method, Metrics};
-use crate::http::request_id::{self, ClientAddr, RequestId};
-use crate::http::response::{RefusalReason, jsonrpc_error, rest_error};
+use crate::edge::metrics::{CallLabel, Method, Metrics};
+use crate::edge::request_id::{self, ClientAddr, RequestId};
+use crate::edge::response::{RefusalReason, jsonrpc_error, rest_error};
 use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::Next;
@@ -59,6 +58,19 @@ pub struct FrontDoor {
     /// against the path under `/agents/{id}` too).
     public_paths: Vec<String>,
     metrics: Arc<Metrics>,
+    /// How a refusal of a gRPC call is written, when the server serves gRPC.
+    grpc_refusal: Option<RefusalWriter>,
+}
+
+/// Writes a refusal in the form of a binding the edge does not know (gRPC's status).
+pub type RefusalWriter = fn(&A2aError) -> Response;
+
+/// True for a gRPC call: its content type is `application/grpc…` (`+proto` included).
+fn is_grpc(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/grpc"))
 }
 
 impl FrontDoor {
@@ -87,7 +99,15 @@ impl FrontDoor {
             rpc_path: config.jsonrpc_path.clone(),
             public_paths,
             metrics,
+            grpc_refusal: None,
         }
+    }
+
+    /// Refuses gRPC calls with statuses written by `write` (a server without gRPC answers
+    /// them as any other request).
+    pub fn with_grpc_refusal(mut self, write: RefusalWriter) -> Self {
+        self.grpc_refusal = Some(write);
+        self
     }
 
     /// Whether a token is configured.
@@ -111,8 +131,8 @@ static SINGLETON_HEADERS: [header::HeaderName; 5] = [
     header::HOST,
     header::AUTHORIZATION,
     header::CONTENT_TYPE,
-    crate::http::params::VERSION,
-    crate::http::params::LAST_EVENT_ID,
+    crate::edge::params::VERSION,
+    crate::edge::params::LAST_EVENT_ID,
 ];
 
 /// The first of [`SINGLETON_HEADERS`] that `headers` holds more than once.
@@ -128,10 +148,11 @@ fn repeated_singleton(headers: &axum::http::HeaderMap) -> Option<&'static str> {
 }
 
 /// Which binding's form a refusal takes (also left on the request for the agent's gate).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 enum Dialect {
-    /// A gRPC call (`application/grpc…`): a status.
-    Grpc,
+    /// A gRPC call (`application/grpc…`) on a server that serves gRPC: a status, written by
+    /// the binding's writer.
+    Grpc(RefusalWriter),
     /// The JSON-RPC endpoint.
     JsonRpc,
     /// Anything else: an AIP-193 body.
@@ -173,9 +194,7 @@ impl Refusal {
             ErrorKind::ResourceExhausted | ErrorKind::Unavailable
         );
         match dialect {
-            Dialect::Grpc => {
-                grpc_status::response_of(grpc_status::status_of(&error, ErrorTable::V1_0_1))
-            }
+            Dialect::Grpc(write) => write(&error),
             Dialect::JsonRpc if capacity => {
                 jsonrpc_error(&serde_json::Value::Null, &error, Some(rid))
             }
@@ -215,7 +234,7 @@ pub async fn guard(
         path = request.uri().path()
     );
     // A caller's W3C trace context makes this request part of its trace.
-    crate::http::trace_context::adopt_parent(&span, request.headers());
+    crate::edge::trace_context::adopt_parent(&span, request.headers());
     let started = std::time::Instant::now();
     let mut response = admit_and_run(&door, request, next, &rid)
         .instrument(span)
@@ -246,8 +265,8 @@ async fn admit_and_run(
     rid: &RequestId,
 ) -> Response {
     let path = agent_relative(request.uri().path());
-    let dialect = if grpc_status::is_grpc(request.headers()) {
-        Dialect::Grpc
+    let dialect = if let Some(write) = door.grpc_refusal.filter(|_| is_grpc(request.headers())) {
+        Dialect::Grpc(write)
     } else if path.trim_end_matches('/') == door.rpc_path {
         Dialect::JsonRpc
     } else {

@@ -3,8 +3,8 @@
 //! Each binding spells the request and the answer its own way.
 
 use crate::core::doc::JsonDoc;
-use crate::http::params::stated_version;
-use crate::http::state::AppState;
+use crate::edge::params::stated_version;
+use crate::edge::service::AppState;
 use axum::http::request::Parts;
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::Response;
@@ -16,14 +16,11 @@ use ferry_proto::{
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+pub(crate) mod jsonrpc;
+pub(crate) mod rest;
+
 /// v0.3's extensions header, echoed next to v1.0's.
 const X_EXTENSIONS: HeaderName = HeaderName::from_static(v03::EXTENSIONS_HEADER);
-
-/// True when a request speaks v0.3 by its header: it states no version (spec §3.6: absent
-/// means 0.3) or `0.3`. A header that is not text speaks no version: v1.0's rules refuse it.
-pub(crate) fn states_v03(parts: &Parts) -> bool {
-    stated_version(&parts.headers).is_ok_and(|v| v.is_none_or(v03::is_v03))
-}
 
 /// A v0.3 method under a `1.x` header belongs to v1.0: VersionNotSupported, naming the v1.0
 /// operation.

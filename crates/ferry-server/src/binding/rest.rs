@@ -9,19 +9,19 @@
 //! so they can never fall into GetTask, and a tenant prefix is recognised only when the path
 //! does not already match a route without one.
 
+use crate::binding::decode::{self, BodyLimits};
+use crate::binding::rest_query::{bad_query, is_key, page_query, parse_int, query_pairs, segments};
+use crate::binding::sse::{self, SseFraming};
+use crate::binding::v03::rest as rest_v03;
 use crate::core::handler::Outcome;
 use crate::core::stream::StreamItem;
-use crate::http::decode::{self, BodyLimits};
-use crate::http::metrics::{CallLabel, Method};
-use crate::http::params;
-use crate::http::request_id::RequestId;
-use crate::http::response::{
+use crate::edge::metrics::{CallLabel, Method};
+use crate::edge::request_id::RequestId;
+use crate::edge::response::{
     is_json_content_type, json, read_body, rest_error, unexpected_stream, with_extensions,
 };
-use crate::http::rest_query::{bad_query, is_key, page_query, parse_int, query_pairs, segments};
-use crate::http::rest_v03;
-use crate::http::sse::SseFraming;
-use crate::http::state::AppState;
+use crate::edge::service::AppState;
+use crate::edge::{call, params};
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
@@ -152,12 +152,12 @@ async fn serve(
         &body,
         BodyLimits::of(&app.config),
     )?;
-    let call = params::call_context(tenant, extensions, parts);
+    let call = call::call_context(tenant, extensions, parts);
     let permit = op.is_streaming().then(|| app.stream_permit()).transpose()?;
     let response = match (app.handler.dispatch(&call, request).await?, permit) {
         (Outcome::Document(doc), _) => json(StatusCode::OK, doc.0),
         (Outcome::Stream(stream), Some(permit)) => {
-            app.sse(stream, RestFraming(app.config.error_table), permit)
+            sse::respond(app, stream, RestFraming(app.config.error_table), permit)
         }
         (Outcome::Stream(_), None) => return Err(unexpected_stream(op.name())),
     };

@@ -4,19 +4,20 @@
 //! extensions as v1.0; errors are v1.0's AIP-193 bodies with the same HTTP statuses (as the
 //! official SDKs serve v0.3 REST; v0.3 clients read the status).
 
+use crate::binding::decode::{self, BodyLimits};
+use crate::binding::rest_query::{is_key, page_query, parse_int, query_pairs, segments};
+use crate::binding::sse::{self, SseFraming};
+use crate::binding::v03::{Answer, answer, to_vec, with_x_extensions};
 use crate::core::handler::Outcome;
 use crate::core::stream::StreamItem;
-use crate::http::decode::{self, BodyLimits};
-use crate::http::metrics::{CallLabel, Method as Label};
-use crate::http::params;
-use crate::http::request_id::RequestId;
-use crate::http::response::{
+use crate::edge::metrics::{CallLabel, Method as Label};
+use crate::edge::params::states_v03;
+use crate::edge::request_id::RequestId;
+use crate::edge::response::{
     is_json_content_type, json, rest_error, unexpected_stream, with_extensions,
 };
-use crate::http::rest_query::{is_key, page_query, parse_int, query_pairs, segments};
-use crate::http::sse::SseFraming;
-use crate::http::state::AppState;
-use crate::http::v03::{Answer, answer, states_v03, to_vec, with_x_extensions};
+use crate::edge::service::AppState;
+use crate::edge::{call, params};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use axum::response::Response;
@@ -31,7 +32,7 @@ pub(crate) fn route_of(parts: &Parts, rest_path: &str) -> Option<Route> {
     let segs = segments(rest_path).ok()?;
     let segs: Vec<&str> = segs.iter().map(String::as_str).collect();
     let route = rest::route(parts.method.as_str(), &segs)?;
-    states_v03(parts).then_some(route)
+    states_v03(&parts.headers).then_some(route)
 }
 
 /// Answers a v0.3 REST request.
@@ -77,7 +78,7 @@ async fn serve(
     )?;
     let method = route.method;
     let request = request(route, parts.uri.query().unwrap_or_default(), body, app)?;
-    let call = params::call_context(String::new(), extensions, parts);
+    let call = call::call_context(String::new(), extensions, parts);
     let permit = method
         .operation()
         .is_streaming()
@@ -89,7 +90,7 @@ async fn serve(
             to_vec(&proto_json(answer(method, &doc, app)?))?,
         ),
         (Outcome::Stream(stream), Some(permit)) => {
-            app.sse(stream, Framing(app.config.error_table), permit)
+            sse::respond(app, stream, Framing(app.config.error_table), permit)
         }
         (Outcome::Stream(_), None) => return Err(unexpected_stream(method.name())),
     };

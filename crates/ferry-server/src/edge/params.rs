@@ -1,9 +1,6 @@
 //! Service parameters (spec §2.1): `A2A-Version` and `A2A-Extensions`.
 
 use crate::config::ServerConfig;
-use crate::core::call::{Access, CallContext};
-use crate::http::request_id::ClientAddr;
-use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderName};
 use ferry_proto::{A2aError, ErrorKind, PROTOCOL_VERSION};
 
@@ -77,6 +74,12 @@ fn version_error(requested: &str) -> A2aError {
     .with_meta("supportedVersions", PROTOCOL_VERSION)
 }
 
+/// True when a request speaks v0.3 by its header: it states no version (spec §3.6: absent
+/// means 0.3) or `0.3`. A header that is not text speaks no version: v1.0's rules refuse it.
+pub(crate) fn states_v03(headers: &HeaderMap) -> bool {
+    stated_version(headers).is_ok_and(|v| v.is_none_or(ferry_proto::v03::is_v03))
+}
+
 /// The extension URIs a request asks for: every `A2A-Extensions` line (and v0.3's
 /// `X-A2A-Extensions`), split on commas, trimmed.
 pub(crate) fn requested_extensions(headers: &HeaderMap) -> Vec<String> {
@@ -113,35 +116,6 @@ pub(crate) fn activate_extensions(
         .collect();
     active.dedup();
     Ok(active)
-}
-
-/// The core's view of one call over HTTP: its tenant and activated extensions, the client's
-/// address and the stream resume point (both bindings build it the same way).
-pub(crate) fn call_context(tenant: String, extensions: Vec<String>, parts: &Parts) -> CallContext {
-    CallContext {
-        tenant,
-        extensions,
-        caller: caller_of(&parts.extensions),
-        access: access_of(&parts.extensions),
-        client: parts.extensions.get::<ClientAddr>().map(|c| c.0.ip()),
-        resume_after: last_event_id(&parts.headers),
-    }
-}
-
-/// Who the front door found the request comes from, if anyone.
-pub(crate) fn caller_of(extensions: &axum::http::Extensions) -> Option<std::sync::Arc<str>> {
-    extensions
-        .get::<crate::http::front_door::Caller>()
-        .map(|c| c.0.clone())
-}
-
-/// The front door's verdict on the caller's credentials; least privilege for a request it did
-/// not see.
-pub(crate) fn access_of(extensions: &axum::http::Extensions) -> Access {
-    extensions
-        .get::<Access>()
-        .copied()
-        .unwrap_or(Access::Anonymous)
 }
 
 /// The SSE `Last-Event-ID` a reconnecting client sends (ferry's event ids are sequence numbers).

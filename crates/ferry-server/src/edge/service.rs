@@ -3,15 +3,12 @@
 //! the server's own routes (probes, metrics, the key set, the list of agents) read:
 //! [`ServerState`].
 
+use crate::card::ServedCard;
 use crate::config::ServerConfig;
 use crate::core::handler::RequestHandler;
 use crate::core::manager::TaskManager;
-use crate::core::stream::TaskStream;
-use crate::http::card::ServedCard;
-use crate::http::front_door::{self, AgentGate, FrontDoor, StreamPermit};
-use crate::http::metrics::Metrics;
-use crate::http::sse::{SseFraming, sse_response};
-use axum::response::Response;
+use crate::edge::front_door::{self, AgentGate, FrontDoor, StreamPermit};
+use crate::edge::metrics::Metrics;
 use std::sync::Arc;
 
 /// State shared by every request to one agent.
@@ -57,22 +54,6 @@ impl AppState {
     /// The agent's id on a server of several agents.
     pub fn agent_id(&self) -> Option<&str> {
         self.gate.as_ref().map(|g| g.id())
-    }
-
-    /// The SSE response for `stream` with this server's keep-alive and shutdown signal.
-    pub fn sse<F: SseFraming>(
-        &self,
-        stream: TaskStream,
-        framing: F,
-        permit: StreamPermit,
-    ) -> Response {
-        sse_response(
-            stream,
-            framing,
-            self.config.sse_keepalive(),
-            self.closing.subscribe(),
-            permit,
-        )
     }
 }
 

@@ -1,7 +1,7 @@
 //! Liveness and readiness probes: no auth, no Host check, a status word as the body.
 
-use crate::http::response::json;
-use crate::http::state::ServerState;
+use crate::edge::response::json;
+use crate::edge::service::ServerState;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;

@@ -1,6 +1,7 @@
 //! One agent of a server of several: its id (the path segment under `/agents/`), the
 //! executor, its extensions and its own limits.
 
+use crate::config::AgentLimits;
 use crate::error::ServerError;
 use crate::extension::ServerExtension;
 use ferry_agent::AgentExecutor;
@@ -36,16 +37,6 @@ impl std::fmt::Debug for AgentMount {
             .field("limits", &self.limits)
             .finish()
     }
-}
-
-/// An agent's own limits, inside the server's: a request over either is refused with 503 and
-/// `Retry-After`, as at the server's own limits. `None`: only the server's limit applies.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct AgentLimits {
-    /// Requests to this agent in flight at once.
-    pub max_in_flight: Option<usize>,
-    /// Open streams of this agent.
-    pub max_streams: Option<usize>,
 }
 
 impl AgentMount {

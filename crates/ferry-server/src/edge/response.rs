@@ -1,8 +1,8 @@
 //! Response builders shared by the bindings, the front door and extensions. Statuses come
 //! from the error's [`ErrorKind`]; there is no status table here.
 
-use crate::http::params::EXTENSIONS;
-use crate::http::request_id::RequestId;
+use crate::edge::params::EXTENSIONS;
+use crate::edge::request_id::RequestId;
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;

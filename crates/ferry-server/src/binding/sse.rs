@@ -2,7 +2,8 @@
 //! JSON, `: keep-alive` comments on idle streams, and `event: error` for a mid-stream error.
 
 use crate::core::stream::{StreamItem, TaskStream};
-use crate::http::front_door::StreamPermit;
+use crate::edge::front_door::StreamPermit;
+use crate::edge::service::AppState;
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -13,7 +14,7 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 /// How a binding wraps each event and each error.
-pub trait SseFraming: Send + 'static {
+pub(crate) trait SseFraming: Send + 'static {
     /// Writes the `data:` payload of an event (the `StreamResponse` JSON is in `item`).
     fn event(&self, item: &StreamItem, out: &mut BytesMut);
     /// Writes the `data:` payload of an error.
@@ -22,10 +23,26 @@ pub trait SseFraming: Send + 'static {
 
 const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 
+/// The SSE response for `stream` with `app`'s keep-alive and shutdown signal.
+pub(crate) fn respond<F: SseFraming>(
+    app: &AppState,
+    stream: TaskStream,
+    framing: F,
+    permit: StreamPermit,
+) -> Response {
+    sse_response(
+        stream,
+        framing,
+        app.config.sse_keepalive(),
+        app.closing.subscribe(),
+        permit,
+    )
+}
+
 /// Turns a task stream into an SSE response that ends when the stream ends.
 ///
 /// The stream also ends, cleanly, when `closing` turns true (server shutdown).
-pub(crate) fn sse_response<F: SseFraming>(
+fn sse_response<F: SseFraming>(
     stream: TaskStream,
     framing: F,
     keepalive: Duration,

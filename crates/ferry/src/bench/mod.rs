@@ -18,6 +18,10 @@ use hyper_util::rt::TokioIo;
 use std::time::{Duration, Instant};
 use tokio::net::TcpStream;
 
+mod cards;
+mod forms;
+mod grpc;
+
 /// What to measure.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub(crate) enum BenchMode {
@@ -73,22 +77,22 @@ pub(crate) struct BenchArgs {
 pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
     let seconds = Duration::from_secs(args.duration.max(1));
     match args.mode {
-        BenchMode::Forms => return crate::bench_forms::run(args.duration, args.json),
+        BenchMode::Forms => return crate::bench::forms::run(args.duration, args.json),
         BenchMode::VerifyEs256 => {
-            return crate::bench_cards::run(
+            return crate::bench::cards::run(
                 Some(ferry_trust::keys::Algorithm::Es256),
                 seconds,
                 args.json,
             );
         }
         BenchMode::VerifyEddsa => {
-            return crate::bench_cards::run(
+            return crate::bench::cards::run(
                 Some(ferry_trust::keys::Algorithm::EdDsa),
                 seconds,
                 args.json,
             );
         }
-        BenchMode::Canonicalize => return crate::bench_cards::run(None, seconds, args.json),
+        BenchMode::Canonicalize => return crate::bench::cards::run(None, seconds, args.json),
         BenchMode::Send | BenchMode::Stream => {}
     }
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -138,7 +142,7 @@ async fn bench(args: BenchArgs) -> anyhow::Result<()> {
                 measure_from,
                 stop_at,
             )),
-            LoadBinding::Grpc => tokio::spawn(crate::bench_grpc::worker(
+            LoadBinding::Grpc => tokio::spawn(crate::bench::grpc::worker(
                 format!("http://{authority}"),
                 args.mode,
                 measure_from,

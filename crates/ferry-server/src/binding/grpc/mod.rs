@@ -11,21 +11,21 @@
 //! rules of `ferry-proto`'s conversions), the `a2a-extensions` metadata.
 //!
 //! Errors are `google.rpc.Status` with the spec's gRPC code and an `ErrorInfo` (see
-//! [`crate::grpc_status`]). Streams end with OK after the task's last event; when the server shuts down
+//! [`crate::binding::grpc::status`]). Streams end with OK after the task's last event; when the server shuts down
 //! they end with UNAVAILABLE (`SHUTTING_DOWN`), the code a gRPC client retries on.
 
 mod codec;
 mod events;
+pub(crate) mod status;
 
+use crate::binding::grpc::codec::A2aCodec;
 use crate::core::call::CallContext;
 use crate::core::doc::JsonDoc;
 use crate::core::handler::Outcome;
-use crate::grpc::codec::A2aCodec;
-use crate::grpc_status as status;
-use crate::http::metrics::{CallLabel, Method};
-use crate::http::params;
-use crate::http::request_id::ClientAddr;
-use crate::http::state::AppState;
+use crate::edge::metrics::{CallLabel, Method};
+use crate::edge::request_id::ClientAddr;
+use crate::edge::service::AppState;
+use crate::edge::{call, params};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::HeaderValue;
@@ -165,8 +165,8 @@ fn prepare<O: GrpcOperation>(
     let call = CallContext {
         tenant: request.tenant().to_owned(),
         extensions: active,
-        caller: params::caller_of(&extensions),
-        access: params::access_of(&extensions),
+        caller: call::caller_of(&extensions),
+        access: call::access_of(&extensions),
         client: extensions.get::<ClientAddr>().map(|c| c.0.ip()),
         resume_after: None,
     };

@@ -2,7 +2,6 @@
 //! caching headers (`Cache-Control: max-age`, `ETag`, `Last-Modified`, 304 on `If-None-Match`).
 
 use crate::config::ServerConfig;
-use crate::http::params::stated_version;
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -64,9 +63,9 @@ pub(crate) fn extended_card(
     card: &AgentCard,
     description: &AgentDescription,
     config: &ServerConfig,
-) -> Result<Option<AgentCard>, crate::http::signing::SigningError> {
+) -> Result<Option<AgentCard>, crate::signing::SigningError> {
     if let Some(path) = &config.extended_card {
-        return crate::http::signing::extended_card(card, path).map(Some);
+        return crate::signing::extended_card(card, path).map(Some);
     }
     if !serves_extended_card(description, config) {
         return Ok(None);
@@ -239,15 +238,14 @@ impl ServedCard {
         &self.v1.bytes
     }
 
-    /// The response to a GET of the card, honouring `If-None-Match`. A request that states
-    /// no `A2A-Version`, which the spec reads as v0.3, gets the card with v0.3's members when
-    /// v0.3 is served (v0.3 clients never send the header and need them); one that states a
-    /// version other than 0.3 gets the v1.0 card alone. `Vary: A2A-Version` says so to caches.
-    pub fn respond(&self, request_headers: &HeaderMap) -> Response {
-        // A version that is not text is no v0.3 client's: the v1.0 card.
-        let form = match (&self.dual, stated_version(request_headers)) {
-            (Some(dual), Ok(None)) => dual,
-            (Some(dual), Ok(Some(v))) if v03::is_v03(v) => dual,
+    /// The response to a GET of the card, honouring `If-None-Match`. A request that speaks
+    /// v0.3 (`speaks_v03`: it states no `A2A-Version`, which the spec reads as v0.3, or `0.3`)
+    /// gets the card with v0.3's members when v0.3 is served (v0.3 clients never send the
+    /// header and need them); any other gets the v1.0 card alone. `Vary: A2A-Version` says so
+    /// to caches.
+    pub fn respond(&self, speaks_v03: bool, request_headers: &HeaderMap) -> Response {
+        let form = match &self.dual {
+            Some(dual) if speaks_v03 => dual,
             _ => &self.v1,
         };
         let not_modified = request_headers

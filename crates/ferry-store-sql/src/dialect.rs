@@ -1,0 +1,47 @@
+//! What differs between the databases: the statements of a write batch and their few
+//! constants, implemented by SQLite and PostgreSQL.
+
+use crate::plan::Plan;
+use sqlx::Database;
+
+/// What differs between the databases.
+pub(crate) trait Dialect: Database {
+    /// The name messages give ("sqlite", "postgresql").
+    const ENGINE: &'static str;
+    /// Write batches in flight at once (see the writer).
+    const LANES: usize;
+    /// The statement that opens a write batch's transaction.
+    const BEGIN_WRITE: &'static str;
+    /// Deletes the tasks due at or before `$1`, with their events, and returns
+    /// their `tenant, id`.
+    const EXPIRE: &'static str;
+    /// Run in the transaction that creates a profile, before the owner's profiles are
+    /// counted: makes the creations of one owner (`$1` tenant, `$2` caller) wait for each
+    /// other, so that no two count the same profiles. `None` when [`Dialect::BEGIN_WRITE`]
+    /// serializes writers already.
+    const LOCK_PROFILE_OWNER: Option<&'static str>;
+
+    /// How many rows a statement changed.
+    fn rows_affected(result: &Self::QueryResult) -> u64;
+
+    /// Opens a write batch's transaction and reads the `tenant, id, seq` of those of the
+    /// tasks `keys` (sorted, distinct) that exist, which stay locked until the transaction
+    /// ends (PostgreSQL: row locks, taken in key order; SQLite: the database's write lock).
+    fn begin_and_lock<'c>(
+        conn: &'c mut Self::Connection,
+        keys: &'c [(&'c str, &'c str)],
+    ) -> Batched<'c, Vec<(String, String, i64)>>;
+
+    /// Writes `plan` in the transaction `begin_and_lock` opened and commits it; `false`, after
+    /// rolling back, when the rows no longer match the plan (another process created one of
+    /// its tasks meanwhile).
+    fn write_and_commit<'c>(
+        conn: &'c mut Self::Connection,
+        plan: &'c Plan<'c>,
+    ) -> Batched<'c, bool>;
+}
+
+/// A statement of a write batch in progress (boxed: the trait's methods are implemented per
+/// database).
+pub(crate) type Batched<'c, T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, sqlx::Error>> + Send + 'c>>;

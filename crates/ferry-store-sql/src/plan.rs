@@ -1,0 +1,60 @@
+//! What a write batch writes: the task rows as queued, and the plan a batch makes of them
+//! (new tasks, changed tasks, events) for a dialect to write.
+
+use ferry_proto::Task;
+use ferry_store::StoreError;
+use std::sync::Arc;
+
+/// A task row as queued. The snapshot is serialized by the writer, and only for the row a
+/// batch keeps: a batch holding several writes of one task (a turn's events, queued
+/// together) writes its last snapshot only, so the earlier ones are never encoded.
+#[derive(Debug)]
+pub(crate) struct TaskRow {
+    pub(crate) tenant: String,
+    pub(crate) id: String,
+    pub(crate) context_id: String,
+    pub(crate) state: &'static str,
+    pub(crate) seq: i64,
+    pub(crate) status_ms: i64,
+    pub(crate) expires_ms: Option<i64>,
+    pub(crate) snapshot: Arc<Task>,
+}
+
+impl TaskRow {
+    /// The snapshot as stored (JSON text).
+    pub(crate) fn snapshot_json(&self) -> Result<String, StoreError> {
+        serde_json::to_string(&*self.snapshot).map_err(|e| {
+            StoreError::Unavailable(format!(
+                "cannot serialize the snapshot of task {}: {e}",
+                self.id
+            ))
+        })
+    }
+}
+
+/// A task row as a batch writes it: the caller's row at its final sequence number, with its
+/// snapshot serialized.
+#[derive(Debug, Clone)]
+pub(crate) struct FinalRow<'a> {
+    pub(crate) row: &'a TaskRow,
+    pub(crate) seq: i64,
+    pub(crate) snapshot: String,
+}
+
+/// An event as a batch writes it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NewEvent<'a> {
+    pub(crate) tenant: &'a str,
+    pub(crate) id: &'a str,
+    pub(crate) seq: i64,
+    pub(crate) event: &'a str,
+}
+
+/// What a batch writes once its writes are decided: new tasks, changed tasks (each once,
+/// with its last snapshot) and the events, each list in key order.
+#[derive(Debug, Default)]
+pub(crate) struct Plan<'a> {
+    pub(crate) inserts: Vec<FinalRow<'a>>,
+    pub(crate) updates: Vec<FinalRow<'a>>,
+    pub(crate) events: Vec<NewEvent<'a>>,
+}
