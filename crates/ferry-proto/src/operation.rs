@@ -557,6 +557,22 @@ impl A2aRequest {
             A2aRequest::GetExtendedAgentCard(r) => &r.tenant,
         }
     }
+
+    /// The request's `tenant` field, to set (a REST path's tenant wins over the body's).
+    pub fn tenant_mut(&mut self) -> &mut String {
+        match self {
+            A2aRequest::SendMessage(r) | A2aRequest::SendStreamingMessage(r) => &mut r.tenant,
+            A2aRequest::GetTask(r) => &mut r.tenant,
+            A2aRequest::ListTasks(r) => &mut r.tenant,
+            A2aRequest::CancelTask(r) => &mut r.tenant,
+            A2aRequest::SubscribeToTask(r) => &mut r.tenant,
+            A2aRequest::CreateTaskPushNotificationConfig(r) => &mut r.tenant,
+            A2aRequest::GetTaskPushNotificationConfig(r)
+            | A2aRequest::DeleteTaskPushNotificationConfig(r) => &mut r.tenant,
+            A2aRequest::ListTaskPushNotificationConfigs(r) => &mut r.tenant,
+            A2aRequest::GetExtendedAgentCard(r) => &mut r.tenant,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -80,7 +80,7 @@ pub(crate) fn extended_card(
 /// Builds the public card: the interfaces (JSON-RPC first) under `base_url`, the agent's
 /// description, the extensions the server's extensions declare (`extension_entries`, after
 /// the agent's own), and the capabilities this server implements.
-pub fn build_card(
+pub(crate) fn build_card(
     description: &AgentDescription,
     config: &ServerConfig,
     base_url: &str,

@@ -48,22 +48,16 @@ mod server;
 mod signing;
 
 pub use crate::core::SPAN_TARGET;
-pub use crate::core::call::{Access, CallContext};
-pub use crate::core::doc::JsonDoc;
-pub use crate::core::handler::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Outcome, RequestHandler};
-pub use crate::core::live::LoggedEvent;
-pub use crate::core::manager::{TaskLimits, TaskManager};
-pub use crate::core::stream::{StreamItem, TaskStream};
+pub use crate::core::call::Access;
 pub use crate::core::turn_data::TurnDataSource;
 pub use binding::decode;
-pub use card::{ServedCard, WELL_KNOWN_CARD_PATH, build_card};
-pub use config::AgentLimits;
-pub use config::redact_store_url;
-pub use config::{AnnouncedKeyConfig, ScopedToken, ServerConfig, SigningKeyConfig};
+pub use card::WELL_KNOWN_CARD_PATH;
+pub use config::{
+    AgentLimits, AnnouncedKeyConfig, ScopedToken, ServerConfig, SigningKeyConfig, redact_store_url,
+};
 pub use config_file::ConfigError;
+pub use edge::front_door;
 pub use edge::params::{EXTENSIONS_HEADER, VERSION_HEADER};
-pub use edge::service::{AppState, ServerState};
-pub use edge::{front_door, metrics};
 pub use error::ServerError;
 pub use extension::ServerExtension;
 pub use ferry_store::{MemoryLimits, MemoryStore, StoreError, TaskStore};

@@ -62,7 +62,7 @@ pub mod pb {
     include!(concat!(env!("OUT_DIR"), "/lf.a2a.v1.rs"));
 }
 
-pub use operation::GrpcOperation;
+pub use operation::{GrpcOperation, decode_request};
 
 /// The fully qualified name of the A2A gRPC service.
 pub const SERVICE_NAME: &str = "lf.a2a.v1.A2AService";

@@ -3,7 +3,7 @@
 //! [`Operation::grpc_path`](crate::Operation::grpc_path)), with no generated service code.
 
 use super::pb;
-use crate::{A2aError, OperationType, ops};
+use crate::{A2aError, A2aRequest, ErrorKind, Operation, OperationType, ops};
 
 /// The gRPC side of an [`OperationType`]: its request and response messages and the
 /// conversions between them and this crate's types.
@@ -68,4 +68,72 @@ grpc_operations! {
         pb::ListTaskPushNotificationConfigsRequest => pb::ListTaskPushNotificationConfigsResponse;
     DeleteTaskPushNotificationConfig: pb::DeleteTaskPushNotificationConfigRequest => ();
     GetExtendedAgentCard: pb::GetExtendedAgentCardRequest => pb::AgentCard;
+}
+
+/// Reads the request message of `op` from its protobuf bytes: bytes that are no such message
+/// are a [`ErrorKind::ParseError`] (the client's fault, like invalid JSON), a message that
+/// breaks an A2A rule an [`ErrorKind::InvalidParams`] naming the field.
+///
+/// ```
+/// use ferry_proto::grpc::{decode_request, pb};
+/// use ferry_proto::{A2aRequest, ErrorKind, Operation};
+/// use prost::Message as _;
+///
+/// let bytes = pb::GetTaskRequest { id: "t-1".into(), ..Default::default() }.encode_to_vec();
+/// let request = decode_request(Operation::GetTask, &bytes)?;
+/// assert!(matches!(request, A2aRequest::GetTask(r) if r.id == "t-1"));
+/// let e = decode_request(Operation::GetTask, b"\xff\xff").unwrap_err();
+/// assert_eq!(e.kind, ErrorKind::ParseError);
+/// # Ok::<(), ferry_proto::A2aError>(())
+/// ```
+pub fn decode_request(op: Operation, bytes: &[u8]) -> Result<A2aRequest, A2aError> {
+    use Operation as Op;
+    Ok(match op {
+        Op::SendMessage => A2aRequest::SendMessage(read::<ops::SendMessage>(bytes)?),
+        Op::SendStreamingMessage => {
+            A2aRequest::SendStreamingMessage(read::<ops::SendStreamingMessage>(bytes)?)
+        }
+        Op::GetTask => A2aRequest::GetTask(read::<ops::GetTask>(bytes)?),
+        Op::ListTasks => A2aRequest::ListTasks(read::<ops::ListTasks>(bytes)?),
+        Op::CancelTask => A2aRequest::CancelTask(read::<ops::CancelTask>(bytes)?),
+        Op::SubscribeToTask => A2aRequest::SubscribeToTask(read::<ops::SubscribeToTask>(bytes)?),
+        Op::CreateTaskPushNotificationConfig => {
+            A2aRequest::CreateTaskPushNotificationConfig(read::<
+                ops::CreateTaskPushNotificationConfig,
+            >(bytes)?)
+        }
+        Op::GetTaskPushNotificationConfig => {
+            A2aRequest::GetTaskPushNotificationConfig(read::<ops::GetTaskPushNotificationConfig>(
+                bytes,
+            )?)
+        }
+        Op::ListTaskPushNotificationConfigs => {
+            A2aRequest::ListTaskPushNotificationConfigs(
+                read::<ops::ListTaskPushNotificationConfigs>(bytes)?,
+            )
+        }
+        Op::DeleteTaskPushNotificationConfig => {
+            A2aRequest::DeleteTaskPushNotificationConfig(read::<
+                ops::DeleteTaskPushNotificationConfig,
+            >(bytes)?)
+        }
+        Op::GetExtendedAgentCard => {
+            A2aRequest::GetExtendedAgentCard(read::<ops::GetExtendedAgentCard>(bytes)?)
+        }
+    })
+}
+
+/// The request of `O` from its message's bytes.
+fn read<O: GrpcOperation>(bytes: &[u8]) -> Result<O::Request, A2aError> {
+    use prost::Name as _;
+    let message = <O::RequestMessage as prost::Message>::decode(bytes).map_err(|e| {
+        A2aError::new(
+            ErrorKind::ParseError,
+            format!(
+                "the request is not a valid {} message: {e}",
+                O::RequestMessage::NAME
+            ),
+        )
+    })?;
+    O::request(message)
 }

@@ -2,7 +2,7 @@
 //! `/{tenant}` prefix. A thin translator: the path, the query string and the body become the
 //! operation's request message, the request handler answers.
 //!
-//! A2A v0.3's routes (`/v1/message:send`, …) are served beside them by [`rest_v03`] when a
+//! A2A v0.3's routes (`/v1/message:send`, …) are served beside them by v0.3's codec when a
 //! request states no `A2A-Version` or `0.3`; under a `1.x` version `v1` is a tenant.
 //!
 //! Routes with an action (`/tasks/{id}:cancel`) are matched before the bare `/tasks/{id}`,
@@ -12,16 +12,14 @@
 use crate::binding::decode::{self, BodyLimits};
 use crate::binding::rest_query::{bad_query, is_key, page_query, parse_int, query_pairs, segments};
 use crate::binding::sse::{self, SseFraming};
-use crate::binding::v03::rest as rest_v03;
-use crate::core::handler::Outcome;
-use crate::core::stream::StreamItem;
-use crate::edge::metrics::{CallLabel, Method};
+use crate::binding::{Codec, Decoded, Refused, json_answer, refuse, run};
+use crate::core::answer::Answer;
+use crate::core::stream::{StreamItem, TaskStream};
+use crate::edge::front_door::StreamPermit;
+use crate::edge::params;
 use crate::edge::request_id::RequestId;
-use crate::edge::response::{
-    is_json_content_type, json, read_body, rest_error, unexpected_stream, with_extensions,
-};
-use crate::edge::service::AppState;
-use crate::edge::{call, params};
+use crate::edge::response::{is_json_content_type, json, read_body, rest_error};
+use crate::edge::service::AgentService;
 use axum::extract::{Request, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
@@ -35,36 +33,92 @@ use ferry_proto::{
 };
 use std::sync::Arc;
 
-/// Handles every request under the REST base path.
-pub(crate) async fn handle(State(app): State<Arc<AppState>>, request: Request) -> Response {
-    let table = app.config.error_table;
+/// Handles every request under the REST base path: v0.3's routes when the request speaks
+/// v0.3, this binding's otherwise.
+pub(crate) async fn handle(State(service): State<Arc<AgentService>>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
-    let rid = parts.extensions.get::<RequestId>().cloned();
-    let rid = rid.as_ref();
-    let body = match read_body(body, app.config.max_body_bytes).await {
+    let codec = Rest(service.config.error_table);
+    let body = match read_body(body, service.config.max_body_bytes).await {
         Ok(b) => b,
-        Err(e) => return rest_error(&e, table, rid),
+        Err(e) => return refuse(&codec, &parts, &e),
     };
     let full_path = parts.uri.path();
     let rest_path = full_path
-        .strip_prefix(app.config.rest_path.as_str())
+        .strip_prefix(service.config.rest_path.as_str())
         .unwrap_or(full_path);
-    if app.config.v03
-        && let Some(route) = rest_v03::route_of(&parts, rest_path)
+    #[cfg(feature = "v03")]
+    if service.config.v03
+        && let Some(route) = crate::binding::v03::rest::route_of(&parts, rest_path)
     {
-        return rest_v03::handle(&app, route, &parts, body, rid).await;
+        return crate::binding::v03::rest::handle(&service, &parts, route, body).await;
     }
-    let mut label = Method::Other;
-    let (mut response, ok) = match serve(&app, &parts, rest_path, body, &mut label).await {
-        Ok(r) => (r, true),
-        Err(e) => (rest_error(&e, table, rid), false),
-    };
-    response.extensions_mut().insert(CallLabel {
-        method: label,
-        ok,
-        v03: false,
-    });
-    response
+    run(&codec, &service, &parts, (rest_path, body)).await
+}
+
+/// The REST codec: errors are AIP-193 bodies with the statuses of the configured table.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rest(pub(crate) ErrorTable);
+
+impl Codec for Rest {
+    type Input<'a> = (&'a str, Bytes);
+    type Call = ();
+
+    fn decode(
+        &self,
+        service: &AgentService,
+        parts: &Parts,
+        (path, body): (&str, Bytes),
+    ) -> Result<Decoded<()>, Refused<()>> {
+        let (op, tenant, path_params) = route(&parts.method, path).map_err(Refused::early)?;
+        let refused = |error| Refused {
+            call: Some(()),
+            operation: Some(op),
+            error,
+        };
+        let headers = &parts.headers;
+        // The version first, before the body's type and content (as on JSON-RPC).
+        params::check_version(headers, parts.uri.query(), &service.config).map_err(refused)?;
+        if parts.method == axum::http::Method::POST
+            && !is_json_content_type(headers.get(header::CONTENT_TYPE))
+        {
+            return Err(refused(A2aError::new(
+                ErrorKind::UnsupportedMediaType,
+                "the request content type must be application/json",
+            )));
+        }
+        let query = parts.uri.query().unwrap_or_default();
+        let limits = BodyLimits::of(&service.config);
+        let mut request =
+            request(op, &tenant, path_params, query, &body, limits).map_err(refused)?;
+        // The path's tenant is the call's, whatever the body says.
+        *request.tenant_mut() = tenant;
+        Ok(Decoded { call: (), request })
+    }
+
+    fn encode(
+        &self,
+        _service: &AgentService,
+        _call: &(),
+        answer: Answer,
+    ) -> Result<Response, A2aError> {
+        let mut out = Vec::with_capacity(1024);
+        json_answer(&answer, &mut out)?;
+        Ok(json(StatusCode::OK, out))
+    }
+
+    fn stream(
+        &self,
+        service: &AgentService,
+        _call: (),
+        stream: TaskStream,
+        permit: StreamPermit,
+    ) -> Response {
+        sse::respond(service, stream, Framing(self.0), permit)
+    }
+
+    fn error(&self, _call: Option<&()>, error: &A2aError, rid: Option<&RequestId>) -> Response {
+        rest_error(error, self.0, rid)
+    }
 }
 
 /// The operation a request names, with the tenant prefix (if any) and the path parameters.
@@ -119,49 +173,6 @@ fn route(
         Err(RestMiss::VerbNotAllowed) => Err(not_allowed()),
         Err(RestMiss::NoRoute) => Err(not_found()),
     }
-}
-
-async fn serve(
-    app: &AppState,
-    parts: &Parts,
-    path: &str,
-    body: Bytes,
-    label: &mut Method,
-) -> Result<Response, A2aError> {
-    let (uri, headers) = (&parts.uri, &parts.headers);
-    let (op, tenant, path_params) = route(&parts.method, path)?;
-    *label = Method::Operation(op);
-    // The version first, before the body's type and content (as on JSON-RPC).
-    params::check_version(headers, uri.query(), &app.config)?;
-    if parts.method == axum::http::Method::POST
-        && !is_json_content_type(headers.get(header::CONTENT_TYPE))
-    {
-        return Err(A2aError::new(
-            ErrorKind::UnsupportedMediaType,
-            "the request content type must be application/json",
-        ));
-    }
-    let extensions =
-        params::activate_extensions(headers, &app.declared_extensions, &app.required_extensions)?;
-    let query = uri.query().unwrap_or_default();
-    let request = request(
-        op,
-        &tenant,
-        path_params,
-        query,
-        &body,
-        BodyLimits::of(&app.config),
-    )?;
-    let call = call::call_context(tenant, extensions, parts);
-    let permit = op.is_streaming().then(|| app.stream_permit()).transpose()?;
-    let response = match (app.handler.dispatch(&call, request).await?, permit) {
-        (Outcome::Document(doc), _) => json(StatusCode::OK, doc.0),
-        (Outcome::Stream(stream), Some(permit)) => {
-            sse::respond(app, stream, RestFraming(app.config.error_table), permit)
-        }
-        (Outcome::Stream(_), None) => return Err(unexpected_stream(op.name())),
-    };
-    Ok(with_extensions(response, &call.extensions))
 }
 
 /// The request message of `op`: from the body (`Body` routes) or the query string, with the
@@ -311,9 +322,9 @@ fn list_query(query: &str) -> Result<ListTasksRequest, A2aError> {
 }
 
 /// REST stream events are the bare `StreamResponse`; errors the AIP-193 body.
-struct RestFraming(ErrorTable);
+struct Framing(ErrorTable);
 
-impl SseFraming for RestFraming {
+impl SseFraming for Framing {
     fn event(&self, item: &StreamItem, out: &mut BytesMut) {
         out.put_slice(&item.json());
     }

@@ -3,7 +3,7 @@
 
 use crate::core::stream::{StreamItem, TaskStream};
 use crate::edge::front_door::StreamPermit;
-use crate::edge::service::AppState;
+use crate::edge::service::AgentService;
 use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
@@ -25,7 +25,7 @@ const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 
 /// The SSE response for `stream` with `app`'s keep-alive and shutdown signal.
 pub(crate) fn respond<F: SseFraming>(
-    app: &AppState,
+    app: &AgentService,
     stream: TaskStream,
     framing: F,
     permit: StreamPermit,

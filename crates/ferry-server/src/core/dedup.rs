@@ -8,7 +8,7 @@
 //! normally and not remembered.
 
 use crate::clock::Clock;
-use crate::core::doc::JsonDoc;
+use crate::core::answer::Sent;
 use ferry_proto::A2aError;
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
@@ -21,7 +21,7 @@ use tokio::time::Instant;
 const SHARDS: usize = 16;
 
 /// Where the first answer to a request lands, shared by its duplicates.
-pub(crate) type AnswerCell = Arc<OnceCell<JsonDoc>>;
+pub(crate) type AnswerCell = Arc<OnceCell<Sent>>;
 
 #[derive(Debug)]
 struct Entry {
@@ -101,9 +101,9 @@ impl Dedup {
     }
 
     /// Runs `first` once per remembered request and shares its successful answer.
-    pub(crate) async fn answer<F>(cell: &AnswerCell, first: F) -> Result<JsonDoc, A2aError>
+    pub(crate) async fn answer<F>(cell: &AnswerCell, first: F) -> Result<Sent, A2aError>
     where
-        F: std::future::Future<Output = Result<JsonDoc, A2aError>>,
+        F: std::future::Future<Output = Result<Sent, A2aError>>,
     {
         // Boxed: the cell's initialization would otherwise hold the request's whole future
         // inline (several times over), and every request's future is as big as its biggest

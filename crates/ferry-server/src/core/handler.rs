@@ -4,9 +4,9 @@
 use crate::clock::Clock;
 use crate::config::ServerConfig;
 use crate::core::SPAN_TARGET;
+use crate::core::answer::{Answer, Sent, Shaped};
 use crate::core::call::CallContext;
 use crate::core::dedup::Dedup;
-use crate::core::doc::JsonDoc;
 use crate::core::live::{LiveItem, LiveTask};
 use crate::core::manager::{TaskManager, store_error};
 use crate::core::stream::{Opening, TaskStream};
@@ -15,36 +15,27 @@ use crate::core::turn_data::TurnDataSource;
 use ferry_agent::{AgentDescription, AgentExecutor, RequestContext, TurnData};
 use ferry_proto::{
     A2aError, A2aRequest, CancelTaskRequest, ErrorKind, GetTaskRequest, ListTasksRequest,
-    ListTasksResponse, Message, Role, SendMessageRequest, SendMessageResponse, StreamResponse,
-    SubscribeToTaskRequest, Task, TaskState, TaskStatus,
+    ListTasksResponse, Message, Role, SendMessageRequest, StreamResponse, SubscribeToTaskRequest,
+    Task, TaskState, TaskStatus,
 };
 use ferry_store::{ListQuery, StoreError, TaskKey};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// Default ListTasks page size (spec §4.11).
-pub const DEFAULT_PAGE_SIZE: i32 = 50;
+pub(crate) const DEFAULT_PAGE_SIZE: i32 = 50;
 /// Largest ListTasks page size.
-pub const MAX_PAGE_SIZE: i32 = 100;
+pub(crate) const MAX_PAGE_SIZE: i32 = 100;
 /// How long an agent's `cancel` may take before the server cancels the task itself.
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
 /// How long a reply waits for the end of the turn that asked for it.
 const TURN_END_GRACE: Duration = Duration::from_secs(5);
 
-/// What an operation answers with: one JSON document, or a stream of events.
-#[derive(Debug)]
-pub enum Outcome {
-    /// The response message, serialized.
-    Document(JsonDoc),
-    /// The events of a task, for SSE.
-    Stream(TaskStream),
-}
-
 /// The protocol semantics over a task store and an agent.
 pub struct RequestHandler {
     shutting_down: std::sync::atomic::AtomicBool,
     turn_data: Vec<Arc<dyn TurnDataSource>>,
-    extended_card: Option<ferry_proto::AgentCard>,
+    extended_card: Option<Arc<ferry_proto::AgentCard>>,
     dedup: Option<Dedup>,
     manager: Arc<TaskManager>,
     executor: Arc<dyn AgentExecutor>,
@@ -154,19 +145,20 @@ impl RequestHandler {
         data
     }
 
-    /// Runs one operation: the bindings decode the request, this applies the semantics.
-    /// Streaming operations answer with [`Outcome::Stream`]; the others with a document.
+    /// Runs one operation: the bindings decode the request, this applies the semantics and
+    /// answers with typed values (a stream for the streaming operations), which the binding
+    /// encodes.
     ///
     /// It runs in an `a2a.operation` span (the operation's name, and the task's id when the
     /// request names one): the parent of the agent's turn, so a trace shows which request
     /// started which turn. The span is at DEBUG under the target `a2a` ([`SPAN_TARGET`]): a
     /// subscriber that exports spans enables it, a log at INFO does not pay for it (a log line
     /// of a request already carries the front door's `request` span).
-    pub async fn dispatch(
+    pub(crate) async fn dispatch(
         &self,
         call: &CallContext,
         request: A2aRequest,
-    ) -> Result<Outcome, A2aError> {
+    ) -> Result<Answer, A2aError> {
         use tracing::Instrument;
         let span = tracing::debug_span!(
             target: SPAN_TARGET,
@@ -181,22 +173,19 @@ impl RequestHandler {
     }
 
     /// [`RequestHandler::dispatch`] inside its span.
-    async fn operation(
-        &self,
-        call: &CallContext,
-        request: A2aRequest,
-    ) -> Result<Outcome, A2aError> {
-        use Outcome::{Document, Stream};
+    async fn operation(&self, call: &CallContext, request: A2aRequest) -> Result<Answer, A2aError> {
         // Before anything about the request is looked at: a refused caller learns nothing.
         call.access.authorize(request.operation())?;
         Ok(match request {
-            A2aRequest::SendMessage(r) => Document(self.send_message(call, r).await?),
-            A2aRequest::SendStreamingMessage(r) => Stream(self.send_streaming(call, r).await?),
-            A2aRequest::GetTask(r) => Document(self.get_task(call, &r).await?),
-            A2aRequest::ListTasks(r) => Document(JsonDoc::of(&self.list_tasks(call, &r).await?)),
-            A2aRequest::CancelTask(r) => Document(self.cancel_task(call, &r).await?),
+            A2aRequest::SendMessage(r) => Answer::Sent(self.send_message(call, r).await?),
+            A2aRequest::SendStreamingMessage(r) => {
+                Answer::Stream(self.send_streaming(call, r).await?)
+            }
+            A2aRequest::GetTask(r) => Answer::Task(self.get_task(call, &r).await?),
+            A2aRequest::ListTasks(r) => Answer::Tasks(self.list_tasks(call, &r).await?),
+            A2aRequest::CancelTask(r) => Answer::Task(self.cancel_task(call, &r).await?),
             A2aRequest::SubscribeToTask(r) => {
-                Stream(self.subscribe(call, &r, call.resume_after).await?)
+                Answer::Stream(self.subscribe(call, &r, call.resume_after).await?)
             }
             A2aRequest::CreateTaskPushNotificationConfig(_)
             | A2aRequest::GetTaskPushNotificationConfig(_)
@@ -204,7 +193,7 @@ impl RequestHandler {
             | A2aRequest::DeleteTaskPushNotificationConfig(_) => {
                 return Err(self.push_config_unsupported());
             }
-            A2aRequest::GetExtendedAgentCard(_) => Document(JsonDoc::of(&self.extended_card()?)),
+            A2aRequest::GetExtendedAgentCard(_) => Answer::Card(self.extended_card()?),
         })
     }
 
@@ -236,11 +225,11 @@ impl RequestHandler {
     /// `SendMessage`: creates or continues a task and, unless `returnImmediately`, waits for a
     /// terminal or interrupted state (or the end of the agent's turn). With idempotent retries
     /// on, a repeat of a remembered request gets the first answer.
-    pub async fn send_message(
+    pub(crate) async fn send_message(
         &self,
         call: &CallContext,
         req: SendMessageRequest,
-    ) -> Result<JsonDoc, A2aError> {
+    ) -> Result<Sent, A2aError> {
         let Some(dedup) = &self.dedup else {
             return self.send_message_once(call, req).await;
         };
@@ -262,7 +251,7 @@ impl RequestHandler {
         &self,
         call: &CallContext,
         req: SendMessageRequest,
-    ) -> Result<JsonDoc, A2aError> {
+    ) -> Result<Sent, A2aError> {
         let (history_length, return_immediately) = req
             .configuration
             .as_ref()
@@ -275,7 +264,7 @@ impl RequestHandler {
             {
                 let view = live.view.lock();
                 if let Some(reply) = &view.reply {
-                    return Ok(JsonDoc::of(&SendMessageResponse::Message(reply.clone())));
+                    return Ok(Sent::Message(Arc::new(reply.clone())));
                 }
                 if let Some(e) = view.early_error.as_ref().or(view.store_error.as_ref()) {
                     return Err(e.clone());
@@ -295,12 +284,17 @@ impl RequestHandler {
                         // A new task as it was created, not whatever the agent did since.
                         let created = match view.created.as_deref() {
                             Some(StreamResponse::Task(t)) if started.is_new => t,
-                            _ => &*view.task,
+                            _ => &view.task,
                         };
-                        return Ok(JsonDoc::send_task(created.view(history_length, true)));
+                        return Ok(Sent::Task(Shaped::new(
+                            created.clone(),
+                            history_length,
+                            true,
+                        )));
                     }
                     if settled || turn_over {
-                        return Ok(JsonDoc::send_task(view.task.view(history_length, true)));
+                        let task = view.task.clone();
+                        return Ok(Sent::Task(Shaped::new(task, history_length, true)));
                     }
                 }
             }
@@ -493,11 +487,11 @@ impl RequestHandler {
     }
 
     /// `GetTask`.
-    pub async fn get_task(
+    pub(crate) async fn get_task(
         &self,
         call: &CallContext,
         req: &GetTaskRequest,
-    ) -> Result<JsonDoc, A2aError> {
+    ) -> Result<Shaped, A2aError> {
         check_history_length(req.history_length)?;
         self.check_tenant(call)?;
         let task = self
@@ -505,7 +499,7 @@ impl RequestHandler {
             .snapshot(&TaskKey::new(self.store_tenant(call), req.id.as_str()))
             .await?
             .ok_or_else(|| A2aError::task_not_found(&req.id))?;
-        Ok(JsonDoc::of(&task.view(req.history_length, true)))
+        Ok(Shaped::new(task, req.history_length, true))
     }
 
     /// `ListTasks` (spec §4.11): newest status first, opaque cursor, filters, all done by
@@ -567,11 +561,11 @@ impl RequestHandler {
     }
 
     /// `CancelTask`: asks the agent, then makes sure the task ends CANCELED.
-    pub async fn cancel_task(
+    pub(crate) async fn cancel_task(
         &self,
         call: &CallContext,
         req: &CancelTaskRequest,
-    ) -> Result<JsonDoc, A2aError> {
+    ) -> Result<Shaped, A2aError> {
         let live = self.find(call, &req.id).await?;
         let task_before = {
             let view = live.view.lock();
@@ -620,8 +614,8 @@ impl RequestHandler {
             running.abort();
         }
         finish_turn(&live, turn);
-        let view = live.view.lock();
-        Ok(JsonDoc::of(&view.task.view(None, true)))
+        let task = live.view.lock().task.clone();
+        Ok(Shaped::new(task, None, true))
     }
 
     /// `SubscribeToTask`: the current task first, then live events until terminal.
@@ -703,7 +697,7 @@ impl RequestHandler {
     }
 
     /// `GetExtendedAgentCard`: not declared, so UnsupportedOperation (spec §8.7).
-    pub fn extended_card(&self) -> Result<ferry_proto::AgentCard, A2aError> {
+    pub(crate) fn extended_card(&self) -> Result<Arc<ferry_proto::AgentCard>, A2aError> {
         self.extended_card.clone().ok_or_else(|| {
             A2aError::unsupported(
                 "this agent has no extended agent card (capabilities.extendedAgentCard is not set)",
@@ -712,8 +706,8 @@ impl RequestHandler {
     }
 
     /// Serves `card` to authenticated `GetExtendedAgentCard` callers.
-    pub fn with_extended_card(mut self, card: Option<ferry_proto::AgentCard>) -> Self {
-        self.extended_card = card;
+    pub(crate) fn with_extended_card(mut self, card: Option<ferry_proto::AgentCard>) -> Self {
+        self.extended_card = card.map(Arc::new);
         self
     }
 }

@@ -22,7 +22,7 @@ pub(crate) const LIVE_CHANNEL_CAPACITY: usize = 64;
 /// An event as it was stored, with its sequence number, serialized at most once for all
 /// subscribers.
 #[derive(Debug)]
-pub struct LoggedEvent {
+pub(crate) struct LoggedEvent {
     /// Position in the task's log (the SSE `id:`), from 1.
     pub seq: u64,
     /// The event.
@@ -41,7 +41,7 @@ impl LoggedEvent {
     }
 
     /// The event's ProtoJSON bytes, serialized once and shared.
-    pub fn json(&self) -> &Bytes {
+    pub(crate) fn json(&self) -> &Bytes {
         self.json
             .get_or_init(|| Bytes::from(serde_json::to_vec(&*self.event).unwrap_or_default()))
     }

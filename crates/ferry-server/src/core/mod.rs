@@ -2,9 +2,9 @@
 //! and the live parts of followed tasks), agent turns and the streams subscribers read. The bindings in [`crate::binding`]
 //! translate to and from this layer; nothing here imports them.
 
+pub(crate) mod answer;
 pub(crate) mod call;
 pub(crate) mod dedup;
-pub(crate) mod doc;
 pub(crate) mod handler;
 pub(crate) mod live;
 pub(crate) mod manager;

@@ -63,7 +63,7 @@ impl Method {
 }
 
 /// Reasons a request is refused before or instead of being served.
-pub const REFUSAL_REASONS: [&str; 9] = [
+pub(crate) const REFUSAL_REASONS: [&str; 9] = [
     "HOST_NOT_ALLOWED",
     "ORIGIN_NOT_ALLOWED",
     "UNAUTHENTICATED",

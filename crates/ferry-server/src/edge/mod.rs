@@ -7,7 +7,7 @@
 
 pub(crate) mod call;
 pub mod front_door;
-pub mod metrics;
+pub(crate) mod metrics;
 pub(crate) mod params;
 pub(crate) mod request_id;
 pub(crate) mod response;

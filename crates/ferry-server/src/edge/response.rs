@@ -45,11 +45,6 @@ pub(crate) fn is_json_content_type(value: Option<&HeaderValue>) -> bool {
         || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
-/// A unary operation that the handler answered with a stream: a bug, reported as one.
-pub(crate) fn unexpected_stream(operation: &str) -> A2aError {
-    A2aError::internal(format!("{operation} answered with a stream"))
-}
-
 /// A copy of `e` that carries the request id in its `ErrorInfo.metadata`.
 fn with_request_id(e: &A2aError, rid: Option<&RequestId>) -> A2aError {
     match rid {

@@ -1,5 +1,5 @@
 //! What the bindings share: the request handler, the configuration, the card, the front
-//! door's stream permits and the shutdown signal — one [`AppState`] per agent — and what
+//! door's stream permits and the shutdown signal — one [`AgentService`] per agent — and what
 //! the server's own routes (probes, metrics, the key set, the list of agents) read:
 //! [`ServerState`].
 
@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 /// State shared by every request to one agent.
 #[derive(Debug)]
-pub struct AppState {
+pub struct AgentService {
     /// The protocol semantics.
     pub handler: RequestHandler,
     /// The configuration.
@@ -34,7 +34,7 @@ pub struct AppState {
     pub gate: Option<Arc<AgentGate>>,
 }
 
-impl AppState {
+impl AgentService {
     /// Takes a slot for one more open stream, or refuses with 503 `TOO_MANY_STREAMS`. Taken
     /// before the stream's work starts; held until its body ends.
     pub fn stream_permit(&self) -> Result<StreamPermit, ferry_proto::A2aError> {
@@ -63,9 +63,9 @@ impl AppState {
 pub struct ServerState {
     /// The agents, in the order they were added (one, without an id, on a server of one
     /// agent).
-    pub agents: Vec<Arc<AppState>>,
+    pub agents: Vec<Arc<AgentService>>,
     /// The agent also served at the root, if any.
-    pub default: Option<Arc<AppState>>,
+    pub default: Option<Arc<AgentService>>,
     /// Whether agents are served under `/agents/{id}` (a server of several agents).
     pub several: bool,
     /// The task manager the agents share.

@@ -6,6 +6,7 @@ mod preface;
 mod probes;
 
 use crate::binding::decode::BodyLimits;
+#[cfg(feature = "grpc")]
 use crate::binding::grpc;
 use crate::binding::{jsonrpc, rest};
 use crate::card::{self, ServedCard, WELL_KNOWN_CARD_PATH, build_card};
@@ -17,7 +18,7 @@ use crate::edge::front_door::{self, AgentGate, AgentScope, FrontDoor};
 use crate::edge::metrics::{CallLabel, Metrics};
 use crate::edge::request_id::ClientAddr;
 use crate::edge::response::json;
-use crate::edge::service::{AppState, ServerState};
+use crate::edge::service::{AgentService, ServerState};
 use crate::error::ServerError;
 use crate::extension::ServerExtension;
 use crate::signing::{self, JWKS_PATH};
@@ -249,16 +250,16 @@ impl A2aServerBuilder {
             .trim_end_matches('/')
             .to_owned();
         let metrics = Arc::new(Metrics::default());
-        let front_door = Arc::new(
-            FrontDoor::new(
-                &config,
-                config.public_url.as_deref().and_then(url_host),
-                public_paths(&config),
-                metrics.clone(),
-                clock.clone(),
-            )
-            .with_grpc_refusal(crate::binding::grpc::status::refusal),
+        let front_door = FrontDoor::new(
+            &config,
+            config.public_url.as_deref().and_then(url_host),
+            public_paths(&config),
+            metrics.clone(),
+            clock.clone(),
         );
+        #[cfg(feature = "grpc")]
+        let front_door = front_door.with_grpc_refusal(crate::binding::grpc::status::refusal);
+        let front_door = Arc::new(front_door);
         let keys = config
             .signing_keys
             .iter()
@@ -389,7 +390,7 @@ fn build_agent(
     shared: &Shared<'_>,
     several: bool,
     is_default: bool,
-) -> Result<(Arc<AppState>, Router), ServerError> {
+) -> Result<(Arc<AgentService>, Router), ServerError> {
     let AgentMount {
         id,
         executor,
@@ -446,7 +447,7 @@ fn build_agent(
     let (declared_extensions, required_extensions) = (extension_uris(false), extension_uris(true));
     let card = ServedCard::new(card, config.card_max_age_secs, config.v03);
     let gate = several.then(|| Arc::new(AgentGate::new(&id, limits)));
-    let state = Arc::new(AppState {
+    let state = Arc::new(AgentService {
         handler,
         config,
         card,
@@ -659,7 +660,7 @@ fn agent_card_url(base: &str, id: &str) -> String {
 
 /// One agent's bindings: its card (at its root and under each interface), JSON-RPC, REST,
 /// and gRPC when its configuration serves it.
-fn agent_routes(state: &Arc<AppState>) -> Router {
+fn agent_routes(state: &Arc<AgentService>) -> Router {
     let rpc = state.config.jsonrpc_path.as_str();
     let rest = state.config.rest_path.as_str();
     let routes = Router::new()
@@ -677,6 +678,7 @@ fn agent_routes(state: &Arc<AppState>) -> Router {
     } else {
         routes.route("/", post(jsonrpc::handle))
     };
+    #[cfg(feature = "grpc")]
     let routes = if state.config.grpc {
         routes.route(grpc::ROUTE, post(grpc::handle))
     } else {
@@ -732,7 +734,7 @@ fn router(
         .layer(axum::middleware::from_fn(front_door::tag))
 }
 
-async fn card(State(app): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+async fn card(State(app): State<Arc<AgentService>>, headers: HeaderMap) -> Response {
     let speaks_v03 = crate::edge::params::states_v03(&headers);
     let mut response = app.card.respond(speaks_v03, &headers);
     let label = CallLabel {

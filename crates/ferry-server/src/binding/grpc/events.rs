@@ -1,23 +1,27 @@
-//! A task stream as a stream of gRPC messages.
+//! A task stream as the frames of a gRPC answer: one message per event, then the trailers.
 
-use crate::binding::grpc::status::status_of;
+use super::frame;
+use super::status::trailers_of;
 use crate::core::stream::TaskStream;
 use crate::edge::front_door::StreamPermit;
+use bytes::Bytes;
 use ferry_proto::grpc::pb;
 use ferry_proto::{A2aError, ErrorKind, ErrorTable};
 use futures_util::Stream;
+use hyper::body::Frame;
+use std::convert::Infallible;
 use tokio::sync::watch;
 
-/// The events of `stream` as `StreamResponse` messages. An error ends the stream with its
+/// The events of `stream` as frames, then OK trailers. An error ends the stream with its
 /// status; so does the server's shutdown (`closing`), with UNAVAILABLE: the task goes on and
 /// a client subscribes again to follow it. `permit` counts the stream against the
 /// open-streams limit until it ends.
-pub(crate) fn messages(
+pub(super) fn frames(
     stream: TaskStream,
     closing: watch::Receiver<bool>,
     permit: StreamPermit,
     table: ErrorTable,
-) -> impl Stream<Item = Result<pb::StreamResponse, tonic::Status>> + Send + 'static {
+) -> impl Stream<Item = Result<Frame<Bytes>, Infallible>> + Send + 'static {
     let state = Some((stream, closing, permit));
     futures_util::stream::unfold(state, move |state| async move {
         let (mut stream, mut closing, permit) = state?;
@@ -33,13 +37,12 @@ pub(crate) fn messages(
                 Some(Err(e))
             }
         };
-        match next? {
-            Ok(item) => Some((
-                Ok(pb::StreamResponse::from(item.event())),
-                Some((stream, closing, permit)),
-            )),
-            // The error ends the stream: no state is handed back.
-            Err(e) => Some((Err(status_of(&e, table)), None)),
-        }
+        // The trailers end the stream: no state is handed back.
+        let frame = match next {
+            None => return Some((Ok(Frame::trailers(frame::ok_trailers())), None)),
+            Some(Err(e)) => return Some((Ok(Frame::trailers(trailers_of(&e, table))), None)),
+            Some(Ok(item)) => frame::encode(&pb::StreamResponse::from(item.event())),
+        };
+        Some((Ok(Frame::data(frame)), Some((stream, closing, permit))))
     })
 }

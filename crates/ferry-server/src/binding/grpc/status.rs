@@ -6,6 +6,7 @@
 //! carry ErrorInfo).
 
 use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue};
 use axum::response::Response;
 use ferry_proto::{A2aError, ERROR_DOMAIN, ErrorTable};
 use std::collections::HashMap;
@@ -36,7 +37,23 @@ pub(crate) fn status_of(error: &A2aError, table: ErrorTable) -> Status {
 
 /// The front door's refusal of a gRPC call (its kinds' codes are the same in every table).
 pub(crate) fn refusal(error: &A2aError) -> Response {
-    response_of(status_of(error, ErrorTable::V1_0_1))
+    refusal_in(error, ErrorTable::V1_0_1)
+}
+
+/// The answer that is only `error`'s status, with its code from `table`.
+pub(crate) fn refusal_in(error: &A2aError, table: ErrorTable) -> Response {
+    response_of(status_of(error, table))
+}
+
+/// `error`'s status as the trailers that end a stream already under way.
+pub(crate) fn trailers_of(error: &A2aError, table: ErrorTable) -> HeaderMap {
+    let mut trailers = HeaderMap::new();
+    let status = status_of(error, table);
+    if status.add_header(&mut trailers).is_err() {
+        // A message that cannot be a header value: the code alone still says what happened.
+        trailers.insert("grpc-status", HeaderValue::from(status.code() as i32));
+    }
+    trailers
 }
 
 /// A whole response that is only `status` (gRPC "trailers-only").

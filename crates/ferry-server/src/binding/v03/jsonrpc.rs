@@ -5,15 +5,14 @@
 
 use crate::binding::decode::RpcEnvelope;
 use crate::binding::sse::{self, SseFraming};
-use crate::binding::v03::{Answer, answer, check_version, to_vec, with_x_extensions};
-use crate::core::handler::Outcome;
-use crate::core::stream::StreamItem;
+use crate::binding::v03::{V03Answer, check_version, to_vec, with_x_extensions};
+use crate::binding::{Codec, Decoded, Refused, labelled, run};
+use crate::core::answer::Answer;
+use crate::core::stream::{StreamItem, TaskStream};
+use crate::edge::front_door::StreamPermit;
 use crate::edge::request_id::RequestId;
-use crate::edge::response::{
-    json, jsonrpc_error, jsonrpc_error_as, unexpected_stream, with_extensions,
-};
-use crate::edge::service::AppState;
-use crate::edge::{call, params};
+use crate::edge::response::{json, jsonrpc_error, jsonrpc_error_as, with_extensions};
+use crate::edge::service::AgentService;
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::Response;
@@ -22,57 +21,113 @@ use ferry_proto::v03::{self, Method, convert};
 use ferry_proto::{A2aError, A2aRequest, ErrorKind, GetExtendedAgentCardRequest, JsonRpcSuccess};
 use serde_json::Value;
 
-/// Answers a v0.3 method; the flag is true when it succeeded.
+/// Answers a v0.3 method at the JSON-RPC endpoint (whose body, type and envelope were read).
 pub(crate) async fn handle(
-    app: &AppState,
-    method: Method,
-    envelope: &RpcEnvelope<'_>,
+    service: &AgentService,
     parts: &Parts,
-    rid: Option<&RequestId>,
-) -> (Response, bool) {
-    // A request that states a v1.0 version is answered as v1.0 answers.
-    if let Err(e) = check_version(parts, method) {
-        return (jsonrpc_error(&envelope.id, &e, rid), false);
+    envelope: &RpcEnvelope<'_>,
+    method: Method,
+) -> Response {
+    if !service.config.v03 {
+        let name = method.name();
+        let e = A2aError::new(
+            ErrorKind::MethodNotFound,
+            format!("method {name:?} is A2A v0.3, which this server does not serve"),
+        )
+        .with_meta("method", name);
+        let rid = parts.extensions.get::<RequestId>();
+        return labelled(jsonrpc_error(&envelope.id, &e, rid), None, false, false);
     }
-    match dispatch(app, method, envelope, parts).await {
-        Ok(response) => (response, true),
-        Err(e) => (error_response(&envelope.id, &e, rid), false),
-    }
+    run(&JsonRpcV03, service, parts, (envelope, method)).await
 }
 
-/// A v0.3 JSON-RPC error: the status and headers v1.0's would have, v0.3's `error` object.
-pub(crate) fn error_response(id: &Value, e: &A2aError, rid: Option<&RequestId>) -> Response {
-    jsonrpc_error_as(id, e, rid, v03::error_body)
+/// The v0.3 JSON-RPC codec: an answer carries the request's id back, in v0.3's shapes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct JsonRpcV03;
+
+/// What a v0.3 call's answer needs: the request's id and its method, and whether it is
+/// answered in v0.3's shapes (a call refused for stating another version is answered in
+/// v1.0's).
+#[derive(Debug)]
+pub(crate) struct Call {
+    id: Value,
+    method: Method,
+    in_v03: bool,
 }
 
-async fn dispatch(
-    app: &AppState,
-    method: Method,
-    envelope: &RpcEnvelope<'_>,
-    parts: &Parts,
-) -> Result<Response, A2aError> {
-    let request = request(method, envelope)?;
-    let extensions = params::activate_extensions(
-        &parts.headers,
-        &app.declared_extensions,
-        &app.required_extensions,
-    )?;
-    let call = call::call_context(String::new(), extensions, parts);
-    let op = method.operation();
-    let permit = op.is_streaming().then(|| app.stream_permit()).transpose()?;
-    let id = &envelope.id;
-    let response = match (app.handler.dispatch(&call, request).await?, permit) {
-        (Outcome::Document(doc), _) => {
-            let result = result(answer(method, &doc, app)?)?;
-            json(StatusCode::OK, JsonRpcSuccess::new(id).wrap(&result))
+impl Codec for JsonRpcV03 {
+    type Input<'a> = (&'a RpcEnvelope<'a>, Method);
+    type Call = Call;
+    const V03: bool = true;
+
+    fn decode(
+        &self,
+        _service: &AgentService,
+        parts: &Parts,
+        (envelope, method): (&RpcEnvelope<'_>, Method),
+    ) -> Result<Decoded<Call>, Refused<Call>> {
+        let call = |in_v03| Call {
+            id: envelope.id.clone(),
+            method,
+            in_v03,
+        };
+        // A request that states a v1.0 version is answered as v1.0 answers.
+        if let Err(error) = check_version(parts, method) {
+            return Err(Refused {
+                call: Some(call(false)),
+                operation: None,
+                error,
+            });
         }
-        (Outcome::Stream(stream), Some(permit)) => {
-            sse::respond(app, stream, Framing::new(id), permit)
+        match request(method, envelope) {
+            Ok(request) => Ok(Decoded {
+                call: call(true),
+                request,
+            }),
+            Err(error) => Err(Refused {
+                call: Some(call(true)),
+                operation: Some(method.operation()),
+                error,
+            }),
         }
-        (Outcome::Stream(_), None) => return Err(unexpected_stream(method.name())),
-    };
-    let response = with_extensions(response, &call.extensions);
-    Ok(with_x_extensions(response, &call.extensions))
+    }
+
+    fn encode(
+        &self,
+        service: &AgentService,
+        call: &Call,
+        answer: Answer,
+    ) -> Result<Response, A2aError> {
+        let result = result(super::answer(call.method, answer, service)?)?;
+        Ok(json(
+            StatusCode::OK,
+            JsonRpcSuccess::new(&call.id).wrap(&result),
+        ))
+    }
+
+    fn stream(
+        &self,
+        service: &AgentService,
+        call: Call,
+        stream: TaskStream,
+        permit: StreamPermit,
+    ) -> Response {
+        sse::respond(service, stream, Framing::new(call.id), permit)
+    }
+
+    /// A v0.3 JSON-RPC error: the status and headers v1.0's would have, v0.3's `error`
+    /// object; before the call was read (a version v0.3 does not speak), v1.0's own error.
+    fn error(&self, call: Option<&Call>, error: &A2aError, rid: Option<&RequestId>) -> Response {
+        match call {
+            Some(call) if call.in_v03 => jsonrpc_error_as(&call.id, error, rid, v03::error_body),
+            Some(call) => jsonrpc_error(&call.id, error, rid),
+            None => jsonrpc_error(&Value::Null, error, rid),
+        }
+    }
+
+    fn echo(&self, response: Response, active: &[String]) -> Response {
+        with_x_extensions(with_extensions(response, active), active)
+    }
 }
 
 /// The v1.0 request a v0.3 method's params stand for (v0.3 has no tenants).
@@ -114,15 +169,11 @@ fn request(method: Method, envelope: &RpcEnvelope<'_>) -> Result<A2aRequest, A2a
 }
 
 /// A unary answer as v0.3 JSON-RPC's `result`.
-fn result(answer: Answer) -> Result<Vec<u8>, A2aError> {
+fn result(answer: V03Answer) -> Result<Vec<u8>, A2aError> {
     match answer {
-        Answer::Sent(event) => to_vec(&event),
-        Answer::Task(task) => to_vec(&task),
-        Answer::PushConfig(config) => to_vec(&config),
-        // v0.3's JSON-RPC list has no pages: the array alone.
-        Answer::PushConfigs(configs, _) => to_vec(&configs),
-        Answer::Deleted => Ok(b"null".to_vec()),
-        Answer::Card(card) => to_vec(&card),
+        V03Answer::Sent(event) => to_vec(&event),
+        V03Answer::Task(task) => to_vec(&task),
+        V03Answer::Card(card) => to_vec(&card),
     }
 }
 
@@ -134,11 +185,9 @@ struct Framing {
 }
 
 impl Framing {
-    fn new(id: &Value) -> Self {
-        Self {
-            id: id.clone(),
-            envelope: JsonRpcSuccess::new(id),
-        }
+    fn new(id: Value) -> Self {
+        let envelope = JsonRpcSuccess::new(&id);
+        Self { id, envelope }
     }
 }
 

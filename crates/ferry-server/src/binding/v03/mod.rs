@@ -1,19 +1,15 @@
-//! What both v0.3 bindings (JSON-RPC and HTTP+JSON) share: which requests speak v0.3, the
-//! handler's v1.0 answer read back as v0.3's, and v0.3's extensions header on the answer.
+//! What both v0.3 bindings (JSON-RPC and HTTP+JSON) share: the version rule, the handler's
+//! v1.0 answer in v0.3's terms, and v0.3's extensions header on the answer.
 //! Each binding spells the request and the answer its own way.
 
-use crate::core::doc::JsonDoc;
+use crate::core::answer::Answer;
 use crate::edge::params::stated_version;
-use crate::edge::service::AppState;
+use crate::edge::service::AgentService;
 use axum::http::request::Parts;
 use axum::http::{HeaderName, HeaderValue};
 use axum::response::Response;
 use ferry_proto::v03::{self, Method, convert, wire};
-use ferry_proto::{
-    A2aError, AgentCard, ErrorKind, ListTaskPushNotificationConfigsResponse, SendMessageResponse,
-    Task, TaskPushNotificationConfig,
-};
-use serde::de::DeserializeOwned;
+use ferry_proto::{A2aError, ErrorKind};
 use serde_json::{Map, Value};
 
 pub(crate) mod jsonrpc;
@@ -54,63 +50,39 @@ pub(crate) fn with_x_extensions(mut response: Response, activated: &[String]) ->
 
 /// A unary method's answer in v0.3's terms.
 #[derive(Debug)]
-pub(crate) enum Answer {
+pub(crate) enum V03Answer {
     /// `message/send`: a task or a message.
     Sent(wire::Event),
     /// `tasks/get`, `tasks/cancel`.
     Task(wire::Task),
-    /// `…/set`, `…/get`.
-    PushConfig(wire::TaskPushNotificationConfig),
-    /// `…/list`, and the next page's token (empty: none).
-    PushConfigs(Vec<wire::TaskPushNotificationConfig>, String),
-    /// `…/delete`.
-    Deleted,
     /// The extended card, with v0.3's members.
     Card(Map<String, Value>),
 }
 
-/// Reads back the handler's v1.0 answer (which it serialized itself).
-fn read<T: DeserializeOwned>(doc: &JsonDoc) -> Result<T, A2aError> {
-    serde_json::from_slice(&doc.0)
-        .map_err(|e| A2aError::internal(format!("reading the answer for v0.3: {e}")))
-}
-
-/// The v0.3 answer of a unary `method`, from the handler's v1.0 answer.
-pub(crate) fn answer(method: Method, doc: &JsonDoc, app: &AppState) -> Result<Answer, A2aError> {
-    Ok(match method {
-        Method::MessageSend => Answer::Sent(convert::send_result_from_v1(&read::<
-            SendMessageResponse,
-        >(doc)?)),
-        Method::TasksGet | Method::TasksCancel => {
-            Answer::Task(convert::task_from_v1(&read::<Task>(doc)?))
+/// The v0.3 answer of a unary `method`, from the handler's typed answer.
+pub(crate) fn answer(
+    method: Method,
+    answer: Answer,
+    service: &AgentService,
+) -> Result<V03Answer, A2aError> {
+    Ok(match (method, answer) {
+        (Method::MessageSend, Answer::Sent(sent)) => {
+            V03Answer::Sent(convert::send_result_from_v1(&sent.to_response()))
         }
-        Method::PushConfigSet | Method::PushConfigGet => {
-            Answer::PushConfig(convert::push_config_from_v1(&read::<
-                TaskPushNotificationConfig,
-            >(doc)?))
+        (Method::TasksGet | Method::TasksCancel, Answer::Task(task)) => {
+            V03Answer::Task(convert::task_from_v1(&task.to_task()))
         }
-        Method::PushConfigList => {
-            let page = read::<ListTaskPushNotificationConfigsResponse>(doc)?;
-            let configs = page
-                .configs
-                .iter()
-                .map(convert::push_config_from_v1)
-                .collect();
-            Answer::PushConfigs(configs, page.next_page_token)
-        }
-        Method::PushConfigDelete => Answer::Deleted,
-        Method::GetAuthenticatedExtendedCard => {
-            let card = read::<AgentCard>(doc)?;
-            let mut served = match serde_json::to_value(&card) {
+        (Method::GetAuthenticatedExtendedCard, Answer::Card(card)) => {
+            let mut served = match serde_json::to_value(&*card) {
                 Ok(Value::Object(m)) => m,
                 _ => return Err(A2aError::internal("the extended card is not an object")),
             };
-            v03::add_card_members(&mut served, &card, app.card.v03_interfaces());
-            Answer::Card(served)
+            v03::add_card_members(&mut served, &card, service.card.v03_interfaces());
+            V03Answer::Card(served)
         }
-        Method::MessageStream | Method::TasksResubscribe => {
+        (method, _) => {
             return Err(A2aError::internal(format!(
-                "{} answered with one document",
+                "{} answered with another operation's answer",
                 method.name()
             )));
         }

@@ -7,17 +7,15 @@
 use crate::binding::decode::{self, BodyLimits};
 use crate::binding::rest_query::{is_key, page_query, parse_int, query_pairs, segments};
 use crate::binding::sse::{self, SseFraming};
-use crate::binding::v03::{Answer, answer, to_vec, with_x_extensions};
-use crate::core::handler::Outcome;
-use crate::core::stream::StreamItem;
-use crate::edge::metrics::{CallLabel, Method as Label};
+use crate::binding::v03::{V03Answer, to_vec, with_x_extensions};
+use crate::binding::{Codec, Decoded, Refused, run};
+use crate::core::answer::Answer;
+use crate::core::stream::{StreamItem, TaskStream};
+use crate::edge::front_door::StreamPermit;
 use crate::edge::params::states_v03;
 use crate::edge::request_id::RequestId;
-use crate::edge::response::{
-    is_json_content_type, json, rest_error, unexpected_stream, with_extensions,
-};
-use crate::edge::service::AppState;
-use crate::edge::{call, params};
+use crate::edge::response::{is_json_content_type, json, rest_error, with_extensions};
+use crate::edge::service::AgentService;
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use axum::response::Response;
@@ -25,7 +23,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use ferry_proto::v03::rest::{self, Route};
 use ferry_proto::v03::{Method, convert, wire};
 use ferry_proto::{A2aError, A2aRequest, ErrorKind, ErrorTable, GetExtendedAgentCardRequest};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The v0.3 route a request names, when it speaks v0.3 (no `A2A-Version`, or `0.3`).
 pub(crate) fn route_of(parts: &Parts, rest_path: &str) -> Option<Route> {
@@ -35,75 +33,94 @@ pub(crate) fn route_of(parts: &Parts, rest_path: &str) -> Option<Route> {
     states_v03(&parts.headers).then_some(route)
 }
 
-/// Answers a v0.3 REST request.
+/// Answers a v0.3 REST request (its body read).
 pub(crate) async fn handle(
-    app: &AppState,
-    route: Route,
+    service: &AgentService,
     parts: &Parts,
+    route: Route,
     body: Bytes,
-    rid: Option<&RequestId>,
 ) -> Response {
-    let label = Label::Operation(route.method.operation());
-    let (mut response, ok) = match serve(app, route, parts, &body).await {
-        Ok(r) => (r, true),
-        Err(e) => (rest_error(&e, app.config.error_table, rid), false),
-    };
-    response.extensions_mut().insert(CallLabel {
-        method: label,
-        ok,
-        v03: true,
-    });
-    response
+    let codec = RestV03(service.config.error_table);
+    run(&codec, service, parts, (route, body)).await
 }
 
-async fn serve(
-    app: &AppState,
-    route: Route,
-    parts: &Parts,
-    body: &[u8],
-) -> Result<Response, A2aError> {
-    if parts.method == axum::http::Method::POST
-        && !body.trim_ascii().is_empty()
-        && !is_json_content_type(parts.headers.get(header::CONTENT_TYPE))
-    {
-        return Err(A2aError::new(
-            ErrorKind::UnsupportedMediaType,
-            "the request content type must be application/json",
-        ));
-    }
-    let extensions = params::activate_extensions(
-        &parts.headers,
-        &app.declared_extensions,
-        &app.required_extensions,
-    )?;
-    let method = route.method;
-    let request = request(route, parts.uri.query().unwrap_or_default(), body, app)?;
-    let call = call::call_context(String::new(), extensions, parts);
-    let permit = method
-        .operation()
-        .is_streaming()
-        .then(|| app.stream_permit())
-        .transpose()?;
-    let response = match (app.handler.dispatch(&call, request).await?, permit) {
-        (Outcome::Document(doc), _) => json(
-            StatusCode::OK,
-            to_vec(&proto_json(answer(method, &doc, app)?))?,
-        ),
-        (Outcome::Stream(stream), Some(permit)) => {
-            sse::respond(app, stream, Framing(app.config.error_table), permit)
+/// The v0.3 REST codec: v0.3's ProtoJSON, v1.0's AIP-193 errors.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RestV03(ErrorTable);
+
+impl Codec for RestV03 {
+    type Input<'a> = (Route, Bytes);
+    type Call = Method;
+    const V03: bool = true;
+
+    fn decode(
+        &self,
+        service: &AgentService,
+        parts: &Parts,
+        (route, body): (Route, Bytes),
+    ) -> Result<Decoded<Method>, Refused<Method>> {
+        let method = route.method;
+        let refused = |error| Refused {
+            call: Some(method),
+            operation: Some(method.operation()),
+            error,
+        };
+        if parts.method == axum::http::Method::POST
+            && !body.trim_ascii().is_empty()
+            && !is_json_content_type(parts.headers.get(header::CONTENT_TYPE))
+        {
+            return Err(refused(A2aError::new(
+                ErrorKind::UnsupportedMediaType,
+                "the request content type must be application/json",
+            )));
         }
-        (Outcome::Stream(_), None) => return Err(unexpected_stream(method.name())),
-    };
-    let response = with_extensions(response, &call.extensions);
-    Ok(with_x_extensions(response, &call.extensions))
+        let query = parts.uri.query().unwrap_or_default();
+        let limits = BodyLimits::of(&service.config);
+        let request = request(route, query, &body, limits).map_err(refused)?;
+        Ok(Decoded {
+            call: method,
+            request,
+        })
+    }
+
+    fn encode(
+        &self,
+        service: &AgentService,
+        method: &Method,
+        answer: Answer,
+    ) -> Result<Response, A2aError> {
+        let answer = super::answer(*method, answer, service)?;
+        Ok(json(StatusCode::OK, to_vec(&proto_json(answer))?))
+    }
+
+    fn stream(
+        &self,
+        service: &AgentService,
+        _method: Method,
+        stream: TaskStream,
+        permit: StreamPermit,
+    ) -> Response {
+        sse::respond(service, stream, Framing(self.0), permit)
+    }
+
+    fn error(&self, _call: Option<&Method>, error: &A2aError, rid: Option<&RequestId>) -> Response {
+        rest_error(error, self.0, rid)
+    }
+
+    fn echo(&self, response: Response, active: &[String]) -> Response {
+        with_x_extensions(with_extensions(response, active), active)
+    }
 }
 
 /// The v1.0 request a v0.3 route stands for (v0.3 has no tenants).
-fn request(route: Route, query: &str, body: &[u8], app: &AppState) -> Result<A2aRequest, A2aError> {
+fn request(
+    route: Route,
+    query: &str,
+    body: &[u8],
+    limits: BodyLimits,
+) -> Result<A2aRequest, A2aError> {
     let invalid = |e: convert::ConvertError| A2aError::new(ErrorKind::InvalidParams, e.0);
-    let body_value = || -> Result<Value, A2aError> {
-        decode::object::<Value>(body, BodyLimits::of(&app.config))
-    };
+    let body_value = || -> Result<Value, A2aError> { decode::object::<Value>(body, limits) };
     let tenant = "";
     let task = |id: String| wire::TaskIdParams { id, metadata: None };
     Ok(match route.method {
@@ -171,14 +188,11 @@ fn request(route: Route, query: &str, body: &[u8], app: &AppState) -> Result<A2a
 
 /// A unary answer in v0.3's ProtoJSON (the extended card in its JSON form, as the official
 /// SDKs serve `/v1/card`).
-fn proto_json(answer: Answer) -> Value {
+fn proto_json(answer: V03Answer) -> Value {
     match answer {
-        Answer::Sent(event) => rest::event_to_rest(&event),
-        Answer::Task(task) => rest::task_to_rest(&task),
-        Answer::PushConfig(config) => rest::push_config_to_rest(&config),
-        Answer::PushConfigs(configs, next) => rest::push_configs_to_rest(&configs, &next),
-        Answer::Deleted => json!({}),
-        Answer::Card(card) => Value::Object(card),
+        V03Answer::Sent(event) => rest::event_to_rest(&event),
+        V03Answer::Task(task) => rest::task_to_rest(&task),
+        V03Answer::Card(card) => Value::Object(card),
     }
 }
 
