@@ -45,7 +45,7 @@ impl Endpoint {
             let binding = match i.protocol_binding.as_str() {
                 BINDING_JSONRPC => Binding::JsonRpc,
                 BINDING_HTTP_JSON => Binding::HttpJson,
-                BINDING_GRPC => Binding::Grpc,
+                BINDING_GRPC if cfg!(feature = "grpc") => Binding::Grpc,
                 _ => return None,
             };
             let v1 = i.protocol_version.split('.').next() == Some("1");
@@ -64,6 +64,7 @@ impl Endpoint {
 
     /// The first JSON-RPC interface of `card` that speaks v0.3 (what a client takes when the
     /// card offers no v1.0 interface it can use).
+    #[cfg(feature = "v03")]
     pub fn select_v03(card: &AgentCard) -> Option<Self> {
         card.supported_interfaces
             .iter()

@@ -13,11 +13,13 @@
 mod client;
 mod endpoint;
 mod error;
+#[cfg(feature = "grpc")]
 mod grpc;
 pub mod parse;
 mod retry;
 pub mod sse;
 mod trace;
+#[cfg(feature = "v03")]
 mod v03;
 
 pub use client::stream::EventStream;

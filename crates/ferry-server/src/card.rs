@@ -165,7 +165,7 @@ fn interfaces(config: &ServerConfig, base: &str) -> Vec<AgentInterface> {
             protocol_version: PROTOCOL_VERSION.into(),
         },
     ];
-    if config.grpc {
+    if config.serves_grpc() {
         interfaces.push(AgentInterface {
             url: grpc_target(base),
             protocol_binding: BINDING_GRPC.into(),

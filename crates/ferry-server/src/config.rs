@@ -21,10 +21,11 @@ pub struct ServerConfig {
     pub rest_path: String,
     /// Serve the gRPC binding (HTTP/2 cleartext on the same port, at
     /// `/lf.a2a.v1.A2AService/*`) and list it on the card as `GRPC` at `host:port`. Default
-    /// true.
+    /// true; without the crate's `grpc` feature there is no gRPC to serve.
     pub grpc: bool,
     /// Serve A2A v0.3 next to v1.0: its JSON-RPC methods (`message/send`, …) at the JSON-RPC
-    /// endpoint, and its members on the card. Default true.
+    /// endpoint, and its members on the card. Default true; without the crate's `v03`
+    /// feature there is no v0.3 to serve.
     pub v03: bool,
     /// Where tasks are kept: `memory` (the default: bounded, lost on restart), `sqlite:PATH`
     /// or `postgres://user:password@host/db` (durable). Read by whoever builds the server (the
@@ -250,6 +251,16 @@ impl ServerConfig {
     pub fn has_token(&self) -> bool {
         self.token.as_deref().is_some_and(|t| !t.is_empty())
             || self.scoped_tokens.iter().any(|t| !t.token.is_empty())
+    }
+
+    /// Whether the gRPC binding is served: configured, and compiled in.
+    pub(crate) fn serves_grpc(&self) -> bool {
+        cfg!(feature = "grpc") && self.grpc
+    }
+
+    /// Whether A2A v0.3 is served: configured, and compiled in.
+    pub(crate) fn serves_v03(&self) -> bool {
+        cfg!(feature = "v03") && self.v03
     }
 
     /// Checks the combination of settings: a non-loopback bind needs a token, and so do an

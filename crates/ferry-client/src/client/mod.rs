@@ -3,10 +3,10 @@
 
 use crate::endpoint::{Binding, Endpoint};
 use crate::error::ClientError;
+#[cfg(feature = "grpc")]
 use crate::grpc::GrpcChannel;
 use crate::retry::RetryPolicy;
 use ferry_net::{SafeClientBuilder, Url};
-use ferry_proto::grpc::GrpcOperation;
 use ferry_proto::{
     A2aError, AgentCard, CancelTaskRequest, GetExtendedAgentCardRequest, GetTaskRequest,
     ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse,
@@ -25,6 +25,18 @@ use stream::{EventStream, Source, StreamKind};
 use tracing::Instrument;
 
 pub(crate) mod stream;
+
+/// What a call of the client is generic over: an operation of the table, and with the `grpc`
+/// feature its gRPC messages too.
+#[cfg(feature = "grpc")]
+trait CallOperation: ferry_proto::grpc::GrpcOperation {}
+#[cfg(feature = "grpc")]
+impl<T: ferry_proto::grpc::GrpcOperation> CallOperation for T {}
+/// What a call of the client is generic over: an operation of the table.
+#[cfg(not(feature = "grpc"))]
+trait CallOperation: ferry_proto::OperationType {}
+#[cfg(not(feature = "grpc"))]
+impl<T: ferry_proto::OperationType> CallOperation for T {}
 
 /// Options for a client. The defaults are the safe ones: public https agents only (plus the
 /// user's own loopback machine when the URL given to [`A2aClient::connect`] names it), a card
@@ -89,6 +101,7 @@ impl ClientOptions {
 pub struct A2aClient {
     http: reqwest::Client,
     /// The channel, when the binding is gRPC.
+    #[cfg(feature = "grpc")]
     grpc: Option<GrpcChannel>,
     endpoint: Endpoint,
     /// The interface's host and port, as each call's span names the peer.
@@ -150,10 +163,11 @@ impl A2aClient {
             typed_card(ferry_proto::v03::card_to_v1(card_json).unwrap_or(card_json.clone()))?;
         let (endpoint, v03) = match Endpoint::select(&card, options.prefer) {
             Ok(endpoint) => (endpoint, false),
-            Err(e) => match options.prefer {
-                None | Some(Binding::JsonRpc) => (Endpoint::select_v03(&card).ok_or(e)?, true),
-                Some(_) => return Err(e),
-            },
+            #[cfg(feature = "v03")]
+            Err(e) if matches!(options.prefer, None | Some(Binding::JsonRpc)) => {
+                (Endpoint::select_v03(&card).ok_or(e)?, true)
+            }
+            Err(e) => return Err(e),
         };
         // A gRPC interface is `host:port`; it is reached with the scheme the card came over.
         let interface_url = match endpoint.binding {
@@ -170,6 +184,7 @@ impl A2aClient {
         if v03 {
             client = client.speaking_v03();
         }
+        #[cfg(feature = "grpc")]
         if client.endpoint.binding == Binding::Grpc {
             client.grpc = Some(GrpcChannel::new(
                 &client.endpoint.url,
@@ -196,6 +211,7 @@ impl A2aClient {
         {
             headers.insert(HeaderName::from_static("a2a-extensions"), v);
         }
+        #[cfg(feature = "grpc")]
         let grpc = (endpoint.binding == Binding::Grpc)
             .then(|| {
                 GrpcChannel::new(
@@ -210,6 +226,7 @@ impl A2aClient {
             .flatten();
         Self {
             http,
+            #[cfg(feature = "grpc")]
             grpc,
             peer: Arc::new(peer_of(&endpoint)),
             endpoint,
@@ -355,6 +372,7 @@ impl A2aClient {
         let req = config_ref(task_id, id);
         let op = Operation::DeleteTaskPushNotificationConfig;
         self.traced(op, async {
+            #[cfg(feature = "grpc")]
             if let Some(grpc) = &self.grpc {
                 let req = self.tenanted::<ops::DeleteTaskPushNotificationConfig>(req);
                 self.with_retries(true, || {
@@ -391,16 +409,15 @@ impl A2aClient {
         let op = Operation::SendStreamingMessage;
         let source = self
             .traced(op, async {
-                Ok(match &self.grpc {
-                    Some(grpc) => Source::Grpc(Box::new(
-                        grpc.open_stream::<ops::SendStreamingMessage>(
-                            &self.tenanted::<ops::SendStreamingMessage>(req),
-                            &self.headers,
-                        )
-                        .await?,
-                    )),
-                    None => Source::sse(self.open_stream(op, &req, None).await?),
-                })
+                #[cfg(feature = "grpc")]
+                if let Some(grpc) = &self.grpc {
+                    let req = self.tenanted::<ops::SendStreamingMessage>(req);
+                    let messages = grpc
+                        .open_stream::<ops::SendStreamingMessage>(&req, &self.headers)
+                        .await?;
+                    return Ok(Source::Grpc(Box::new(messages)));
+                }
+                Ok(Source::sse(self.open_stream(op, &req, None).await?))
             })
             .await?;
         Ok(EventStream::new(
@@ -457,16 +474,17 @@ impl A2aClient {
         };
         let op = Operation::SubscribeToTask;
         self.traced(op, async {
-            Ok(match &self.grpc {
-                Some(grpc) => Source::Grpc(Box::new(
-                    grpc.open_stream::<ops::SubscribeToTask>(
-                        &self.tenanted::<ops::SubscribeToTask>(req),
-                        &self.headers,
-                    )
-                    .await?,
-                )),
-                None => Source::sse(self.open_stream(op, &req, last_event_id).await?),
-            })
+            #[cfg(feature = "grpc")]
+            if let Some(grpc) = &self.grpc {
+                let req = self.tenanted::<ops::SubscribeToTask>(req);
+                let messages = grpc
+                    .open_stream::<ops::SubscribeToTask>(&req, &self.headers)
+                    .await?;
+                return Ok(Source::Grpc(Box::new(messages)));
+            }
+            Ok(Source::sse(
+                self.open_stream(op, &req, last_event_id).await?,
+            ))
         })
         .await
     }
@@ -489,31 +507,30 @@ impl A2aClient {
     }
 
     /// `req` of `O` with this interface's tenant (what `build` does to the JSON).
-    fn tenanted<O: GrpcOperation>(&self, mut req: O::Request) -> O::Request {
+    #[cfg(feature = "grpc")]
+    fn tenanted<O: ferry_proto::grpc::GrpcOperation>(&self, mut req: O::Request) -> O::Request {
         O::set_tenant(&mut req, &self.endpoint.tenant);
         req
     }
 
     /// One unary call of operation `O`, its request carrying this interface's tenant.
-    async fn call<O: GrpcOperation>(
+    async fn call<O: CallOperation>(
         &self,
         req: O::Request,
         idempotent: bool,
     ) -> Result<O::Response, ClientError> {
         self.traced(O::OPERATION, async {
-            match &self.grpc {
-                Some(grpc) => {
-                    let req = self.tenanted::<O>(req);
-                    self.with_retries(idempotent, || {
+            #[cfg(feature = "grpc")]
+            if let Some(grpc) = &self.grpc {
+                let req = self.tenanted::<O>(req);
+                return self
+                    .with_retries(idempotent, || {
                         grpc.unary::<O>(&req, &self.headers, self.timeout)
                     })
-                    .await
-                }
-                None => {
-                    self.with_retries(idempotent, || self.http_once(O::OPERATION, &req))
-                        .await
-                }
+                    .await;
             }
+            self.with_retries(idempotent, || self.http_once(O::OPERATION, &req))
+                .await
         })
         .await
     }
@@ -535,6 +552,7 @@ impl A2aClient {
             }
         }
         let builder = match self.endpoint.binding {
+            #[cfg(feature = "v03")]
             Binding::JsonRpc if self.v03 => {
                 let id = uuid::Uuid::new_v4().to_string();
                 let method = crate::v03::method(op)?.name();
@@ -652,6 +670,7 @@ impl A2aClient {
         let bytes = read_capped(response, self.max_response_bytes)
             .await
             .map_err(|e| (e, None))?;
+        #[cfg(feature = "v03")]
         if self.v03 {
             let result: Value = decode_answer(self.endpoint.binding, status, &bytes)
                 .map_err(|e| (e, retry_after))?;

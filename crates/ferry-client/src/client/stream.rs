@@ -18,6 +18,7 @@ use crate::endpoint::Binding;
 use crate::error::ClientError;
 use crate::sse::{SseEvent, SseParser};
 use bytes::Bytes;
+#[cfg(feature = "grpc")]
 use ferry_proto::grpc::pb;
 use ferry_proto::{A2aError, StreamResponse, TaskState};
 use futures_util::StreamExt;
@@ -45,6 +46,7 @@ pub(crate) enum Source {
     /// An SSE body (JSON-RPC or REST).
     Sse(BoxStream<'static, reqwest::Result<Bytes>>),
     /// A gRPC server stream.
+    #[cfg(feature = "grpc")]
     Grpc(Box<tonic::Streaming<pb::StreamResponse>>),
 }
 
@@ -141,38 +143,10 @@ impl EventStream {
             }
             let body = match &mut self.source {
                 Source::Sse(body) => body,
-                Source::Grpc(messages) => match messages.message().await {
-                    Ok(Some(message)) => {
-                        let event = StreamResponse::try_from(message)
-                            .map_err(|e| crate::grpc::decode_error(&e));
-                        return Some(event.map(|e| self.accept(e)));
-                    }
-                    Ok(None) if self.ended_where_it_should() => {
-                        self.done = true;
-                        continue;
-                    }
-                    Ok(None) => {
-                        let cause = ClientError::Unreachable(
-                            "the stream ended before its task did".to_owned(),
-                        );
-                        if let Err(e) = self.resume(cause).await {
-                            self.done = true;
-                            return Some(Err(e));
-                        }
-                        continue;
-                    }
-                    Err(status) => {
-                        let cause = crate::grpc::error_of(&status);
-                        if !cause.is_transient() {
-                            self.done = true;
-                            return Some(Err(cause));
-                        }
-                        if let Err(e) = self.resume(cause).await {
-                            self.done = true;
-                            return Some(Err(e));
-                        }
-                        continue;
-                    }
+                #[cfg(feature = "grpc")]
+                Source::Grpc(_) => match self.grpc_next().await {
+                    Some(next) => return Some(next),
+                    None => continue,
                 },
             };
             match body.next().await {
@@ -270,13 +244,56 @@ impl EventStream {
             Binding::JsonRpc => value.get("result").cloned().unwrap_or_default(),
             Binding::HttpJson | Binding::Grpc => value,
         };
-        let response: StreamResponse = if self.client.speaks_v03() {
-            crate::v03::event(result)?
-        } else {
-            serde_json::from_value(result)
-                .map_err(|e| ClientError::Decode(format!("stream event: {e}")))?
-        };
+        #[cfg(feature = "v03")]
+        if self.client.speaks_v03() {
+            let response = crate::v03::event(result)?;
+            return Ok(self.accept(response));
+        }
+        let response: StreamResponse = serde_json::from_value(result)
+            .map_err(|e| ClientError::Decode(format!("stream event: {e}")))?;
         Ok(self.accept(response))
+    }
+
+    /// The next item of a gRPC stream: `None` to go round again (the stream ended where it
+    /// should, or was resumed).
+    #[cfg(feature = "grpc")]
+    async fn grpc_next(&mut self) -> Option<Result<StreamResponse, ClientError>> {
+        let Source::Grpc(messages) = &mut self.source else {
+            return None;
+        };
+        let message = messages.message().await;
+        match message {
+            Ok(Some(message)) => {
+                let event =
+                    StreamResponse::try_from(message).map_err(|e| crate::grpc::decode_error(&e));
+                return Some(event.map(|e| self.accept(e)));
+            }
+            Ok(None) if self.ended_where_it_should() => {
+                self.done = true;
+                return None;
+            }
+            Ok(None) => {
+                let cause =
+                    ClientError::Unreachable("the stream ended before its task did".to_owned());
+                if let Err(e) = self.resume(cause).await {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+                return None;
+            }
+            Err(status) => {
+                let cause = crate::grpc::error_of(&status);
+                if !cause.is_transient() {
+                    self.done = true;
+                    return Some(Err(cause));
+                }
+                if let Err(e) = self.resume(cause).await {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+                return None;
+            }
+        }
     }
 
     /// Notes what an event says about the stream (its task, the state reached) and hands it

@@ -1,6 +1,11 @@
 //! A2A v0.3 next to v1.0: the v0.3 JSON-RPC methods, shapes, errors and card members, and
 //! their translation to and from the one v1.0 model of this crate.
 //!
+//! Reading cards is always here (a card in the wild may carry v0.3's members, which no v1.0
+//! signature covers, or be a v0.3-only card): [`is_v03`], [`strip_card_members`],
+//! [`card_to_v1`] and what serves a card to both. Speaking v0.3 (the methods, [`wire`]
+//! shapes, [`convert`], [`rest`]) needs the `v03` feature.
+//!
 //! ferry has one model and one request handler; v0.3 is a spelling of it. The server's v0.3
 //! binding decodes [`wire`] params, converts them ([`convert`]) into the v1.0 request of the
 //! [`Method`]'s [`Operation`], and converts the answer back; the client does the reverse.
@@ -10,15 +15,20 @@
 //! `1.x` header, or a v1.0 method under `0.3`, is VersionNotSupported.
 
 mod card;
+#[cfg(feature = "v03")]
 pub mod convert;
+#[cfg(feature = "v03")]
 pub mod rest;
+#[cfg(feature = "v03")]
 pub mod wire;
 
 pub use card::{
     CARD_MEMBERS, Interfaces, add_card_members, card_to_v1, security_scheme, strip_card_members,
 };
 
+#[cfg(feature = "v03")]
 use crate::{A2aError, Operation};
+#[cfg(feature = "v03")]
 use serde_json::{Value, json};
 
 /// The version this module speaks, as `A2A-Version` and `AgentInterface.protocolVersion` say it.
@@ -29,6 +39,7 @@ pub const CARD_PROTOCOL_VERSION: &str = "0.3.0";
 pub const EXTENSIONS_HEADER: &str = "x-a2a-extensions";
 
 /// A v0.3 JSON-RPC method.
+#[cfg(feature = "v03")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Method {
     /// `message/send`.
@@ -53,6 +64,7 @@ pub enum Method {
     GetAuthenticatedExtendedCard,
 }
 
+#[cfg(feature = "v03")]
 impl Method {
     /// Every v0.3 method (v0.3 has no `tasks/list` in JSON-RPC).
     pub const ALL: [Method; 10] = [
@@ -117,6 +129,7 @@ pub fn is_v03(version: &str) -> bool {
     parts.next() == Some("0") && parts.next() == Some("3")
 }
 
+#[cfg(feature = "v03")]
 /// An error as a v0.3 JSON-RPC `error` object: the same code and message; `data` is one
 /// object (v0.3's form), the `ErrorInfo` that v1.0 puts first in its `data` array.
 pub fn error_object(e: &A2aError) -> Value {
@@ -130,6 +143,7 @@ pub fn error_object(e: &A2aError) -> Value {
 }
 
 /// A complete v0.3 JSON-RPC error response.
+#[cfg(feature = "v03")]
 pub fn error_body(id: &Value, e: &A2aError) -> Vec<u8> {
     serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "error": error_object(e)}))
         .unwrap_or_default()

@@ -4,6 +4,7 @@
 mod objects;
 
 /// v0.3 ⇄ v1.0: every v0.3 method's params and results, states, parts and errors, both ways.
+#[cfg(feature = "v03")]
 mod v03;
 
 /// The gRPC messages round-trip every ProtoJSON type and refuse what JSON cannot hold.

@@ -47,7 +47,7 @@ pub(crate) async fn handle(State(service): State<Arc<AgentService>>, request: Re
         .strip_prefix(service.config.rest_path.as_str())
         .unwrap_or(full_path);
     #[cfg(feature = "v03")]
-    if service.config.v03
+    if service.config.serves_v03()
         && let Some(route) = crate::binding::v03::rest::route_of(&parts, rest_path)
     {
         return crate::binding::v03::rest::handle(&service, &parts, route, body).await;

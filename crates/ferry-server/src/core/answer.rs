@@ -3,7 +3,9 @@
 //! task is shared, so taking it out from under its lock costs a reference count).
 
 use crate::core::stream::TaskStream;
-use ferry_proto::{AgentCard, ListTasksResponse, Message, SendMessageResponse, Task, TaskView};
+#[cfg(any(feature = "v03", test))]
+use ferry_proto::SendMessageResponse;
+use ferry_proto::{AgentCard, ListTasksResponse, Message, Task, TaskView};
 use std::sync::Arc;
 
 /// The answer of one operation.
@@ -55,6 +57,7 @@ impl Shaped {
     }
 
     /// An owned copy of the shaped task, for encoders that convert owned values (v0.3).
+    #[cfg(any(feature = "v03", test))]
     pub(crate) fn to_task(&self) -> Task {
         self.task.shaped(self.history_length, self.with_artifacts)
     }
@@ -62,6 +65,7 @@ impl Shaped {
 
 impl Sent {
     /// The answer as the wire type (an owned copy, for encoders that convert it).
+    #[cfg(any(feature = "v03", test))]
     pub(crate) fn to_response(&self) -> SendMessageResponse {
         match self {
             Sent::Task(task) => SendMessageResponse::Task(task.to_task()),

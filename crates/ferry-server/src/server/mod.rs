@@ -398,7 +398,7 @@ fn build_agent(
         limits,
     } = mount;
     // gRPC routes by method path alone, so only the agent at the root can have it.
-    let config = if several && !is_default && shared.config.grpc {
+    let config = if several && !is_default && shared.config.serves_grpc() {
         Arc::new(ServerConfig {
             grpc: false,
             ..(**shared.config).clone()
@@ -445,7 +445,7 @@ fn build_agent(
             .collect()
     };
     let (declared_extensions, required_extensions) = (extension_uris(false), extension_uris(true));
-    let card = ServedCard::new(card, config.card_max_age_secs, config.v03);
+    let card = ServedCard::new(card, config.card_max_age_secs, config.serves_v03());
     let gate = several.then(|| Arc::new(AgentGate::new(&id, limits)));
     let state = Arc::new(AgentService {
         handler,
@@ -679,7 +679,7 @@ fn agent_routes(state: &Arc<AgentService>) -> Router {
         routes.route("/", post(jsonrpc::handle))
     };
     #[cfg(feature = "grpc")]
-    let routes = if state.config.grpc {
+    let routes = if state.config.serves_grpc() {
         routes.route(grpc::ROUTE, post(grpc::handle))
     } else {
         routes

@@ -34,6 +34,7 @@ mod access;
 // Idempotent retries, metrics, signed cards and the extended card.
 mod ops;
 // What only gRPC has: its front door, protobuf decoding, size limit, unknown methods.
+#[cfg(feature = "grpc")]
 mod grpc;
 // A server of several agents: paths, task namespaces, scoped tokens, per-agent limits.
 mod hosting;

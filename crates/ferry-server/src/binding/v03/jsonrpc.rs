@@ -28,7 +28,7 @@ pub(crate) async fn handle(
     envelope: &RpcEnvelope<'_>,
     method: Method,
 ) -> Response {
-    if !service.config.v03 {
+    if !service.config.serves_v03() {
         let name = method.name();
         let e = A2aError::new(
             ErrorKind::MethodNotFound,

@@ -88,6 +88,7 @@ macro_rules! scenarios {
                 bounded(super::$name(Binding::Rest)).await;
             }
 
+            #[cfg(feature = "grpc")]
             #[tokio::test]
             async fn grpc() {
                 bounded(super::$name(Binding::Grpc)).await;
