@@ -88,3 +88,11 @@ fi
 
 section "cargo test --workspace"
 cargo test --workspace "$@"
+
+# The libraries without their optional bindings: a user who wants JSON-RPC and REST alone
+# builds ferry-server and ferry-client without `grpc` and `v03`, and the server's own tests
+# pass that way (the gRPC and v0.3 scenarios are left out).
+section "cargo test -p ferry-server --no-default-features"
+cargo test -p ferry-server --no-default-features "$@"
+section "cargo check -p ferry-client --no-default-features"
+cargo check -p ferry-client --no-default-features

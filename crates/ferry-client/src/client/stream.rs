@@ -262,7 +262,7 @@ impl EventStream {
             return None;
         };
         let message = messages.message().await;
-        match message {
+        let cause = match message {
             Ok(Some(message)) => {
                 let event =
                     StreamResponse::try_from(message).map_err(|e| crate::grpc::decode_error(&e));
@@ -272,26 +272,18 @@ impl EventStream {
                 self.done = true;
                 return None;
             }
-            Ok(None) => {
-                let cause =
-                    ClientError::Unreachable("the stream ended before its task did".to_owned());
-                if let Err(e) = self.resume(cause).await {
-                    self.done = true;
-                    return Some(Err(e));
-                }
-                return None;
-            }
-            Err(status) => {
-                let cause = crate::grpc::error_of(&status);
-                if !cause.is_transient() {
-                    self.done = true;
-                    return Some(Err(cause));
-                }
-                if let Err(e) = self.resume(cause).await {
-                    self.done = true;
-                    return Some(Err(e));
-                }
-                return None;
+            Ok(None) => ClientError::Unreachable("the stream ended before its task did".to_owned()),
+            Err(status) => crate::grpc::error_of(&status),
+        };
+        if !cause.is_transient() && !matches!(cause, ClientError::Unreachable(_)) {
+            self.done = true;
+            return Some(Err(cause));
+        }
+        match self.resume(cause).await {
+            Ok(()) => None,
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
             }
         }
     }
