@@ -14,7 +14,7 @@ use ferry_agent::{
 };
 use ferry_browser::{CdpEndpoint, CdpEndpoints};
 use ferry_proto::{A2aError, AgentSkill, Artifact, ErrorKind, Message, Part};
-use ferry_store::{MemoryProfiles, ProfileStore};
+use ferry_store::profiles::{MemoryProfiles, ProfileStore};
 use serde_json::{Value, json};
 use std::sync::Arc;
 

@@ -40,7 +40,8 @@
 
 use crate::autofill;
 use crate::pool::ConversationKey;
-use ferry_store::{Profile, ProfileOwner, ProfileStore, StoreError};
+use ferry_store::StoreError;
+use ferry_store::profiles::{Profile, ProfileOwner, ProfileStore};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -512,7 +513,7 @@ fn timestamp(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ferry_store::MemoryProfiles;
+    use ferry_store::profiles::MemoryProfiles;
 
     fn command(value: Value) -> Result<ProfileCommand, CommandError> {
         command_of(&json!({ "profile": value })).map(|c| c.expect("a command"))

@@ -13,7 +13,7 @@
 //! the latest snapshot of each task and the columns listing, expiry and restart recovery
 //! filter on, an `events` table with every event of a task, kept until the task expires
 //! (no per-task trimming: a resume point is never lost while its task exists), and a
-//! `profiles` table of saved form values per caller ([`ferry_store::ProfileStore`]; both
+//! `profiles` table of saved form values per caller ([`ferry_store::profiles::ProfileStore`]; both
 //! faces of one database come from [`open_stores`]).
 //!
 //! # Writes are committed in groups
@@ -59,7 +59,8 @@ pub use error::OpenError;
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
-use ferry_store::{ProfileStore, TaskStore};
+use ferry_store::TaskStore;
+use ferry_store::profiles::ProfileStore;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -126,7 +127,7 @@ pub struct Stores {
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use ferry_store::ProfileOwner;
+/// use ferry_store::profiles::ProfileOwner;
 ///
 /// let dir = tempfile::tempdir()?;
 /// let url = format!("sqlite:{}", dir.path().join("ferry.db").display());

@@ -1,4 +1,4 @@
-//! Saved profiles in the `profiles` table: [`ferry_store::ProfileStore`] for both databases,
+//! Saved profiles in the `profiles` table: [`ferry_store::profiles::ProfileStore`] for both databases,
 //! written once like the task reads (the same SQL text; `$1` placeholders).
 //!
 //! Profile writes are rare and single-row, so they do not go through the task writer's
@@ -11,7 +11,8 @@
 use crate::dialect::Dialect;
 use crate::error::describe;
 use crate::store::{SqlStore, stored};
-use ferry_store::{Profile, ProfileOwner, StoreError};
+use ferry_store::StoreError;
+use ferry_store::profiles::{Profile, ProfileOwner};
 use sqlx::Connection;
 use sqlx::{ColumnIndex, Decode, Encode, Executor, IntoArguments, Row, Type};
 use std::collections::BTreeMap;
@@ -269,11 +270,11 @@ where
 /// The `ProfileStore` of a database's store type, delegating to its `inner: SqlStore<DB>`.
 macro_rules! delegate_profile_store {
     ($store:ty) => {
-        impl ferry_store::ProfileStore for $store {
+        impl ferry_store::profiles::ProfileStore for $store {
             fn save_profile(
                 &self,
-                owner: &ferry_store::ProfileOwner,
-                profile: ferry_store::Profile,
+                owner: &ferry_store::profiles::ProfileOwner,
+                profile: ferry_store::profiles::Profile,
                 expected_version: u64,
                 max_profiles: usize,
             ) -> StoreFuture<'_, u64> {
@@ -287,24 +288,24 @@ macro_rules! delegate_profile_store {
 
             fn get_profile(
                 &self,
-                owner: &ferry_store::ProfileOwner,
+                owner: &ferry_store::profiles::ProfileOwner,
                 name: &str,
-            ) -> StoreFuture<'_, Option<ferry_store::Profile>> {
+            ) -> StoreFuture<'_, Option<ferry_store::profiles::Profile>> {
                 let (owner, name) = (owner.clone(), name.to_owned());
                 Box::pin(async move { self.inner.get_profile(&owner, &name).await })
             }
 
             fn list_profiles(
                 &self,
-                owner: &ferry_store::ProfileOwner,
-            ) -> StoreFuture<'_, Vec<ferry_store::Profile>> {
+                owner: &ferry_store::profiles::ProfileOwner,
+            ) -> StoreFuture<'_, Vec<ferry_store::profiles::Profile>> {
                 let owner = owner.clone();
                 Box::pin(async move { self.inner.list_profiles(&owner).await })
             }
 
             fn delete_profile(
                 &self,
-                owner: &ferry_store::ProfileOwner,
+                owner: &ferry_store::profiles::ProfileOwner,
                 name: &str,
             ) -> StoreFuture<'_, bool> {
                 let (owner, name) = (owner.clone(), name.to_owned());

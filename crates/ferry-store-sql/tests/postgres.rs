@@ -131,33 +131,35 @@ async fn postgresql_profiles_pass_the_profile_checks_across_two_replicas() {
             conformance::run_profile_checks(&open_store(&url).await).await;
             // A second process on the same schema sees them, and its stale write is refused.
             let other = open_store(&url).await;
-            let owner = ferry_store::ProfileOwner::new("p-read", "alice");
-            let kept = ferry_store::ProfileStore::get_profile(&other, &owner, "home")
+            let owner = ferry_store::profiles::ProfileOwner::new("p-read", "alice");
+            let kept = ferry_store::profiles::ProfileStore::get_profile(&other, &owner, "home")
                 .await
                 .expect("get")
                 .expect("shared");
             assert_eq!(kept.version, 2);
-            let stale = ferry_store::ProfileStore::save_profile(&other, &owner, kept, 1, 8).await;
+            let stale =
+                ferry_store::profiles::ProfileStore::save_profile(&other, &owner, kept, 1, 8).await;
             assert_eq!(stale, Err(ferry_store::StoreError::Changed("home".into())));
             // Two processes creating one owner's profiles at once: the limit holds across
             // them (the owner's lock is the database's, not a process's).
             let first = open_store(&url).await;
-            let owner = ferry_store::ProfileOwner::new("p-replicas", "alice");
+            let owner = ferry_store::profiles::ProfileOwner::new("p-replicas", "alice");
             let creates = (0..12).map(|n| {
                 let store = if n % 2 == 0 { &first } else { &other };
                 let owner = owner.clone();
-                let profile = ferry_store::Profile {
+                let profile = ferry_store::profiles::Profile {
                     name: format!("p{n:02}"),
-                    ..ferry_store::Profile::default()
+                    ..ferry_store::profiles::Profile::default()
                 };
                 async move {
-                    ferry_store::ProfileStore::save_profile(store, &owner, profile, 0, 4).await
+                    ferry_store::profiles::ProfileStore::save_profile(store, &owner, profile, 0, 4)
+                        .await
                 }
             });
             let outcomes = futures_util::future::join_all(creates).await;
             let saved = outcomes.iter().filter(|o| o.is_ok()).count();
             assert_eq!(saved, 4, "{outcomes:?}");
-            let listed = ferry_store::ProfileStore::list_profiles(&first, &owner)
+            let listed = ferry_store::profiles::ProfileStore::list_profiles(&first, &owner)
                 .await
                 .expect("list");
             assert_eq!(listed.len(), 4, "{listed:?}");

@@ -42,8 +42,8 @@ async fn sqlite_profiles_pass_the_profile_checks_and_survive_a_reopen() {
     let (_dir, path) = temp_db();
     conformance::run_profile_checks(&open_store(&path).await).await;
     let again = open_store(&path).await;
-    let owner = ferry_store::ProfileOwner::new("p-read", "alice");
-    let kept = ferry_store::ProfileStore::get_profile(&again, &owner, "home")
+    let owner = ferry_store::profiles::ProfileOwner::new("p-read", "alice");
+    let kept = ferry_store::profiles::ProfileStore::get_profile(&again, &owner, "home")
         .await
         .expect("get");
     assert_eq!(

@@ -9,11 +9,14 @@
 //! Time is passed in (`now`, milliseconds since the Unix epoch) so stores never read a clock
 //! and their expiry is tested on an injected one.
 //!
-//! [`MemoryStore`] is the default store; [`conformance`] is the suite every store runs.
+//! [`MemoryStore`] is the default store; `conformance` (the `conformance` feature) is the
+//! suite every store runs.
 //!
 //! Beside the tasks, a store may keep saved [`profiles`]: named form values per caller, which
-//! the forms agent fills forms from ([`ProfileStore`], in memory [`MemoryProfiles`]).
+//! the forms agent fills forms from ([`profiles::ProfileStore`], in memory
+//! [`profiles::MemoryProfiles`]).
 
+#[cfg(feature = "conformance")]
 pub mod conformance;
 mod memory;
 pub mod profiles;
@@ -22,6 +25,5 @@ mod store;
 mod types;
 
 pub use memory::{MemoryLimits, MemoryStore};
-pub use profiles::{MemoryProfiles, Profile, ProfileOwner, ProfileStore};
 pub use store::{Queued, StoreError, StoreFuture, TaskStore};
 pub use types::{ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher};

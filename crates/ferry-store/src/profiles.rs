@@ -80,7 +80,8 @@ pub trait ProfileStore: Send + Sync + std::fmt::Debug {
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), ferry_store::StoreError> {
-/// use ferry_store::{MemoryProfiles, Profile, ProfileOwner, ProfileStore, StoreError};
+/// use ferry_store::StoreError;
+/// use ferry_store::profiles::{MemoryProfiles, Profile, ProfileOwner, ProfileStore};
 ///
 /// let store = MemoryProfiles::new();
 /// let alice = ProfileOwner::new("", "alice");

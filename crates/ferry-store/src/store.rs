@@ -12,8 +12,10 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>>
 /// The outcome of a queued write: resolves once the write is durable (or refused).
 pub type Queued<T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'static>>;
 
-/// Why a store operation did not happen. Nothing was written when one is returned.
+/// Why a store operation did not happen. Nothing was written when one is returned. New
+/// reasons may come (leases, ownership), so a match needs a wildcard arm.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// A task with this key exists already.
     #[error("task {0} exists already")]

@@ -12,7 +12,7 @@ async fn the_memory_store_passes_the_conformance_suite() {
 
 #[tokio::test]
 async fn memory_profiles_pass_the_profile_checks() {
-    conformance::run_profile_checks(&ferry_store::MemoryProfiles::new()).await;
+    conformance::run_profile_checks(&ferry_store::profiles::MemoryProfiles::new()).await;
 }
 
 #[tokio::test]
