@@ -18,10 +18,9 @@ pub use ferry_proto::WELL_KNOWN_CARD_PATH;
 /// A card ready to serve: the bytes and their validators, in two forms when v0.3 is served
 /// (see [`ServedCard::respond`]).
 #[derive(Debug, Clone)]
-pub struct ServedCard {
-    /// The card.
-    pub card: AgentCard,
+pub(crate) struct ServedCard {
     /// Where v0.3 clients call (the card's v0.3 `url`); empty when v0.3 is not served.
+    #[cfg(feature = "v03")]
     v03_interfaces: v03::Interfaces,
     v1: CardForm,
     /// The card with v0.3's members, when v0.3 is served.
@@ -198,7 +197,7 @@ impl ServedCard {
     /// Serializes `card` once and derives its validators. With `v03`, the card is also kept
     /// with v0.3's top-level members (see [`v03::add_card_members`]), for v0.3 clients; v1.0
     /// clients and signature verifiers ignore them.
-    pub fn new(card: AgentCard, max_age_secs: u64, v03: bool) -> Self {
+    pub(crate) fn new(card: AgentCard, max_age_secs: u64, v03: bool) -> Self {
         let v03_interfaces = if v03 {
             v03::Interfaces::of(&card).unwrap_or_default()
         } else {
@@ -219,7 +218,7 @@ impl ServedCard {
         let cache_control = HeaderValue::from_str(&format!("public, max-age={max_age_secs}"))
             .unwrap_or_else(|_| HeaderValue::from_static("public, max-age=300"));
         Self {
-            card,
+            #[cfg(feature = "v03")]
             v03_interfaces,
             v1,
             dual,
@@ -229,13 +228,9 @@ impl ServedCard {
     }
 
     /// Where v0.3 clients call; empty when v0.3 is not served.
-    pub fn v03_interfaces(&self) -> &v03::Interfaces {
+    #[cfg(feature = "v03")]
+    pub(crate) fn v03_interfaces(&self) -> &v03::Interfaces {
         &self.v03_interfaces
-    }
-
-    /// The card as served to v1.0 clients (for tests and the CLI).
-    pub fn body(&self) -> &Bytes {
-        &self.v1.bytes
     }
 
     /// The response to a GET of the card, honouring `If-None-Match`. A request that speaks
@@ -243,7 +238,7 @@ impl ServedCard {
     /// gets the card with v0.3's members when v0.3 is served (v0.3 clients never send the
     /// header and need them); any other gets the v1.0 card alone. `Vary: A2A-Version` says so
     /// to caches.
-    pub fn respond(&self, speaks_v03: bool, request_headers: &HeaderMap) -> Response {
+    pub(crate) fn respond(&self, speaks_v03: bool, request_headers: &HeaderMap) -> Response {
         let form = match &self.dual {
             Some(dual) if speaks_v03 => dual,
             _ => &self.v1,

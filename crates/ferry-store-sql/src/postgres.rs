@@ -19,7 +19,7 @@ use crate::error::{OpenError, Redacted, describe, describe_migration, seconds};
 use crate::plan::{FinalRow, Plan};
 use crate::store::{SqlStore, write_connections};
 use crate::writer::{self, Writer};
-use ferry_proto::{StreamResponse, TaskState};
+use ferry_proto::TaskState;
 use ferry_store::{ListQuery, Page, Queued, StoreFuture, StoredEvent, StoredTask, TaskKey};
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgPoolOptions, PgQueryResult};

@@ -33,13 +33,13 @@ macro_rules! delegate_task_store {
                 &self,
                 key: &TaskKey,
                 expected_seq: u64,
-                event: Arc<StreamResponse>,
+                event: Arc<ferry_store::Event>,
                 snapshot: StoredTask,
             ) -> StoreFuture<'_, u64> {
                 let key = key.clone();
                 Box::pin(async move {
                     self.inner
-                        .append(&key, expected_seq, &event, &snapshot)
+                        .append(&key, expected_seq, event, &snapshot)
                         .await
                 })
             }
@@ -56,13 +56,13 @@ macro_rules! delegate_task_store {
                 &self,
                 key: &TaskKey,
                 expected_seq: u64,
-                event: Arc<StreamResponse>,
+                event: Arc<ferry_store::Event>,
                 snapshot: StoredTask,
             ) -> StoreFuture<'_, Queued<u64>> {
                 let key = key.clone();
                 Box::pin(async move {
                     self.inner
-                        .queue_append(&key, expected_seq, &event, &snapshot)
+                        .queue_append(&key, expected_seq, event, &snapshot)
                         .await
                 })
             }
@@ -253,7 +253,7 @@ where
         &self,
         key: &TaskKey,
         expected_seq: u64,
-        event: &StreamResponse,
+        event: Arc<ferry_store::Event>,
         snapshot: &StoredTask,
     ) -> Result<u64, StoreError> {
         self.queue_append(key, expected_seq, event, snapshot)
@@ -266,13 +266,13 @@ where
         &self,
         key: &TaskKey,
         expected_seq: u64,
-        event: &StreamResponse,
+        event: Arc<ferry_store::Event>,
         snapshot: &StoredTask,
     ) -> Result<ferry_store::Queued<u64>, StoreError> {
         let row = task_row(&key.tenant, &key.id, snapshot, expected_seq);
-        let event = serde_json::to_string(event).map_err(|e| {
-            StoreError::Unavailable(format!("cannot serialize an event of task {}: {e}", key.id))
-        })?;
+        // Serialized here, before the write is queued, into the event the server's streams
+        // share: a subscriber sends these bytes, not its own.
+        event.json();
         self.writer.queue_append(row, expected_seq, event).await
     }
 
@@ -399,9 +399,12 @@ where
             .map(|row| {
                 let decode = |e: sqlx::Error| self.unavailable(describe(&e, self.acquire_timeout));
                 let seq: i64 = row.try_get(0).map_err(decode)?;
-                let event: &str = row.try_get(1).map_err(decode)?;
-                let event: StreamResponse = serde_json::from_str(event)
+                // The text it was read from is its ProtoJSON: a stream sends it as it is.
+                let text: &str = row.try_get(1).map_err(decode)?;
+                let json = bytes::Bytes::copy_from_slice(text.as_bytes());
+                let value: StreamResponse = serde_json::from_slice(&json)
                     .map_err(|e| self.unavailable(format!("a stored event does not parse: {e}")))?;
+                let event = ferry_store::Event::with_json(Arc::new(value), json);
                 Ok(StoredEvent {
                     seq: loaded(seq),
                     event: Arc::new(event),

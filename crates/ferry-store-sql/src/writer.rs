@@ -35,12 +35,13 @@
 use crate::dialect::Dialect;
 use crate::error::{describe, seconds};
 use crate::plan::{FinalRow, NewEvent, Plan, TaskRow};
-use ferry_store::StoreError;
+use ferry_store::{Event, StoreError};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use sqlx::pool::PoolConnection;
 use sqlx::{Connection, Database, Encode, Executor, IntoArguments, Pool, Type};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
@@ -56,7 +57,8 @@ pub(crate) enum Write {
     Append {
         row: TaskRow,
         expected: u64,
-        event: String,
+        /// The event, its ProtoJSON made (and shared with the server's streams).
+        event: Arc<Event>,
         reply: oneshot::Sender<Result<u64, StoreError>>,
     },
 }
@@ -131,7 +133,7 @@ impl Writes {
         &self,
         row: TaskRow,
         expected: u64,
-        event: String,
+        event: Arc<Event>,
     ) -> Result<ferry_store::Queued<u64>, StoreError> {
         let (reply, answer) = oneshot::channel();
         self.queue
@@ -378,6 +380,12 @@ async fn planned<DB: Dialect>(
     Ok(DB::write_and_commit(conn, &plan).await?.then_some(outcomes))
 }
 
+/// An event's ProtoJSON as the text a row keeps: the bytes the server's streams send too.
+fn event_text(event: &Event) -> Result<&str, StoreError> {
+    std::str::from_utf8(event.json())
+        .map_err(|e| StoreError::Unavailable(format!("an event's JSON is not UTF-8: {e}")))
+}
+
 /// The outcome of `write` on the task in `slot`, which it updates (and the event it adds).
 fn decide<'a>(
     write: &'a Write,
@@ -411,6 +419,7 @@ fn decide<'a>(
                     expected: *expected,
                     actual: u64::try_from(actual).unwrap_or(0),
                 })?;
+            let event = event_text(event)?;
             slot.seq = Some(next);
             slot.row = Some(row);
             events.push(NewEvent {
@@ -454,7 +463,10 @@ where
                 expected,
                 event,
                 ..
-            } => append::<DB>(conn, row, *expected, event).await?,
+            } => match event_text(event) {
+                Ok(event) => append::<DB>(conn, row, *expected, event).await?,
+                Err(e) => Err(e),
+            },
         };
     }
     Ok(outcomes)

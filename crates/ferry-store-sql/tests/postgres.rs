@@ -185,6 +185,20 @@ async fn tasks_and_events_survive_a_reopen_of_the_schema() {
 }
 
 #[tokio::test]
+async fn an_event_is_serialized_once_and_read_back_as_kept() {
+    let Some(schema) = TestSchema::create().await else {
+        return;
+    };
+    let url = schema.url.clone();
+    schema
+        .run(async {
+            scenarios::an_event_is_serialized_once_and_read_back_as_kept(&open_store(&url).await)
+                .await;
+        })
+        .await;
+}
+
+#[tokio::test]
 async fn a_burst_of_appends_lands_with_consecutive_numbers() {
     let Some(schema) = TestSchema::create().await else {
         return;

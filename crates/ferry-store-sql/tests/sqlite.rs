@@ -38,6 +38,12 @@ async fn the_sqlite_store_passes_the_conformance_suite() {
 }
 
 #[tokio::test]
+async fn an_event_is_serialized_once_and_read_back_as_kept() {
+    let (_dir, path) = temp_db();
+    scenarios::an_event_is_serialized_once_and_read_back_as_kept(&open_store(&path).await).await;
+}
+
+#[tokio::test]
 async fn sqlite_profiles_pass_the_profile_checks_and_survive_a_reopen() {
     let (_dir, path) = temp_db();
     conformance::run_profile_checks(&open_store(&path).await).await;
@@ -194,7 +200,7 @@ async fn a_file_of_the_first_schema_keeps_its_events_after_the_upgrade() {
     let mut t = conformance::task("", "old", "ctx", ferry_proto::TaskState::Working, 10);
     t.expires_ms = Some(1_000);
     let snapshot = serde_json::to_string(&*t.task).expect("snapshot");
-    let event = serde_json::to_string(&*conformance::event(&t)).expect("event");
+    let event = serde_json::to_string(&**conformance::event(&t).value()).expect("event");
     sqlx::query(
         "INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, expires_ms, snapshot) \
          VALUES ('', 'old', 'ctx', 'TASK_STATE_WORKING', 2, 10, 1000, $1)",

@@ -11,7 +11,7 @@
 
 use crate::profiles::{Profile, ProfileOwner, ProfileStore};
 use crate::store::{StoreError, TaskStore};
-use crate::types::{ListQuery, StoredTask, TaskKey};
+use crate::types::{Event, ListQuery, StoredTask, TaskKey};
 use ferry_proto::{Part, StreamResponse, Task, TaskState, TaskStatus};
 use std::sync::Arc;
 
@@ -80,8 +80,10 @@ pub fn task(tenant: &str, id: &str, context: &str, state: TaskState, status_ms: 
 }
 
 /// The event that carries `snapshot` whole.
-pub fn event(snapshot: &StoredTask) -> Arc<StreamResponse> {
-    Arc::new(StreamResponse::Task(snapshot.task.clone()))
+pub fn event(snapshot: &StoredTask) -> Arc<Event> {
+    Arc::new(Event::new(Arc::new(StreamResponse::Task(
+        snapshot.task.clone(),
+    ))))
 }
 
 /// `snapshot` in `state` (a new snapshot, as a writer makes one).
@@ -423,7 +425,7 @@ pub async fn large_parts_round_trip(store: &dyn TaskStore) {
     let got = store.get(&t.key()).await.expect("get").expect("kept");
     assert_eq!(got.task, t.task, "the snapshot reads back whole");
     let events = store.events_after(&t.key(), 0, 1).await.expect("events");
-    match events.first().map(|e| &*e.event) {
+    match events.first().map(|e| &**e.event.value()) {
         Some(StreamResponse::Task(task)) => assert_eq!(
             task.history[0].parts[0],
             Part::text(text),

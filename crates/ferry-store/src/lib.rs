@@ -26,4 +26,4 @@ mod types;
 
 pub use memory::{MemoryLimits, MemoryStore};
 pub use store::{Queued, StoreError, StoreFuture, TaskStore};
-pub use types::{ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher};
+pub use types::{Event, ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher};

@@ -12,7 +12,7 @@
 
 use crate::size;
 use crate::store::{StoreError, StoreFuture, TaskStore};
-use crate::types::{ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher};
+use crate::types::{Event, ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher};
 use ferry_proto::{StreamResponse, Task, TaskState};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -153,7 +153,10 @@ impl Sealed {
 
     /// Kept event `i` (0: the oldest kept).
     fn event(&self, i: usize) -> Result<StoredEvent, StoreError> {
-        let event = serde_json::from_slice(self.slice(i + 1)).map_err(corrupt)?;
+        let json = self.slice(i + 1);
+        let value = serde_json::from_slice(json).map_err(corrupt)?;
+        // The text it was read from is its ProtoJSON: a stream sends it as it is.
+        let event = Event::with_json(Arc::new(value), bytes::Bytes::copy_from_slice(json));
         Ok(StoredEvent {
             seq: self.first_seq + i as u64,
             event: Arc::new(event),
@@ -166,7 +169,7 @@ impl Sealed {
             .map(|i| {
                 self.event(i).map(|e| KeptEvent {
                     seq: e.seq,
-                    event: Arc::unwrap_or_clone(e.event),
+                    event: StreamResponse::clone(e.event.value()),
                 })
             })
             .collect::<Result<_, _>>()?;
@@ -426,10 +429,10 @@ impl MemoryStore {
         &self,
         key: &TaskKey,
         expected_seq: u64,
-        event: Arc<StreamResponse>,
+        event: Arc<Event>,
         snapshot: StoredTask,
     ) -> Result<u64, StoreError> {
-        let event_bytes = size::event_bytes(&event);
+        let event_bytes = size::event_bytes(event.value());
         let ends = snapshot.state().is_terminal();
         let tenant_len = key.tenant.len();
         loop {
@@ -506,9 +509,11 @@ impl MemoryStore {
             if events.len() >= self.limits.max_events_per_task {
                 events.pop_front();
             }
+            // The value alone is kept (its parts shared): what the budget counts is what
+            // the store holds, whatever text a stream made of it.
             events.push_back(KeptEvent {
                 seq,
-                event: Arc::unwrap_or_clone(event),
+                event: StreamResponse::clone(event.value()),
             });
             entry.bytes = entry.bytes + new_snapshot_bytes + event_bytes - before;
             entry.snapshot_bytes = new_snapshot_bytes;
@@ -603,7 +608,7 @@ impl MemoryStore {
                     .take(limit)
                     .map(|e| StoredEvent {
                         seq: e.seq,
-                        event: Arc::new(e.event.clone()),
+                        event: Arc::new(Event::new(Arc::new(e.event.clone()))),
                     })
                     .collect())
             }
@@ -713,7 +718,7 @@ impl TaskStore for MemoryStore {
         &self,
         key: &TaskKey,
         expected_seq: u64,
-        event: Arc<StreamResponse>,
+        event: Arc<Event>,
         snapshot: StoredTask,
     ) -> StoreFuture<'_, u64> {
         let result = self.append_now(key, expected_seq, event, snapshot);

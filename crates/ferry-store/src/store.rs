@@ -1,6 +1,6 @@
 //! The store trait and its errors.
 
-use crate::types::{ListQuery, Page, StoredEvent, StoredTask, TaskKey};
+use crate::types::{Event, ListQuery, Page, StoredEvent, StoredTask, TaskKey};
 use ferry_proto::TaskState;
 use std::future::Future;
 use std::pin::Pin;
@@ -72,7 +72,7 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
         &self,
         key: &TaskKey,
         expected_seq: u64,
-        event: Arc<ferry_proto::StreamResponse>,
+        event: Arc<Event>,
         snapshot: StoredTask,
     ) -> StoreFuture<'_, u64>;
 
@@ -104,7 +104,7 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
         &self,
         key: &TaskKey,
         expected_seq: u64,
-        event: Arc<ferry_proto::StreamResponse>,
+        event: Arc<Event>,
         snapshot: StoredTask,
     ) -> StoreFuture<'_, Queued<u64>> {
         let append = self.append(key, expected_seq, event, snapshot);

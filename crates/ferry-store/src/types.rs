@@ -1,7 +1,8 @@
 //! The data a store keeps.
 
+use bytes::Bytes;
 use ferry_proto::{StreamResponse, Task, TaskState};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Which task: tasks of different tenants never meet, even with equal ids.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -85,7 +86,59 @@ pub struct StoredEvent {
     /// Its sequence number within the task.
     pub seq: u64,
     /// The event as streamed (shared: the server fans the same value out to subscribers).
-    pub event: Arc<StreamResponse>,
+    pub event: Arc<Event>,
+}
+
+/// An event as the store and the server share it: the value, and its ProtoJSON, made at most
+/// once by whichever needs it first (a store that keeps text, a stream that sends it) and
+/// then shared by the rest. A store that keeps values never makes it; one that reads an event
+/// back hands over the text it read with it.
+#[derive(Debug)]
+pub struct Event {
+    value: Arc<StreamResponse>,
+    json: OnceLock<Bytes>,
+}
+
+/// Two events are equal when their values are (whether either was serialized yet is no part
+/// of what it is).
+impl PartialEq for Event {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+
+impl Event {
+    /// `value`, its ProtoJSON not made yet.
+    pub fn new(value: Arc<StreamResponse>) -> Self {
+        Self {
+            value,
+            json: OnceLock::new(),
+        }
+    }
+
+    /// `value` and `json`, its ProtoJSON (as a store read them back together).
+    pub fn with_json(value: Arc<StreamResponse>, json: Bytes) -> Self {
+        Self {
+            value,
+            json: OnceLock::from(json),
+        }
+    }
+
+    /// The event.
+    pub fn value(&self) -> &Arc<StreamResponse> {
+        &self.value
+    }
+
+    /// Whether its ProtoJSON was made already (by a store that keeps text, or a stream).
+    pub fn is_serialized(&self) -> bool {
+        self.json.get().is_some()
+    }
+
+    /// Its ProtoJSON, made now if nobody made it before.
+    pub fn json(&self) -> &Bytes {
+        self.json
+            .get_or_init(|| Bytes::from(serde_json::to_vec(&*self.value).unwrap_or_default()))
+    }
 }
 
 /// What ListTasks asks a store for: filters, and a page of them, latest status first.

@@ -242,7 +242,7 @@ async fn a_terminal_task_reads_back_the_same_once_sealed() {
     let json = serde_json::to_vec(&*done.task).expect("json").len()
         + events
             .iter()
-            .map(|e| serde_json::to_vec(&*e.event).expect("json").len())
+            .map(|e| serde_json::to_vec(&**e.event.value()).expect("json").len())
             .sum::<usize>();
     let bytes = store.bytes();
     assert!(

@@ -20,6 +20,9 @@ pub(crate) mod sse;
 pub(crate) mod v03;
 
 use crate::core::answer::Answer;
+use crate::core::live::ENCODING_SLOTS;
+#[cfg(any(feature = "grpc", feature = "v03"))]
+use crate::core::live::EncodingSlot;
 use crate::core::stream::TaskStream;
 use crate::edge::call;
 use crate::edge::front_door::StreamPermit;
@@ -31,6 +34,21 @@ use crate::edge::service::AgentService;
 use axum::http::request::Parts;
 use axum::response::Response;
 use ferry_proto::{A2aError, A2aRequest, Operation};
+
+/// Where each binding that writes events in a form of its own keeps it, once per event for
+/// every subscriber.
+#[cfg(feature = "grpc")]
+pub(crate) const GRPC_EVENTS: EncodingSlot = EncodingSlot(0);
+/// v0.3 JSON-RPC's event (the `result` of each SSE envelope).
+#[cfg(feature = "v03")]
+pub(crate) const V03_JSONRPC_EVENTS: EncodingSlot = EncodingSlot(1);
+/// v0.3 REST's event.
+#[cfg(feature = "v03")]
+pub(crate) const V03_REST_EVENTS: EncodingSlot = EncodingSlot(2);
+const _: () = assert!(
+    ENCODING_SLOTS == 3,
+    "one slot per binding's own event encoding"
+);
 
 /// A call a codec read: what its answer needs, and the operation's request.
 #[derive(Debug)]

@@ -5,7 +5,7 @@ use ferry_proto::{A2aError, ErrorKind, Operation};
 
 /// Filled by the binding from the transport (path, headers, connection).
 #[derive(Debug, Clone, Default)]
-pub struct CallContext {
+pub(crate) struct CallContext {
     /// Tenant from the REST path prefix or the request's `tenant` field.
     pub tenant: String,
     /// Extensions the client activated and the agent declared.

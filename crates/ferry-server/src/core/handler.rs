@@ -32,7 +32,7 @@ const CANCEL_GRACE: Duration = Duration::from_secs(5);
 const TURN_END_GRACE: Duration = Duration::from_secs(5);
 
 /// The protocol semantics over a task store and an agent.
-pub struct RequestHandler {
+pub(crate) struct RequestHandler {
     shutting_down: std::sync::atomic::AtomicBool,
     turn_data: Vec<Arc<dyn TurnDataSource>>,
     extended_card: Option<Arc<ferry_proto::AgentCard>>,
@@ -56,7 +56,7 @@ impl std::fmt::Debug for RequestHandler {
 
 impl RequestHandler {
     /// A handler serving `executor` with tasks kept by `manager`.
-    pub fn new(
+    pub(crate) fn new(
         executor: Arc<dyn AgentExecutor>,
         manager: Arc<TaskManager>,
         config: Arc<ServerConfig>,
@@ -86,7 +86,7 @@ impl RequestHandler {
     /// Keeps this agent's tasks apart from other agents' in a shared store: every task key's
     /// tenant becomes `{namespace}:{tenant}`. The namespace is an agent id, which has no `:`,
     /// so no tenant of one agent can name another agent's tasks.
-    pub fn with_namespace(mut self, namespace: &str) -> Self {
+    pub(crate) fn with_namespace(mut self, namespace: &str) -> Self {
         self.namespace = if namespace.is_empty() {
             String::new()
         } else {
@@ -105,33 +105,23 @@ impl RequestHandler {
     }
 
     /// The agent's description (as read once at start).
-    pub fn description(&self) -> &AgentDescription {
+    pub(crate) fn description(&self) -> &AgentDescription {
         &self.description
     }
 
-    /// The task manager (and through it the store).
-    pub fn manager(&self) -> &Arc<TaskManager> {
-        &self.manager
-    }
-
     /// The agent.
-    pub fn executor(&self) -> &Arc<dyn AgentExecutor> {
+    pub(crate) fn executor(&self) -> &Arc<dyn AgentExecutor> {
         &self.executor
     }
 
     /// From now on, new tasks are refused with 503 `SHUTTING_DOWN`; continuing ones still run.
-    pub fn begin_shutdown(&self) {
+    pub(crate) fn begin_shutdown(&self) {
         self.shutting_down
             .store(true, std::sync::atomic::Ordering::Release);
     }
 
-    /// Aborts every turn still running (after the drain timeout).
-    pub fn abort_running(&self) {
-        self.manager.abort_running();
-    }
-
     /// Adds a source of per-turn data (an extension's).
-    pub fn with_turn_data(mut self, source: Arc<dyn TurnDataSource>) -> Self {
+    pub(crate) fn with_turn_data(mut self, source: Arc<dyn TurnDataSource>) -> Self {
         self.turn_data.push(source);
         self
     }
@@ -198,7 +188,7 @@ impl RequestHandler {
     }
 
     /// Whether streaming is declared.
-    pub fn streaming(&self) -> bool {
+    pub(crate) fn streaming(&self) -> bool {
         self.description.streaming
     }
 
@@ -304,7 +294,7 @@ impl RequestHandler {
 
     /// `SendStreamingMessage`: like `send_message`, but answers with the task's event stream.
     /// Errors before the first event come back as `Err` (an ordinary error response).
-    pub async fn send_streaming(
+    pub(crate) async fn send_streaming(
         &self,
         call: &CallContext,
         req: SendMessageRequest,
@@ -504,7 +494,7 @@ impl RequestHandler {
 
     /// `ListTasks` (spec §4.11): newest status first, opaque cursor, filters, all done by
     /// the store.
-    pub async fn list_tasks(
+    pub(crate) async fn list_tasks(
         &self,
         call: &CallContext,
         req: &ListTasksRequest,
@@ -626,7 +616,7 @@ impl RequestHandler {
     /// that ended meanwhile (its stream then ends with the terminal event). When the store no
     /// longer holds the events after it (or the number is not one this task reached), the
     /// stream starts with the current snapshot, as without `resume_after`.
-    pub async fn subscribe(
+    pub(crate) async fn subscribe(
         &self,
         call: &CallContext,
         req: &SubscribeToTaskRequest,
@@ -689,7 +679,7 @@ impl RequestHandler {
 
     /// The answer to the four push-config operations until push delivery exists
     /// (`capabilities.pushNotifications` is not declared, spec §8.7).
-    pub fn push_config_unsupported(&self) -> A2aError {
+    pub(crate) fn push_config_unsupported(&self) -> A2aError {
         A2aError::new(
             ErrorKind::PushNotificationNotSupported,
             "push notifications are not supported by this server",

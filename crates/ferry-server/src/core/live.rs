@@ -9,7 +9,7 @@
 
 use bytes::Bytes;
 use ferry_proto::{A2aError, Message, StreamResponse, Task};
-use ferry_store::{TaskKey, TaskKeyHasher};
+use ferry_store::{Event, TaskKey, TaskKeyHasher};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, Weak};
@@ -19,31 +19,82 @@ use tokio::sync::{Notify, broadcast};
 /// the store.
 pub(crate) const LIVE_CHANNEL_CAPACITY: usize = 64;
 
-/// An event as it was stored, with its sequence number, serialized at most once for all
-/// subscribers.
+/// An event as it was stored, with its sequence number. Each of its encodings is made at
+/// most once for all subscribers: its ProtoJSON (shared with the store, which may have made
+/// it already: see [`Event`]), and each form a binding writes events in of its own.
 #[derive(Debug)]
 pub(crate) struct LoggedEvent {
     /// Position in the task's log (the SSE `id:`), from 1.
     pub seq: u64,
-    /// The event.
-    pub event: Arc<StreamResponse>,
-    json: OnceLock<Bytes>,
+    /// The event, and its ProtoJSON.
+    pub event: Arc<Event>,
+    /// The bindings' own encodings, by [`EncodingSlot`] (none without gRPC and v0.3).
+    #[cfg_attr(not(any(feature = "grpc", feature = "v03")), allow(dead_code))]
+    encodings: [OnceLock<Bytes>; ENCODING_SLOTS],
 }
+
+/// How many bindings write events in a form of their own (gRPC's protobuf frame, v0.3's
+/// JSON-RPC and REST shapes): each has a slot in every [`LoggedEvent`].
+pub(crate) const ENCODING_SLOTS: usize = 3;
+
+/// A binding's slot for its encoding of an event (below [`ENCODING_SLOTS`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(any(feature = "grpc", feature = "v03")), allow(dead_code))]
+pub(crate) struct EncodingSlot(pub(crate) usize);
 
 impl LoggedEvent {
     /// Event `seq`.
-    pub(crate) fn new(seq: u64, event: Arc<StreamResponse>) -> Self {
+    pub(crate) fn new(seq: u64, event: Arc<Event>) -> Self {
         Self {
             seq,
             event,
-            json: OnceLock::new(),
+            encodings: Default::default(),
         }
     }
 
-    /// The event's ProtoJSON bytes, serialized once and shared.
-    pub(crate) fn json(&self) -> &Bytes {
-        self.json
-            .get_or_init(|| Bytes::from(serde_json::to_vec(&*self.event).unwrap_or_default()))
+    /// The event.
+    pub(crate) fn value(&self) -> &StreamResponse {
+        self.event.value()
+    }
+
+    #[cfg_attr(not(any(feature = "grpc", feature = "v03")), allow(dead_code))]
+    /// The event in the form of `slot`, made by `encode` for the first subscriber that needs
+    /// it and shared by the rest.
+    pub(crate) fn encoded(
+        &self,
+        slot: EncodingSlot,
+        encode: impl FnOnce(&StreamResponse) -> Bytes,
+    ) -> Bytes {
+        match self.encodings.get(slot.0) {
+            Some(cell) => cell.get_or_init(|| encode(self.value())).clone(),
+            None => encode(self.value()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod encoding_tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn each_encoding_is_made_once_for_every_subscriber() {
+        let value = Arc::new(StreamResponse::Message(ferry_proto::Message::user(
+            "m",
+            vec![],
+        )));
+        let logged = LoggedEvent::new(1, Arc::new(Event::new(value)));
+        let made = AtomicUsize::new(0);
+        let encode = |_: &StreamResponse| {
+            made.fetch_add(1, Ordering::Relaxed);
+            Bytes::from_static(b"frame")
+        };
+        let first = logged.encoded(EncodingSlot(0), encode);
+        let second = logged.encoded(EncodingSlot(0), encode);
+        assert_eq!(made.load(Ordering::Relaxed), 1, "made once");
+        assert_eq!(first.as_ptr(), second.as_ptr(), "the same bytes, shared");
+        logged.encoded(EncodingSlot(1), encode);
+        assert_eq!(made.load(Ordering::Relaxed), 2, "each slot its own");
     }
 }
 
@@ -162,7 +213,7 @@ impl View {
     }
 
     /// Sends stored event `seq` to current subscribers (if any; made only for them).
-    pub(crate) fn broadcast_event(&mut self, seq: u64, event: Arc<StreamResponse>) {
+    pub(crate) fn broadcast_event(&mut self, seq: u64, event: Arc<Event>) {
         if self.live.is_some() {
             self.broadcast(LiveItem::Event(Arc::new(LoggedEvent::new(seq, event))));
         }

@@ -16,14 +16,16 @@ use ferry_proto::{
     A2aError, Artifact, ErrorKind, Message, Part, Role, StreamResponse, Task,
     TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
-use ferry_store::{ListQuery, Page, StoreError, StoredEvent, StoredTask, TaskKey, TaskStore};
+use ferry_store::{
+    Event, ListQuery, Page, StoreError, StoredEvent, StoredTask, TaskKey, TaskStore,
+};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
 
 /// The limits the manager keeps per task, and how long tasks are kept.
 #[derive(Debug, Clone, Copy)]
-pub struct TaskLimits {
+pub(crate) struct TaskLimits {
     /// How long a terminal task is kept after it ended.
     pub terminal_ttl: Duration,
     /// How long a task that is not terminal is kept without any event (INPUT_REQUIRED and
@@ -40,7 +42,7 @@ pub(crate) const RESTART_FAILURE: &str = "the server stopped while this task was
 
 /// Applies events to tasks over a [`TaskStore`].
 #[derive(Debug)]
-pub struct TaskManager {
+pub(crate) struct TaskManager {
     store: Arc<dyn TaskStore>,
     live: Arc<LiveTasks>,
     clock: Arc<dyn Clock>,
@@ -53,7 +55,11 @@ pub struct TaskManager {
 
 impl TaskManager {
     /// A manager over `store`, measuring time with `clock`.
-    pub fn new(store: Arc<dyn TaskStore>, clock: Arc<dyn Clock>, limits: TaskLimits) -> Self {
+    pub(crate) fn new(
+        store: Arc<dyn TaskStore>,
+        clock: Arc<dyn Clock>,
+        limits: TaskLimits,
+    ) -> Self {
         let epoch_ms = u64::try_from(jiff::Timestamp::now().as_millisecond()).unwrap_or(0);
         let epoch_instant = clock.now();
         Self {
@@ -66,18 +72,8 @@ impl TaskManager {
         }
     }
 
-    /// The store.
-    pub fn store(&self) -> &Arc<dyn TaskStore> {
-        &self.store
-    }
-
-    /// The limits.
-    pub fn limits(&self) -> &TaskLimits {
-        &self.limits
-    }
-
     /// Now, in wall-clock milliseconds, as the injected clock sees it.
-    pub fn now_ms(&self) -> u64 {
+    pub(crate) fn now_ms(&self) -> u64 {
         let since = self
             .clock
             .now()
@@ -241,7 +237,7 @@ impl TaskManager {
                 self.next_snapshot(live, &current, &event)?;
             let change = Stored {
                 task: Arc::new(next),
-                event: Arc::new(stream_event),
+                event: Arc::new(Event::new(Arc::new(stream_event))),
                 changes_status,
                 creates: false,
             };
@@ -357,7 +353,7 @@ impl TaskManager {
     async fn create_then_append(
         &self,
         live: &LiveTask,
-        event: &Arc<StreamResponse>,
+        event: &Arc<Event>,
         stored: StoredTask,
     ) -> Result<u64, StoreError> {
         let mut created = self.store.create(stored.clone()).await;
@@ -464,7 +460,7 @@ impl TaskManager {
 
     /// Forgets the tasks whose time is up; what still follows them ends ("expired"), and a
     /// turn still running for one is aborted. Returns how many went.
-    pub async fn sweep(&self) -> Result<usize, StoreError> {
+    pub(crate) async fn sweep(&self) -> Result<usize, StoreError> {
         let gone = self.store.expire(self.now_ms()).await?;
         for key in &gone {
             if let Some(live) = self.live.get(key) {
@@ -476,7 +472,7 @@ impl TaskManager {
 
     /// After a restart: the tasks left SUBMITTED or WORKING have no turn any more; they
     /// become FAILED, saying so. Returns how many.
-    pub async fn recover(&self) -> Result<usize, StoreError> {
+    pub(crate) async fn recover(&self) -> Result<usize, StoreError> {
         let keys = self.store.unfinished().await?;
         let mut failed = 0;
         for key in keys {
@@ -515,7 +511,7 @@ impl TaskManager {
 /// A change to a task, as it goes to the store.
 struct Stored {
     task: Arc<Task>,
-    event: Arc<StreamResponse>,
+    event: Arc<Event>,
     changes_status: bool,
     /// The task's creation (its first event, the task itself): it publishes the task, and
     /// its failure is the answer of the request that started it.
@@ -525,7 +521,7 @@ struct Stored {
 impl Stored {
     /// The creation of `task`.
     fn creation(task: Arc<Task>) -> Stored {
-        let event = Arc::new(StreamResponse::Task(task.clone()));
+        let event = Arc::new(Event::new(Arc::new(StreamResponse::Task(task.clone()))));
         Stored {
             task,
             event,
@@ -558,7 +554,7 @@ fn settle(
         Ok(seq) => {
             if change.creates {
                 view.published = true;
-                view.created = Some(change.event.clone());
+                view.created = Some(change.event.value().clone());
             }
             if seq > view.seq {
                 view.task = change.task;
@@ -749,7 +745,9 @@ mod tests {
         let mut working = (*task).clone();
         working.status = TaskStatus::now(TaskState::Working, None);
         let on_top = Stored {
-            event: Arc::new(StreamResponse::Task(Arc::new(working.clone()))),
+            event: Arc::new(Event::new(Arc::new(StreamResponse::Task(Arc::new(
+                working.clone(),
+            ))))),
             task: Arc::new(working),
             changes_status: true,
             creates: false,

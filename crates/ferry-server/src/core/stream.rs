@@ -10,10 +10,11 @@
 //! [`TaskStream::next`] is cancel-safe: it changes nothing until an await completed, so
 //! dropping it (the SSE body's keep-alive timer does) loses nothing.
 
-use crate::core::live::{LiveItem, LiveTask, LoggedEvent, ends_task};
+use crate::core::live::{EncodingSlot, LiveItem, LiveTask, LoggedEvent, ends_task};
 use crate::core::manager::{TaskManager, store_error};
 use bytes::Bytes;
 use ferry_proto::{A2aError, ErrorKind, StreamResponse};
+use ferry_store::Event;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use tokio::sync::broadcast::{self, error::RecvError};
@@ -21,11 +22,11 @@ use tokio::sync::broadcast::{self, error::RecvError};
 /// Events read from the store at once when catching up.
 const CATCH_UP_CHUNK: usize = 256;
 
-/// One item for the wire: the event and its sequence number (the SSE `id:`). The bindings
-/// take what they need: the SSE ones its ProtoJSON (an event from the live log is serialized
-/// once for all its subscribers), the gRPC one the value itself.
+/// One item for the wire: the event and its sequence number (the SSE `id:`). Each binding
+/// takes the form it sends: the ProtoJSON (made once per event and shared with the store),
+/// its own encoding (made once per event for every subscriber), or the value.
 #[derive(Debug, Clone)]
-pub struct StreamItem {
+pub(crate) struct StreamItem {
     /// Sequence number in the task's log (`None` for a direct reply, which has no task).
     pub seq: Option<u64>,
     event: ItemEvent,
@@ -33,9 +34,12 @@ pub struct StreamItem {
 
 #[derive(Debug, Clone)]
 enum ItemEvent {
-    /// From the live log, with its shared serialization.
+    /// From the live log: its encodings are shared by every subscriber.
     Logged(Arc<LoggedEvent>),
-    /// Read from the store, a snapshot, or a reply.
+    /// Read back from the store (its ProtoJSON is the text the store kept, when it keeps
+    /// text).
+    Stored(Arc<Event>),
+    /// A snapshot or a reply, made for this stream alone.
     Fresh(Arc<StreamResponse>),
 }
 
@@ -47,6 +51,13 @@ impl StreamItem {
         }
     }
 
+    fn stored(seq: u64, event: Arc<Event>) -> Self {
+        Self {
+            seq: Some(seq),
+            event: ItemEvent::Stored(event),
+        }
+    }
+
     fn fresh(seq: Option<u64>, event: Arc<StreamResponse>) -> Self {
         Self {
             seq,
@@ -55,25 +66,41 @@ impl StreamItem {
     }
 
     /// The `StreamResponse`.
-    pub fn event(&self) -> &StreamResponse {
+    pub(crate) fn event(&self) -> &StreamResponse {
         match &self.event {
-            ItemEvent::Logged(e) => &e.event,
+            ItemEvent::Logged(e) => e.value(),
+            ItemEvent::Stored(e) => e.value(),
             ItemEvent::Fresh(e) => e,
         }
     }
 
-    /// The `StreamResponse` as JSON.
-    pub fn json(&self) -> Bytes {
+    /// The `StreamResponse` as ProtoJSON.
+    pub(crate) fn json(&self) -> Bytes {
         match &self.event {
-            ItemEvent::Logged(e) => e.json().clone(),
+            ItemEvent::Logged(e) => e.event.json().clone(),
+            ItemEvent::Stored(e) => e.json().clone(),
             ItemEvent::Fresh(e) => Bytes::from(serde_json::to_vec(&**e).unwrap_or_default()),
+        }
+    }
+
+    #[cfg_attr(not(any(feature = "grpc", feature = "v03")), allow(dead_code))]
+    /// The event in a binding's own form (`slot`), made by `encode`: once for all
+    /// subscribers for an event of the live log, for this stream alone otherwise.
+    pub(crate) fn encoded(
+        &self,
+        slot: EncodingSlot,
+        encode: impl FnOnce(&StreamResponse) -> Bytes,
+    ) -> Bytes {
+        match &self.event {
+            ItemEvent::Logged(e) => e.encoded(slot, encode),
+            ItemEvent::Stored(_) | ItemEvent::Fresh(_) => encode(self.event()),
         }
     }
 }
 
 /// The stream of one subscriber.
 #[derive(Debug)]
-pub struct TaskStream {
+pub(crate) struct TaskStream {
     live: Arc<LiveTask>,
     manager: Arc<TaskManager>,
     rx: broadcast::Receiver<LiveItem>,
@@ -179,13 +206,8 @@ impl TaskStream {
         }
     }
 
-    /// The task this stream follows.
-    pub fn task_id(&self) -> &str {
-        &self.live.key.id
-    }
-
     /// The next item; `None` when the stream is over.
-    pub async fn next(&mut self) -> Option<Result<StreamItem, A2aError>> {
+    pub(crate) async fn next(&mut self) -> Option<Result<StreamItem, A2aError>> {
         if let Some(first) = self.first.take() {
             return Some(Ok(first));
         }
@@ -219,7 +241,7 @@ impl TaskStream {
                         continue;
                     }
                     self.last_seq = e.seq;
-                    self.done = ends_task(&e.event);
+                    self.done = ends_task(e.value());
                     return Some(Ok(StreamItem::logged(&e)));
                 }
                 Ok(LiveItem::Reply(m)) => {
@@ -277,9 +299,9 @@ impl TaskStream {
         }
         for e in events {
             self.last_seq = e.seq;
-            let ends = ends_task(&e.event);
+            let ends = ends_task(e.event.value());
             self.pending
-                .push_back((StreamItem::fresh(Some(e.seq), e.event), ends));
+                .push_back((StreamItem::stored(e.seq, e.event), ends));
         }
         Ok(())
     }

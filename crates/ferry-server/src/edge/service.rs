@@ -13,31 +13,29 @@ use std::sync::Arc;
 
 /// State shared by every request to one agent.
 #[derive(Debug)]
-pub struct AgentService {
+pub(crate) struct AgentService {
     /// The protocol semantics.
-    pub handler: RequestHandler,
+    pub(crate) handler: RequestHandler,
     /// The configuration.
-    pub config: Arc<ServerConfig>,
+    pub(crate) config: Arc<ServerConfig>,
     /// The public card.
-    pub card: ServedCard,
+    pub(crate) card: ServedCard,
     /// Extension URIs the card declares.
-    pub declared_extensions: Vec<String>,
+    pub(crate) declared_extensions: Vec<String>,
     /// Extension URIs the card marks required.
-    pub required_extensions: Vec<String>,
+    pub(crate) required_extensions: Vec<String>,
     /// Turns true when the server begins to shut down; open streams end on it.
-    pub closing: Arc<tokio::sync::watch::Sender<bool>>,
+    pub(crate) closing: Arc<tokio::sync::watch::Sender<bool>>,
     /// Auth, Host/Origin checks, limits.
-    pub front_door: Arc<FrontDoor>,
-    /// Counters for `/metrics`.
-    pub metrics: Arc<Metrics>,
+    pub(crate) front_door: Arc<FrontDoor>,
     /// The agent's id and own limits, on a server of several agents.
-    pub gate: Option<Arc<AgentGate>>,
+    pub(crate) gate: Option<Arc<AgentGate>>,
 }
 
 impl AgentService {
     /// Takes a slot for one more open stream, or refuses with 503 `TOO_MANY_STREAMS`. Taken
     /// before the stream's work starts; held until its body ends.
-    pub fn stream_permit(&self) -> Result<StreamPermit, ferry_proto::A2aError> {
+    pub(crate) fn stream_permit(&self) -> Result<StreamPermit, ferry_proto::A2aError> {
         let server = self
             .front_door
             .streams
@@ -52,7 +50,7 @@ impl AgentService {
     }
 
     /// The agent's id on a server of several agents.
-    pub fn agent_id(&self) -> Option<&str> {
+    pub(crate) fn agent_id(&self) -> Option<&str> {
         self.gate.as_ref().map(|g| g.id())
     }
 }
@@ -60,26 +58,26 @@ impl AgentService {
 /// What the server's own routes read: every hosted agent, the shared front door and
 /// counters, the key set.
 #[derive(Debug)]
-pub struct ServerState {
+pub(crate) struct ServerState {
     /// The agents, in the order they were added (one, without an id, on a server of one
     /// agent).
-    pub agents: Vec<Arc<AgentService>>,
+    pub(crate) agents: Vec<Arc<AgentService>>,
     /// The agent also served at the root, if any.
-    pub default: Option<Arc<AgentService>>,
+    pub(crate) default: Option<Arc<AgentService>>,
     /// Whether agents are served under `/agents/{id}` (a server of several agents).
-    pub several: bool,
+    pub(crate) several: bool,
     /// The task manager the agents share.
-    pub manager: Arc<TaskManager>,
+    pub(crate) manager: Arc<TaskManager>,
     /// The configuration.
-    pub config: Arc<ServerConfig>,
+    pub(crate) config: Arc<ServerConfig>,
     /// Auth, Host/Origin checks, limits.
-    pub front_door: Arc<FrontDoor>,
+    pub(crate) front_door: Arc<FrontDoor>,
     /// Counters for `/metrics`.
-    pub metrics: Arc<Metrics>,
+    pub(crate) metrics: Arc<Metrics>,
     /// Turns true when the server begins to shut down.
-    pub closing: Arc<tokio::sync::watch::Sender<bool>>,
+    pub(crate) closing: Arc<tokio::sync::watch::Sender<bool>>,
     /// The published key set (`/.well-known/jwks.json`), when the cards are signed.
-    pub jwks: Option<bytes::Bytes>,
+    pub(crate) jwks: Option<bytes::Bytes>,
     /// The advertised base URL (no trailing slash).
-    pub base_url: String,
+    pub(crate) base_url: String,
 }

@@ -126,7 +126,6 @@ struct Shared<'a> {
     manager: &'a Arc<TaskManager>,
     clock: &'a Arc<dyn Clock>,
     front_door: &'a Arc<FrontDoor>,
-    metrics: &'a Arc<Metrics>,
     closing: &'a Arc<tokio::sync::watch::Sender<bool>>,
     keys: &'a [ferry_trust::keys::SigningKey],
     limits: BodyLimits,
@@ -285,7 +284,6 @@ impl A2aServerBuilder {
             manager: &manager,
             clock: &clock,
             front_door: &front_door,
-            metrics: &metrics,
             closing: &closing,
             keys: &keys,
             limits: BodyLimits::of(&config),
@@ -455,7 +453,6 @@ fn build_agent(
         required_extensions,
         closing: shared.closing.clone(),
         front_door: shared.front_door.clone(),
-        metrics: shared.metrics.clone(),
         gate,
     });
     let routes = agent_routes(&state).merge(extension_routes);
@@ -548,11 +545,6 @@ impl A2aServer {
             .iter()
             .filter_map(|a| a.agent_id())
             .collect()
-    }
-
-    /// What the server's own routes read: the agents, the task manager, the counters.
-    pub fn server_state(&self) -> &Arc<ServerState> {
-        &self.server
     }
 
     /// Serves until `shutdown` resolves. Then it stops accepting connections, turns `/readyz`

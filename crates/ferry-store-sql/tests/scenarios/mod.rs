@@ -1,11 +1,31 @@
-//! Scenarios beyond the conformance suite that both SQL stores run: group commit under a
-//! burst, racing writers on several threads, and a batch whose transaction fails.
+//! Scenarios beyond the conformance suite that both SQL stores run: one serialization per
+//! event, group commit under a burst, racing writers on several threads, and a batch whose
+//! transaction fails.
 
 use ferry_proto::TaskState;
 use ferry_store::conformance::{event, task, with_state};
 use ferry_store::{StoreError, TaskStore};
 use std::future::Future;
 use std::sync::Arc;
+
+/// An event is serialized once: the store keeps the ProtoJSON it made into the event it was
+/// given (which the server's streams share), and reads events back with the text it kept.
+pub(crate) async fn an_event_is_serialized_once_and_read_back_as_kept(store: &dyn TaskStore) {
+    let t = task("one-json", "t-1", "ctx", TaskState::Working, 10);
+    store.create(t.clone()).await.expect("create");
+    let given = event(&t);
+    assert!(!given.is_serialized(), "nothing made its JSON yet");
+    store
+        .append(&t.key(), 0, given.clone(), t.clone())
+        .await
+        .expect("append");
+    assert!(given.is_serialized(), "the store made the event's JSON");
+    let read = store.events_after(&t.key(), 0, 1).await.expect("events");
+    let read = &read.first().expect("the event").event;
+    assert!(read.is_serialized(), "read back with the text kept");
+    assert_eq!(read.json(), given.json(), "the same bytes");
+    assert_eq!(read.value(), given.value());
+}
 
 /// 200 appends to 50 tasks, all queued in order before the writer runs (on a current-thread
 /// runtime, polled once each without tokio's cooperative budget, which would otherwise

@@ -1,7 +1,9 @@
-//! A task stream as the frames of a gRPC answer: one message per event, then the trailers.
+//! A task stream as the frames of a gRPC answer: one message per event (each framed once for
+//! every subscriber), then the trailers.
 
 use super::frame;
 use super::status::trailers_of;
+use crate::binding::GRPC_EVENTS;
 use crate::core::stream::TaskStream;
 use crate::edge::front_door::StreamPermit;
 use bytes::Bytes;
@@ -41,7 +43,9 @@ pub(super) fn frames(
         let frame = match next {
             None => return Some((Ok(Frame::trailers(frame::ok_trailers())), None)),
             Some(Err(e)) => return Some((Ok(Frame::trailers(trailers_of(&e, table))), None)),
-            Some(Ok(item)) => frame::encode(&pb::StreamResponse::from(item.event())),
+            Some(Ok(item)) => item.encoded(GRPC_EVENTS, |event| {
+                frame::encode(&pb::StreamResponse::from(event))
+            }),
         };
         Some((Ok(Frame::data(frame)), Some((stream, closing, permit))))
     })

@@ -3,9 +3,10 @@
 //! handler and back. Same limits, front door, store and extensions as v1.0; only the shapes
 //! differ. The envelope, content type and body limits were checked by [`super::jsonrpc`].
 
+use crate::binding::V03_JSONRPC_EVENTS;
 use crate::binding::decode::RpcEnvelope;
 use crate::binding::sse::{self, SseFraming};
-use crate::binding::v03::{V03Answer, check_version, to_vec, with_x_extensions};
+use crate::binding::v03::{V03Answer, check_version, json_bytes, to_vec, with_x_extensions};
 use crate::binding::{Codec, Decoded, Refused, labelled, run};
 use crate::core::answer::Answer;
 use crate::core::stream::{StreamItem, TaskStream};
@@ -194,10 +195,9 @@ impl Framing {
 impl SseFraming for Framing {
     fn event(&self, item: &StreamItem, out: &mut BytesMut) {
         out.put_slice(self.envelope.prefix());
-        let event = convert::event_from_v1(item.event());
-        if serde_json::to_writer(out.writer(), &event).is_err() {
-            out.put_slice(b"null");
-        }
+        out.put_slice(&item.encoded(V03_JSONRPC_EVENTS, |event| {
+            json_bytes(&convert::event_from_v1(event))
+        }));
         out.put_slice(self.envelope.suffix());
     }
 

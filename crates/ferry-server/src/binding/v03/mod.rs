@@ -89,6 +89,12 @@ pub(crate) fn answer(
     })
 }
 
+/// A v0.3 event's JSON (`null` in the impossible case that it does not serialize).
+pub(crate) fn json_bytes<T: serde::Serialize>(value: &T) -> bytes::Bytes {
+    serde_json::to_vec(value)
+        .map_or_else(|_| bytes::Bytes::from_static(b"null"), bytes::Bytes::from)
+}
+
 /// Serializes a v0.3 answer.
 pub(crate) fn to_vec<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, A2aError> {
     serde_json::to_vec(value)

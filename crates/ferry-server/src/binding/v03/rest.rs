@@ -4,10 +4,11 @@
 //! extensions as v1.0; errors are v1.0's AIP-193 bodies with the same HTTP statuses (as the
 //! official SDKs serve v0.3 REST; v0.3 clients read the status).
 
+use crate::binding::V03_REST_EVENTS;
 use crate::binding::decode::{self, BodyLimits};
 use crate::binding::rest_query::{is_key, page_query, parse_int, query_pairs, segments};
 use crate::binding::sse::{self, SseFraming};
-use crate::binding::v03::{V03Answer, to_vec, with_x_extensions};
+use crate::binding::v03::{V03Answer, json_bytes, to_vec, with_x_extensions};
 use crate::binding::{Codec, Decoded, Refused, run};
 use crate::core::answer::Answer;
 use crate::core::stream::{StreamItem, TaskStream};
@@ -201,10 +202,9 @@ struct Framing(ErrorTable);
 
 impl SseFraming for Framing {
     fn event(&self, item: &StreamItem, out: &mut BytesMut) {
-        let event = rest::event_to_rest(&convert::event_from_v1(item.event()));
-        if serde_json::to_writer(out.writer(), &event).is_err() {
-            out.put_slice(b"null");
-        }
+        out.put_slice(&item.encoded(V03_REST_EVENTS, |event| {
+            json_bytes(&rest::event_to_rest(&convert::event_from_v1(event)))
+        }));
     }
 
     fn error(&self, error: &A2aError, out: &mut BytesMut) {
