@@ -1,0 +1,161 @@
+//! Serving: the accept loop (HTTP/1.1 and HTTP/2 on one port, the header timeout from the
+//! accept, the client address on every request), the sweeper of expired tasks, and a
+//! shutdown that drains.
+
+use super::preface::UntilPreface;
+use crate::config::ServerConfig;
+use crate::core::manager::TaskManager;
+use crate::edge::request_id::ClientAddr;
+use crate::edge::service::ServerState;
+use axum::Router;
+use axum::extract::Request;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto::Builder;
+use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+use tower::ServiceExt;
+
+/// Serves `routes` on `listener` until `shutdown` resolves, then drains (see
+/// [`super::A2aServer::run`]).
+pub(super) async fn serve(
+    listener: TcpListener,
+    server: Arc<ServerState>,
+    routes: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let sweeper = spawn_sweeper(server.manager.clone());
+    let http = connection_builder(&server.config);
+    let header_timeout = header_timeout(&server.config);
+    let graceful = GracefulShutdown::new();
+    // Connections live in a set so that those still open after the drain are closed with it,
+    // not left running after `serve` returns.
+    let mut connections = JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => {
+                    let connection = Connection { stream, peer, header_timeout };
+                    connection.spawn(&http, &routes, &graceful, &mut connections);
+                }
+                Err(e) => {
+                    // Out of file descriptors and the like: wait a little, keep serving.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            () = &mut shutdown => break,
+        }
+    }
+    drop(listener);
+    drain(&server, graceful).await;
+    connections.shutdown().await;
+    sweeper.abort();
+}
+
+/// Expires what is due, every second, for as long as the server runs.
+fn spawn_sweeper(manager: Arc<TaskManager>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            tick.tick().await;
+            if let Err(e) = manager.sweep().await {
+                tracing::warn!(error = %e, "expiring tasks failed; retrying");
+            }
+        }
+    })
+}
+
+fn header_timeout(config: &ServerConfig) -> Duration {
+    Duration::from_secs(config.header_read_timeout_secs.max(1))
+}
+
+/// HTTP/1.1, and HTTP/2 with prior knowledge (h2c: gRPC, or any client that speaks it), told
+/// apart by the connection preface.
+fn connection_builder(config: &ServerConfig) -> Builder<TokioExecutor> {
+    let mut http = Builder::new(TokioExecutor::new());
+    http.http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout(config));
+    // One connection may carry as many calls as the server serves at once: the front door
+    // refuses what is over its limits (a stream cap at the in-flight limit would queue calls
+    // in the client instead of answering them).
+    let per_connection = config
+        .max_in_flight
+        .saturating_add(config.max_streams)
+        .max(1);
+    http.http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(u32::try_from(per_connection).unwrap_or(u32::MAX))
+        .max_header_list_size(64 * 1024)
+        .keep_alive_interval(config.sse_keepalive())
+        .keep_alive_timeout(Duration::from_secs(20));
+    http
+}
+
+/// One accepted connection.
+struct Connection {
+    stream: TcpStream,
+    peer: SocketAddr,
+    header_timeout: Duration,
+}
+
+impl Connection {
+    /// Serves the connection in a task of `connections`, watched by `graceful`: every request
+    /// carries the client's address.
+    fn spawn(
+        self,
+        http: &Builder<TokioExecutor>,
+        routes: &Router,
+        graceful: &GracefulShutdown,
+        connections: &mut JoinSet<()>,
+    ) {
+        let Connection {
+            stream,
+            peer,
+            header_timeout,
+        } = self;
+        let _ = stream.set_nodelay(true);
+        let service =
+            routes
+                .clone()
+                .map_request(move |mut request: Request<hyper::body::Incoming>| {
+                    request.extensions_mut().insert(ClientAddr(peer));
+                    request
+                });
+        // The header timeout runs from the accept, not only once hyper reads a head.
+        let stream = UntilPreface::new(stream, header_timeout);
+        let connection = http
+            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service))
+            .into_owned();
+        let connection = graceful.watch(connection);
+        while connections.try_join_next().is_some() {}
+        connections.spawn(async move {
+            if let Err(e) = connection.await {
+                tracing::debug!(error = %e, %peer, "connection ended with an error");
+            }
+        });
+    }
+}
+
+/// The shutdown: new tasks refused, open streams ended, in-flight requests given the drain
+/// timeout, then what still runs aborted.
+async fn drain(server: &ServerState, graceful: GracefulShutdown) {
+    tracing::info!("shutting down: refusing new tasks, closing streams, draining requests");
+    for agent in &server.agents {
+        agent.handler.begin_shutdown();
+    }
+    server.closing.send_replace(true);
+    let drain = Duration::from_secs(server.config.drain_timeout_secs);
+    tokio::select! {
+        () = graceful.shutdown() => tracing::info!("drained"),
+        () = tokio::time::sleep(drain) => tracing::warn!("drain timeout reached; aborting what still runs"),
+    }
+    server.manager.abort_running();
+}
