@@ -7,7 +7,7 @@ use crate::core::SPAN_TARGET;
 use crate::core::answer::{Answer, Sent, Shaped};
 use crate::core::call::CallContext;
 use crate::core::dedup::Dedup;
-use crate::core::live::{LiveItem, LiveTask};
+use crate::core::live::{LiveItem, LiveTask, View};
 use crate::core::manager::{TaskManager, store_error};
 use crate::core::stream::{Opening, TaskStream};
 use crate::core::turn::{TurnTarget, finish_turn, run_turn};
@@ -330,6 +330,46 @@ impl RequestHandler {
         req: SendMessageRequest,
         want_stream: bool,
     ) -> Result<Started, A2aError> {
+        self.check_accepting(call)?;
+        let mut message = req.message;
+        validate_message(&message)?;
+        let config = req.configuration.unwrap_or_default();
+        if config.task_push_notification_config.is_some() {
+            return Err(self.push_config_unsupported());
+        }
+        let (live, is_new) = if message.task_id.is_empty() {
+            (self.new_task(call, &mut message), true)
+        } else {
+            (self.existing_task(call, &mut message).await?, false)
+        };
+        if !is_new {
+            wait_for_turn_end(&live).await;
+        }
+        let begun = self.begin_turn(&live, is_new, &message, want_stream)?;
+        let ctx = RequestContext {
+            message,
+            task_id: live.key.id.to_string(),
+            context_id: live.context_id.to_string(),
+            task: begun.task_before,
+            metadata: req.metadata,
+            accepted_output_modes: config.accepted_output_modes,
+            extensions: call.extensions.clone(),
+            tenant: call.tenant.clone(),
+            caller: call.caller.clone(),
+            data: self.turn_data(),
+        };
+        self.run(ctx, &live, begun.turn);
+        Ok(Started {
+            live,
+            turn: begun.turn,
+            start_seq: begun.start_seq,
+            is_new,
+            stream: begun.stream,
+        })
+    }
+
+    /// Refuses a send to a tenant this server does not serve, or while it shuts down.
+    fn check_accepting(&self, call: &CallContext) -> Result<(), A2aError> {
         self.check_tenant(call)?;
         if self
             .shutting_down
@@ -342,114 +382,126 @@ impl RequestHandler {
             .with_reason("SHUTTING_DOWN")
             .with_meta("retryAfterSeconds", "5"));
         }
-        let mut message = req.message;
-        validate_message(&message)?;
-        let config = req.configuration.unwrap_or_default();
-        if config.task_push_notification_config.is_some() {
-            return Err(A2aError::new(
-                ErrorKind::PushNotificationNotSupported,
-                "push notifications are not supported by this server",
-            ));
-        }
-        let (live, is_new) = if message.task_id.is_empty() {
-            let context_id = if message.context_id.is_empty() {
-                crate::ids::time_ordered()
-            } else {
-                message.context_id.as_str().into()
-            };
-            let task_id = crate::ids::time_ordered();
-            message.task_id = task_id.to_string();
-            message.context_id = context_id.to_string();
-            let mut task = Task::new(
-                task_id,
-                context_id,
-                TaskStatus::now(TaskState::Submitted, None),
-            );
-            task.history.push(Arc::new(message.clone()));
-            (self.manager.begin(&self.store_tenant(call), task), true)
+        Ok(())
+    }
+
+    /// A new task for `message` (SUBMITTED, the message its first history entry), with new
+    /// ids written into the message.
+    fn new_task(&self, call: &CallContext, message: &mut Message) -> Arc<LiveTask> {
+        let context_id = if message.context_id.is_empty() {
+            crate::ids::time_ordered()
         } else {
-            let live = self.find(call, &message.task_id).await?;
-            if !message.context_id.is_empty() && *message.context_id != *live.context_id {
-                return Err(A2aError::invalid_params(format!(
-                    "contextId {:?} does not match the context of task {:?}",
-                    message.context_id, live.key.id
-                ))
-                .with_violation("message.contextId", "must match the task's contextId"));
-            }
-            message.context_id = live.context_id.to_string();
-            (live, false)
+            message.context_id.as_str().into()
         };
+        let task_id = crate::ids::time_ordered();
+        message.task_id = task_id.to_string();
+        message.context_id = context_id.to_string();
+        let mut task = Task::new(
+            task_id,
+            context_id,
+            TaskStatus::now(TaskState::Submitted, None),
+        );
+        task.history.push(Arc::new(message.clone()));
+        self.manager.begin(&self.store_tenant(call), task)
+    }
 
-        if !is_new {
-            wait_for_turn_end(&live).await;
+    /// The task `message` continues, which must be of the context the message names.
+    async fn existing_task(
+        &self,
+        call: &CallContext,
+        message: &mut Message,
+    ) -> Result<Arc<LiveTask>, A2aError> {
+        let live = self.find(call, &message.task_id).await?;
+        if !message.context_id.is_empty() && *message.context_id != *live.context_id {
+            return Err(A2aError::invalid_params(format!(
+                "contextId {:?} does not match the context of task {:?}",
+                message.context_id, live.key.id
+            ))
+            .with_violation("message.contextId", "must match the task's contextId"));
         }
-        let (turn, start_seq, task_before, stream) = {
-            let mut view = live.view.lock();
-            let state = view.task.status.state;
-            if !is_new {
-                let id = &*live.key.id;
-                if state.is_terminal() {
-                    return Err(A2aError::unsupported(format!(
-                        "task {id} is {state} and accepts no more messages; start a new task in the same context"
-                    ))
-                    .with_meta("taskId", id));
-                }
-                if view.turns_started > view.turns_finished {
-                    return Err(A2aError::unsupported(format!(
-                        "task {id} is still working on the previous message; wait for it or cancel it"
-                    ))
-                    .with_meta("taskId", id));
-                }
-                self.manager
-                    .check_history(&live, view.task.history.len() + 1)
-                    .map_err(|e| {
-                        A2aError::unsupported(format!("{e}; start a new task in the same context"))
-                            .with_meta("limit", "max_history_messages")
-                            .with_meta("taskId", id)
-                    })?;
-            }
-            let task_before = (!is_new).then(|| Task::clone(&view.task));
-            if !is_new {
-                // Stored with the turn's first event (a follow-up is answered only after it).
-                Arc::make_mut(&mut view.task)
-                    .history
-                    .push(Arc::new(message.clone()));
-            }
-            view.turns_started += 1;
-            view.store_error = None;
-            let turn = view.turns_started;
-            let start_seq = view.seq + 1;
-            let stream = match (want_stream, is_new) {
-                (false, _) => None,
-                (true, true) => Some(StartStream::New(view.subscribe())),
-                (true, false) => {
-                    let rx = view.subscribe();
-                    let snapshot = StreamResponse::Task(Arc::new(view.task.shaped(None, true)));
-                    Some(StartStream::Existing(Box::new(TaskStream::with_snapshot(
-                        live.clone(),
-                        self.manager.clone(),
-                        rx,
-                        snapshot,
-                        view.seq,
-                        Some(turn),
-                    ))))
-                }
-            };
-            (turn, start_seq, task_before, stream)
-        };
+        message.context_id = live.context_id.to_string();
+        Ok(live)
+    }
 
-        let ctx = RequestContext {
-            message,
-            task_id: live.key.id.to_string(),
-            context_id: live.context_id.to_string(),
-            task: task_before,
-            metadata: req.metadata,
-            accepted_output_modes: config.accepted_output_modes,
-            extensions: call.extensions.clone(),
-            tenant: call.tenant.clone(),
-            caller: call.caller.clone(),
-            data: self.turn_data(),
+    /// Opens the turn of `message` on `live`: a continued task must take it (not ended, no
+    /// turn running, history below its limit) and records it; the subscription of a stream
+    /// is taken here, under the task's lock, so it misses nothing.
+    fn begin_turn(
+        &self,
+        live: &Arc<LiveTask>,
+        is_new: bool,
+        message: &Message,
+        want_stream: bool,
+    ) -> Result<Begun, A2aError> {
+        let mut view = live.view.lock();
+        let task_before = if is_new {
+            None
+        } else {
+            self.check_continuable(live, &view)?;
+            let before = Task::clone(&view.task);
+            // Stored with the turn's first event (a follow-up is answered only after it).
+            Arc::make_mut(&mut view.task)
+                .history
+                .push(Arc::new(message.clone()));
+            Some(before)
         };
+        view.turns_started += 1;
+        view.store_error = None;
+        let turn = view.turns_started;
+        let stream = match (want_stream, is_new) {
+            (false, _) => None,
+            (true, true) => Some(StartStream::New(view.subscribe())),
+            (true, false) => {
+                let rx = view.subscribe();
+                let snapshot = StreamResponse::Task(Arc::new(view.task.shaped(None, true)));
+                Some(StartStream::Existing(Box::new(TaskStream::with_snapshot(
+                    live.clone(),
+                    self.manager.clone(),
+                    rx,
+                    snapshot,
+                    view.seq,
+                    Some(turn),
+                ))))
+            }
+        };
+        Ok(Begun {
+            turn,
+            start_seq: view.seq + 1,
+            task_before,
+            stream,
+        })
+    }
+
+    /// Refuses a message to a task that ended, that is still working on the previous one, or
+    /// whose history is full.
+    fn check_continuable(&self, live: &LiveTask, view: &View) -> Result<(), A2aError> {
+        let id = &*live.key.id;
+        let state = view.task.status.state;
+        if state.is_terminal() {
+            return Err(A2aError::unsupported(format!(
+                "task {id} is {state} and accepts no more messages; start a new task in the same context"
+            ))
+            .with_meta("taskId", id));
+        }
+        if view.turns_started > view.turns_finished {
+            return Err(A2aError::unsupported(format!(
+                "task {id} is still working on the previous message; wait for it or cancel it"
+            ))
+            .with_meta("taskId", id));
+        }
+        self.manager
+            .check_history(live, view.task.history.len() + 1)
+            .map_err(|e| {
+                A2aError::unsupported(format!("{e}; start a new task in the same context"))
+                    .with_meta("limit", "max_history_messages")
+                    .with_meta("taskId", id)
+            })
+    }
+
+    /// Runs turn `turn` of the agent. The common case, an agent that finishes without
+    /// waiting for anything, ends here and costs no task of its own; a turn that waits goes
+    /// on in one, from where it stopped.
+    fn run(&self, ctx: RequestContext, live: &Arc<LiveTask>, turn: u64) {
         let mut running = Box::pin(run_turn(
             self.executor.clone(),
             ctx,
@@ -458,8 +510,6 @@ impl RequestHandler {
             turn,
             &self.description.name,
         ));
-        // The common case, an agent that finishes without waiting for anything, ends here and
-        // costs no task of its own; a turn that waits goes on in one, from where it stopped.
         if futures_util::FutureExt::now_or_never(running.as_mut()).is_none() {
             let handle = tokio::spawn(running);
             let mut view = live.view.lock();
@@ -467,13 +517,6 @@ impl RequestHandler {
                 view.running = Some(handle.abort_handle());
             }
         }
-        Ok(Started {
-            live,
-            turn,
-            start_seq,
-            is_new,
-            stream,
-        })
     }
 
     /// `GetTask`.
@@ -738,6 +781,15 @@ async fn wait_for_turn_end(live: &LiveTask) {
         }
     };
     let _ = tokio::time::timeout(TURN_END_GRACE, ended).await;
+}
+
+/// A turn opened on its task: its number, where its events begin, the task as it was
+/// before (for a continued task), the stream's subscription.
+struct Begun {
+    turn: u64,
+    start_seq: u64,
+    task_before: Option<Task>,
+    stream: Option<StartStream>,
 }
 
 /// What `start` set in motion.

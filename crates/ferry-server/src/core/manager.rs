@@ -10,7 +10,7 @@
 //! event again on top.
 
 use crate::clock::Clock;
-use crate::core::live::{LiveItem, LiveTask, LiveTasks};
+use crate::core::live::{LiveItem, LiveTask, LiveTasks, View};
 use ferry_agent::{AgentEvent, EmitError};
 use ferry_proto::{
     A2aError, Artifact, ErrorKind, Message, Part, Role, StreamResponse, Task,
@@ -197,100 +197,103 @@ impl TaskManager {
         // commits writes together: settled before this event is.
         let mut creation: Option<tokio::task::JoinHandle<()>> = None;
         loop {
-            let (current, seq, published, epoch) = {
-                let mut view = live.view.lock();
-                if view.gone {
-                    return Err(EmitError::Closed);
-                }
-                if let Some(failure) = view.write_failure.take() {
-                    return Err(failure);
-                }
-                let (task, seq) = view.head();
-                let state = task.status.state;
-                if state.is_terminal() {
-                    return Err(EmitError::TaskTerminal {
-                        task_id: live.key.id.to_string(),
-                        state: state.as_str(),
-                    });
-                }
-                if view.reply.is_some() {
-                    return Err(EmitError::MessageAfterTask);
-                }
-                (task, seq, view.published || view.publish_queued, view.epoch)
-            };
+            let head = head(live)?;
             if let AgentEvent::Message(message) = &event {
-                if published {
+                if head.published {
                     return Err(EmitError::MessageAfterTask);
                 }
                 reply(live, message.clone());
                 return Ok(());
             }
-            if !published {
+            if !head.published {
                 if self.store.pipelines() {
-                    creation = Some(self.queue_publish(live, current).await?);
+                    creation = Some(self.queue_publish(live, head.task).await?);
                 } else {
-                    self.publish(live, current).await?;
+                    self.publish(live, head.task).await?;
                 }
                 continue;
             }
-            let (next, stream_event, changes_status) =
-                self.next_snapshot(live, &current, &event)?;
-            let change = Stored {
-                task: Arc::new(next),
-                event: Arc::new(Event::new(Arc::new(stream_event))),
-                changes_status,
-                creates: false,
-            };
-            let stored = self.stored(&live.key.tenant, change.task.clone(), seq);
+            let change = self.change(live, &head.task, &event)?;
             if !self.store.pipelines() {
-                let outcome = self
-                    .store
-                    .append(&live.key, seq, change.event.clone(), stored)
-                    .await;
-                match outcome {
-                    Err(StoreError::Conflict { .. }) => self.reload(live).await?,
-                    outcome => return settle(live, outcome, change, None),
+                match self.write_now(live, head.seq, change).await {
+                    Some(result) => return result,
+                    None => continue,
                 }
-                continue;
             }
-            let queued = self
-                .store
-                .queue_append(&live.key, seq, change.event.clone(), stored)
-                .await;
-            let queued = match queued {
-                Ok(queued) => queued,
-                Err(StoreError::Conflict { .. }) => {
-                    self.reload(live).await?;
-                    continue;
-                }
-                Err(e) => return settle(live, Err(e), change, None),
+            let queued = match self.enqueue(live, head.seq, &change).await {
+                Enqueued::Queued(queued) => queued,
+                Enqueued::Conflict => continue,
+                Enqueued::Failed(e) => return settle(live, Err(e), change, None),
+                Enqueued::Stopped(e) => return Err(e),
             };
             {
                 let mut view = live.view.lock();
-                view.pending = Some((change.task.clone(), seq + 1));
+                view.pending = Some((change.task.clone(), head.seq + 1));
                 view.in_flight += 1;
             }
             drop(writer);
-            let owner = live.clone();
-            let mut done = Box::pin(async move {
-                if let Some(creation) = creation {
-                    // Settles the creation first (it fails the task's early request, and
-                    // voids this write, if it failed).
-                    let _ = creation.await;
-                }
-                let outcome = queued.await;
-                settle(&owner, outcome, change, Some(epoch))
-            });
-            if ends {
-                return done.await;
-            }
-            return match futures_util::FutureExt::now_or_never(&mut done) {
-                Some(result) => result,
-                None => {
-                    tokio::spawn(done);
-                    Ok(())
-                }
+            let committed = Committed {
+                creation,
+                queued,
+                change,
+                epoch: head.epoch,
             };
+            return committed.settle_in(live.clone(), ends).await;
+        }
+    }
+
+    /// The stored change `event` makes to `current`.
+    fn change(
+        &self,
+        live: &LiveTask,
+        current: &Task,
+        event: &AgentEvent,
+    ) -> Result<Stored, EmitError> {
+        let (next, stream_event, changes_status) = self.next_snapshot(live, current, event)?;
+        Ok(Stored {
+            task: Arc::new(next),
+            event: Arc::new(Event::new(Arc::new(stream_event))),
+            changes_status,
+            creates: false,
+        })
+    }
+
+    /// Writes `change` on top of event `seq` and waits for it (a store that does not
+    /// pipeline); `None` when another write got there first (the view is reloaded: go again).
+    async fn write_now(
+        &self,
+        live: &LiveTask,
+        seq: u64,
+        change: Stored,
+    ) -> Option<Result<(), EmitError>> {
+        let stored = self.stored(&live.key.tenant, change.task.clone(), seq);
+        let outcome = self
+            .store
+            .append(&live.key, seq, change.event.clone(), stored)
+            .await;
+        match outcome {
+            Err(StoreError::Conflict { .. }) => match self.reload(live).await {
+                Ok(()) => None,
+                Err(e) => Some(Err(e)),
+            },
+            outcome => Some(settle(live, outcome, change, None)),
+        }
+    }
+
+    /// Queues `change` on top of event `seq` (a store that commits writes together).
+    async fn enqueue(&self, live: &LiveTask, seq: u64, change: &Stored) -> Enqueued {
+        let stored = self.stored(&live.key.tenant, change.task.clone(), seq);
+        let queued = self
+            .store
+            .queue_append(&live.key, seq, change.event.clone(), stored)
+            .await;
+        match queued {
+            Ok(queued) => Enqueued::Queued(queued),
+            Err(StoreError::Conflict { .. }) => match self.reload(live).await {
+                Ok(()) => Enqueued::Conflict,
+                Err(e) => Enqueued::Stopped(e),
+            },
+            Err(e) => Enqueued::Failed(e),
         }
     }
 
@@ -508,6 +511,97 @@ impl TaskManager {
     }
 }
 
+/// The task as a writer starts from: its latest snapshot (committed or queued) and sequence
+/// number, whether it is stored (or its creation queued), and the write epoch.
+struct Head {
+    task: Arc<Task>,
+    seq: u64,
+    published: bool,
+    epoch: u64,
+}
+
+/// Reads where a new event of `live` goes, or why none may: the task is gone or ended, a
+/// queued write failed (reported once, here), or it was answered with a direct reply.
+fn head(live: &LiveTask) -> Result<Head, EmitError> {
+    let mut view = live.view.lock();
+    if view.gone {
+        return Err(EmitError::Closed);
+    }
+    if let Some(failure) = view.write_failure.take() {
+        return Err(failure);
+    }
+    let (task, seq) = view.head();
+    let state = task.status.state;
+    if state.is_terminal() {
+        return Err(EmitError::TaskTerminal {
+            task_id: live.key.id.to_string(),
+            state: state.as_str(),
+        });
+    }
+    if view.reply.is_some() {
+        return Err(EmitError::MessageAfterTask);
+    }
+    Ok(Head {
+        task,
+        seq,
+        published: view.published || view.publish_queued,
+        epoch: view.epoch,
+    })
+}
+
+/// What queueing a write came to.
+enum Enqueued {
+    /// Queued: resolves once committed.
+    Queued(ferry_store::Queued<u64>),
+    /// Another write got there first; the view is reloaded.
+    Conflict,
+    /// Refused by the store.
+    Failed(StoreError),
+    /// The task cannot take the write any more (it is gone, or the store is unreachable).
+    Stopped(EmitError),
+}
+
+/// A queued write on its way to the store: the task's creation it waits for, if any.
+struct Committed {
+    creation: Option<tokio::task::JoinHandle<()>>,
+    queued: ferry_store::Queued<u64>,
+    change: Stored,
+    epoch: u64,
+}
+
+impl Committed {
+    /// Settles the write once it is committed. An event that ends the task is waited for
+    /// (and with it everything before it); any other returns once it is queued, settling
+    /// where it was polled if it is done already, else in a task of its own.
+    async fn settle_in(self, owner: Arc<LiveTask>, ends: bool) -> Result<(), EmitError> {
+        let Committed {
+            creation,
+            queued,
+            change,
+            epoch,
+        } = self;
+        let mut done = Box::pin(async move {
+            if let Some(creation) = creation {
+                // Settles the creation first (it fails the task's early request, and voids
+                // this write, if it failed).
+                let _ = creation.await;
+            }
+            let outcome = queued.await;
+            settle(&owner, outcome, change, Some(epoch))
+        });
+        if ends {
+            return done.await;
+        }
+        match futures_util::FutureExt::now_or_never(&mut done) {
+            Some(result) => result,
+            None => {
+                tokio::spawn(done);
+                Ok(())
+            }
+        }
+    }
+}
+
 /// A change to a task, as it goes to the store.
 struct Stored {
     task: Arc<Task>,
@@ -581,33 +675,7 @@ fn settle(
                 "an earlier event of this task could not be stored".to_owned(),
             ))
         }
-        Err(e) => {
-            let error = match &e {
-                // Until the task is stored, a failed write is the answer of the request
-                // that started it: the creation's own, or one queued on top of it whose
-                // failure is answered before the creation's.
-                _ if change.creates || !view.published => {
-                    view.early_error = Some(refusal(&e));
-                    EmitError::Unavailable(e.to_string())
-                }
-                StoreError::NotFound(_) => EmitError::Closed,
-                _ => {
-                    // The turn's sender learns it (503) instead of a task that stopped
-                    // changing; the agent learns it from its emit.
-                    view.store_error = Some(refusal(&e));
-                    EmitError::Unavailable(e.to_string())
-                }
-            };
-            if let Some(epoch) = queued_in
-                && view.epoch == epoch
-            {
-                // What was queued after this write is void: go on from what is stored.
-                view.epoch += 1;
-                view.pending = None;
-                view.write_failure = Some(error.clone());
-            }
-            Err(error)
-        }
+        Err(e) => Err(failed(&mut view, &e, change.creates, queued_in)),
     };
     // Only a queued write changes what is in flight.
     let flushed = queued_in.is_some() && view.in_flight == 0;
@@ -621,6 +689,34 @@ fn settle(
         live.flushed.notify_waiters();
     }
     result
+}
+
+/// The store refused a write: who learns it, and what the writes queued after it become.
+/// Until the task is stored, the failure is the answer of the request that started it (the
+/// creation's own failure, or one queued on top of it and answered first); after, the turn's
+/// sender learns it (503) instead of a task that stopped changing, and the agent from its
+/// emit. A failed queued write voids what was queued after it: writing goes on from what is
+/// stored.
+fn failed(view: &mut View, e: &StoreError, creates: bool, queued_in: Option<u64>) -> EmitError {
+    let error = match e {
+        _ if creates || !view.published => {
+            view.early_error = Some(refusal(e));
+            EmitError::Unavailable(e.to_string())
+        }
+        StoreError::NotFound(_) => EmitError::Closed,
+        _ => {
+            view.store_error = Some(refusal(e));
+            EmitError::Unavailable(e.to_string())
+        }
+    };
+    if let Some(epoch) = queued_in
+        && view.epoch == epoch
+    {
+        view.epoch += 1;
+        view.pending = None;
+        view.write_failure = Some(error.clone());
+    }
+    error
 }
 
 /// A new task the store refused: the request that started it fails with the refusal.

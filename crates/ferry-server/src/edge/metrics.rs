@@ -132,8 +132,17 @@ impl Metrics {
         live_tasks: usize,
     ) -> String {
         let mut out = String::with_capacity(4096);
+        self.render_requests(&mut out);
+        self.render_versions(&mut out);
+        self.render_latency(&mut out);
+        render_gauges(&mut out, open_streams, tasks_by_state, live_tasks);
+        self.render_refusals(&mut out);
+        out
+    }
+
+    fn render_requests(&self, out: &mut String) {
         family(
-            &mut out,
+            out,
             "ferry_requests_total",
             "counter",
             "A2A requests answered, by operation and outcome.",
@@ -149,8 +158,11 @@ impl Metrics {
                 );
             }
         }
+    }
+
+    fn render_versions(&self, out: &mut String) {
         family(
-            &mut out,
+            out,
             "ferry_requests_by_version_total",
             "counter",
             "A2A operation requests answered, by the protocol version they spoke.",
@@ -165,71 +177,46 @@ impl Metrics {
                 "ferry_requests_by_version_total{{version=\"{version}\"}} {n}"
             );
         }
+    }
+
+    fn render_latency(&self, out: &mut String) {
         family(
-            &mut out,
+            out,
             "ferry_request_duration_seconds",
             "histogram",
             "Time to answer (for streams: to the first event).",
         );
         for i in 0..LABELS {
-            let m = Method::at(i);
+            let name = Method::at(i).name();
             let h = &self.latency[i];
             let mut cumulative = 0;
             for (b, le) in BUCKETS.iter().enumerate() {
                 cumulative += h.buckets[b].load(Ordering::Relaxed);
                 let _ = writeln!(
                     out,
-                    "ferry_request_duration_seconds_bucket{{method=\"{}\",le=\"{le}\"}} {cumulative}",
-                    m.name()
+                    "ferry_request_duration_seconds_bucket{{method=\"{name}\",le=\"{le}\"}} {cumulative}"
                 );
             }
             let count = h.count.load(Ordering::Relaxed);
-            let _ = writeln!(
-                out,
-                "ferry_request_duration_seconds_bucket{{method=\"{}\",le=\"+Inf\"}} {count}",
-                m.name()
-            );
             let sum = h.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
             let _ = writeln!(
                 out,
-                "ferry_request_duration_seconds_sum{{method=\"{}\"}} {sum}",
-                m.name()
+                "ferry_request_duration_seconds_bucket{{method=\"{name}\",le=\"+Inf\"}} {count}"
             );
             let _ = writeln!(
                 out,
-                "ferry_request_duration_seconds_count{{method=\"{}\"}} {count}",
-                m.name()
+                "ferry_request_duration_seconds_sum{{method=\"{name}\"}} {sum}"
+            );
+            let _ = writeln!(
+                out,
+                "ferry_request_duration_seconds_count{{method=\"{name}\"}} {count}"
             );
         }
+    }
+
+    fn render_refusals(&self, out: &mut String) {
         family(
-            &mut out,
-            "ferry_open_streams",
-            "gauge",
-            "SSE streams open now.",
-        );
-        let _ = writeln!(out, "ferry_open_streams {open_streams}");
-        family(
-            &mut out,
-            "ferry_tasks",
-            "gauge",
-            "Tasks in the store, by state.",
-        );
-        for state in TaskState::ALL.iter().skip(1) {
-            let n = tasks_by_state
-                .iter()
-                .find(|(s, _)| s == state)
-                .map_or(0, |(_, n)| *n);
-            let _ = writeln!(out, "ferry_tasks{{state=\"{}\"}} {n}", state.as_str());
-        }
-        family(
-            &mut out,
-            "ferry_live_tasks",
-            "gauge",
-            "Tasks followed in this process now (a running turn, a subscriber or a waiting sender).",
-        );
-        let _ = writeln!(out, "ferry_live_tasks {live_tasks}");
-        family(
-            &mut out,
+            out,
             "ferry_refusals_total",
             "counter",
             "Requests refused, by reason.",
@@ -241,8 +228,33 @@ impl Metrics {
                 self.refusals[i].load(Ordering::Relaxed)
             );
         }
-        out
     }
+}
+
+/// The gauges: open streams, tasks by state, live tasks.
+fn render_gauges(
+    out: &mut String,
+    open_streams: usize,
+    tasks_by_state: &[(TaskState, u64)],
+    live_tasks: usize,
+) {
+    family(out, "ferry_open_streams", "gauge", "SSE streams open now.");
+    let _ = writeln!(out, "ferry_open_streams {open_streams}");
+    family(out, "ferry_tasks", "gauge", "Tasks in the store, by state.");
+    for state in TaskState::ALL.iter().skip(1) {
+        let n = tasks_by_state
+            .iter()
+            .find(|(s, _)| s == state)
+            .map_or(0, |(_, n)| *n);
+        let _ = writeln!(out, "ferry_tasks{{state=\"{}\"}} {n}", state.as_str());
+    }
+    family(
+        out,
+        "ferry_live_tasks",
+        "gauge",
+        "Tasks followed in this process now (a running turn, a subscriber or a waiting sender).",
+    );
+    let _ = writeln!(out, "ferry_live_tasks {live_tasks}");
 }
 
 /// The `# HELP` and `# TYPE` lines that open a metric family.

@@ -264,78 +264,9 @@ async fn admit_and_run(
     next: Next,
     rid: &RequestId,
 ) -> Response {
-    let path = agent_relative(request.uri().path());
-    let dialect = if let Some(write) = door.grpc_refusal.filter(|_| is_grpc(request.headers())) {
-        Dialect::Grpc(write)
-    } else if path.trim_end_matches('/') == door.rpc_path {
-        Dialect::JsonRpc
-    } else {
-        Dialect::Rest
-    };
-    // The card and the keys that sign it are public: a client needs them before it can call
-    // (each agent's card too: the same paths under `/agents/{id}`).
-    let public = door.public_paths.iter().any(|p| p == path);
-    request.extensions_mut().insert(dialect);
-    if public {
-        request.extensions_mut().insert(PublicPath);
-    }
-    if let Some(name) = repeated_singleton(request.headers()) {
-        let r = Refusal::new(
-            ErrorKind::InvalidRequest,
-            "DUPLICATE_HEADER",
-            format!("the request has several {name} headers; send one"),
-        );
-        return r.respond(dialect, rid);
-    }
-    if !door.hosts.allows(&request) {
-        let r = Refusal::new(
-            ErrorKind::PermissionDenied,
-            "HOST_NOT_ALLOWED",
-            "this Host is not served here (DNS rebinding defence); the server's operator can allow it",
-        );
-        return r.respond(dialect, rid);
-    }
-    if request.headers().contains_key(header::ORIGIN) {
-        let r = Refusal::new(
-            ErrorKind::PermissionDenied,
-            "ORIGIN_NOT_ALLOWED",
-            "requests from web pages (with an Origin header) are refused",
-        );
-        return r.respond(dialect, rid);
-    }
-    match door.credentials.grant(request.headers()) {
-        Some(Grant {
-            access,
-            scope,
-            caller,
-        }) => {
-            request.extensions_mut().insert(access);
-            request.extensions_mut().insert(scope);
-            if let Some(caller) = caller {
-                request.extensions_mut().insert(caller);
-            }
-        }
-        None if public => {
-            request.extensions_mut().insert(Access::Anonymous);
-        }
-        None => {
-            let r = Refusal::new(
-                ErrorKind::Unauthenticated,
-                "UNAUTHENTICATED",
-                "a valid bearer token is required (Authorization: Bearer …)",
-            );
-            return r.respond(dialect, rid);
-        }
-    }
-    if let (Some(rate), Some(addr)) = (&door.rate, request.extensions().get::<ClientAddr>())
-        && let Err(wait) = rate.check(addr.0.ip())
-    {
-        let r = Refusal::new(
-            ErrorKind::ResourceExhausted,
-            "RATE_LIMITED",
-            "too many requests from this client",
-        );
-        return r.retry_after(wait).respond(dialect, rid);
+    let dialect = door.classify(&mut request);
+    if let Err(refusal) = door.admit(&mut request) {
+        return refusal.respond(dialect, rid);
     }
     let Ok(_permit) = door.in_flight.clone().try_acquire_owned() else {
         let r = Refusal::new(
@@ -359,6 +290,93 @@ async fn admit_and_run(
                 ),
             );
             r.respond(dialect, rid)
+        }
+    }
+}
+
+impl FrontDoor {
+    /// Which binding's form a refusal of `request` takes, left on it (with whether its path
+    /// is public) for the agent's gate.
+    fn classify(&self, request: &mut Request) -> Dialect {
+        let path = agent_relative(request.uri().path());
+        let dialect = match self.grpc_refusal.filter(|_| is_grpc(request.headers())) {
+            Some(write) => Dialect::Grpc(write),
+            None if path.trim_end_matches('/') == self.rpc_path => Dialect::JsonRpc,
+            None => Dialect::Rest,
+        };
+        // The card and the keys that sign it are public: a client needs them before it can
+        // call (each agent's card too: the same paths under `/agents/{id}`).
+        let public = self.public_paths.iter().any(|p| p == path);
+        request.extensions_mut().insert(dialect);
+        if public {
+            request.extensions_mut().insert(PublicPath);
+        }
+        dialect
+    }
+
+    /// The checks a request passes before it is served: single headers, `Host`, `Origin`,
+    /// credentials (their grant goes on the request), the client's rate.
+    fn admit(&self, request: &mut Request) -> Result<(), Refusal> {
+        if let Some(name) = repeated_singleton(request.headers()) {
+            return Err(Refusal::new(
+                ErrorKind::InvalidRequest,
+                "DUPLICATE_HEADER",
+                format!("the request has several {name} headers; send one"),
+            ));
+        }
+        if !self.hosts.allows(request) {
+            return Err(Refusal::new(
+                ErrorKind::PermissionDenied,
+                "HOST_NOT_ALLOWED",
+                "this Host is not served here (DNS rebinding defence); the server's operator can allow it",
+            ));
+        }
+        if request.headers().contains_key(header::ORIGIN) {
+            return Err(Refusal::new(
+                ErrorKind::PermissionDenied,
+                "ORIGIN_NOT_ALLOWED",
+                "requests from web pages (with an Origin header) are refused",
+            ));
+        }
+        self.authenticate(request)?;
+        if let (Some(rate), Some(addr)) = (&self.rate, request.extensions().get::<ClientAddr>())
+            && let Err(wait) = rate.check(addr.0.ip())
+        {
+            let r = Refusal::new(
+                ErrorKind::ResourceExhausted,
+                "RATE_LIMITED",
+                "too many requests from this client",
+            );
+            return Err(r.retry_after(wait));
+        }
+        Ok(())
+    }
+
+    /// Puts the grant of the request's credentials on it (access, agent scope, caller); a
+    /// public path passes anonymously, anything else without credentials is refused.
+    fn authenticate(&self, request: &mut Request) -> Result<(), Refusal> {
+        match self.credentials.grant(request.headers()) {
+            Some(Grant {
+                access,
+                scope,
+                caller,
+            }) => {
+                request.extensions_mut().insert(access);
+                request.extensions_mut().insert(scope);
+                if let Some(caller) = caller {
+                    request.extensions_mut().insert(caller);
+                }
+                Ok(())
+            }
+            None if request.extensions().get::<PublicPath>().is_some() => {
+                request.extensions_mut().insert(Access::Anonymous);
+                Ok(())
+            }
+            None => Err(Refusal::new(
+                ErrorKind::Unauthenticated,
+                "UNAUTHENTICATED",
+                "a valid bearer token is required (Authorization: Bearer …)",
+            )),
         }
     }
 }
