@@ -199,96 +199,115 @@ pub(super) async fn play(
         .find(|d| d.behaviour == behaviour)
         .map_or("tck-?", |d| d.name);
     let ok = || events.text_message(format!("{name} ok"));
-    let work = || events.working(None);
     match behaviour {
         Behaviour::MessageResponse => {
-            events
-                .message(events.agent_message(vec![Part::text("tck message response")]))
-                .await?;
+            let reply = events.agent_message(vec![Part::text("tck message response")]);
+            events.message(reply).await?;
         }
-        Behaviour::CompleteTask => {
-            work().await?;
-            events.complete(Some(ok())).await?;
-        }
-        Behaviour::LongRunning => {
-            work().await?;
-            tokio::time::sleep(LONG_RUNNING).await;
-            artifact(events, "long-running", Part::text("long running result")).await?;
-            events
-                .complete(Some(events.text_message("long running work finished")))
-                .await?;
-        }
-        Behaviour::MultiTurn => {
-            work().await?;
-            let done = first_text(&ctx.message)
-                .is_some_and(|t| t.trim_start().to_ascii_lowercase().starts_with("done"));
-            if done {
-                events
-                    .complete(Some(events.text_message("multi-turn complete")))
-                    .await?;
-            } else {
-                events
-                    .input_required(events.text_message("more input please"))
-                    .await?;
-            }
-        }
+        Behaviour::LongRunning => long_running(events).await?,
+        Behaviour::MultiTurn => multi_turn(ctx, events).await?,
         Behaviour::Cancel => {
-            work().await?;
+            events.working(None).await?;
             // WORKING until CancelTask ends the turn.
             std::future::pending::<()>().await;
         }
-        Behaviour::TaskFailure => {
-            work().await?;
-            events.fail(ok()).await?;
-        }
-        Behaviour::AuthRequired => {
-            work().await?;
-            events.auth_required(ok()).await?;
-        }
-        Behaviour::InputRequired => {
-            work().await?;
-            events.input_required(ok()).await?;
-        }
-        // Refused before any work, as the kit's reject scenario is.
-        Behaviour::RejectTask => events.reject(ok()).await?,
-        Behaviour::StreamBasic => {
-            events
-                .working(Some(events.text_message("streaming started")))
-                .await?;
-            artifact(events, "streamed", Part::text("streamed content")).await?;
-            events.complete(Some(ok())).await?;
-        }
-        Behaviour::StreamChunked => {
-            events
-                .working(Some(events.text_message("streaming started")))
-                .await?;
-            let id = format!("{}-chunked", ctx.task_id);
-            let chunks = ["chunk one ", "chunk two ", "chunk three"];
-            for (i, chunk) in chunks.iter().enumerate() {
-                let chunk = Artifact::new(id.clone(), "chunked", vec![Part::text(*chunk)]);
-                events.artifact(chunk, i > 0, i + 1 == chunks.len()).await?;
-            }
+        Behaviour::StreamBasic | Behaviour::StreamChunked => {
+            stream(behaviour, ctx, events).await?;
             events.complete(Some(ok())).await?;
         }
         Behaviour::ArtifactText
         | Behaviour::ArtifactData
         | Behaviour::ArtifactFile
         | Behaviour::ArtifactFileUrl => {
-            work().await?;
+            events.working(None).await?;
             artifact(events, name, artifact_part(behaviour)).await?;
             events.complete(Some(ok())).await?;
         }
-        Behaviour::ClientParse => {
-            work().await?;
-            match client_parse::run(&ctx.message.parts) {
-                client_parse::Outcome::Parsed(value) => {
-                    artifact(events, name, Part::data(value)).await?;
-                    events.complete(Some(ok())).await?;
-                }
-                client_parse::Outcome::Refused(why) => {
-                    events.fail(events.text_message(why)).await?;
-                }
-            }
+        Behaviour::ClientParse => parse_for_the_client(ctx, events, name).await?,
+        // Refused before any work, as the kit's reject scenario is.
+        Behaviour::RejectTask => events.reject(ok()).await?,
+        Behaviour::CompleteTask
+        | Behaviour::TaskFailure
+        | Behaviour::AuthRequired
+        | Behaviour::InputRequired => {
+            events.working(None).await?;
+            let state = match behaviour {
+                Behaviour::CompleteTask => TaskState::Completed,
+                Behaviour::TaskFailure => TaskState::Failed,
+                Behaviour::AuthRequired => TaskState::AuthRequired,
+                _ => TaskState::InputRequired,
+            };
+            events.status(state, Some(ok())).await?;
+        }
+    }
+    Ok(())
+}
+
+/// WORKING, a while, an artifact, COMPLETED.
+async fn long_running(events: &EventSink) -> Result<(), AgentError> {
+    events.working(None).await?;
+    tokio::time::sleep(LONG_RUNNING).await;
+    artifact(events, "long-running", Part::text("long running result")).await?;
+    events
+        .complete(Some(events.text_message("long running work finished")))
+        .await?;
+    Ok(())
+}
+
+/// INPUT_REQUIRED until a message starts with "done", then COMPLETED.
+async fn multi_turn(ctx: &RequestContext, events: &EventSink) -> Result<(), AgentError> {
+    events.working(None).await?;
+    let done = first_text(&ctx.message)
+        .is_some_and(|t| t.trim_start().to_ascii_lowercase().starts_with("done"));
+    if done {
+        events
+            .complete(Some(events.text_message("multi-turn complete")))
+            .await?;
+    } else {
+        events
+            .input_required(events.text_message("more input please"))
+            .await?;
+    }
+    Ok(())
+}
+
+/// A streaming behaviour's events before its end: one artifact, or one in three chunks.
+async fn stream(
+    behaviour: Behaviour,
+    ctx: &RequestContext,
+    events: &EventSink,
+) -> Result<(), AgentError> {
+    events
+        .working(Some(events.text_message("streaming started")))
+        .await?;
+    if behaviour == Behaviour::StreamBasic {
+        return artifact(events, "streamed", Part::text("streamed content")).await;
+    }
+    let id = format!("{}-chunked", ctx.task_id);
+    let chunks = ["chunk one ", "chunk two ", "chunk three"];
+    for (i, chunk) in chunks.iter().enumerate() {
+        let chunk = Artifact::new(id.clone(), "chunked", vec![Part::text(*chunk)]);
+        events.artifact(chunk, i > 0, i + 1 == chunks.len()).await?;
+    }
+    Ok(())
+}
+
+/// What the client's parser makes of the payload the message carries, as an artifact; a
+/// refused payload fails the task with the reason.
+async fn parse_for_the_client(
+    ctx: &RequestContext,
+    events: &EventSink,
+    name: &str,
+) -> Result<(), AgentError> {
+    events.working(None).await?;
+    match client_parse::run(&ctx.message.parts) {
+        client_parse::Outcome::Parsed(value) => {
+            artifact(events, name, Part::data(value)).await?;
+            let ok = events.text_message(format!("{name} ok"));
+            events.complete(Some(ok)).await?;
+        }
+        client_parse::Outcome::Refused(why) => {
+            events.fail(events.text_message(why)).await?;
         }
     }
     Ok(())

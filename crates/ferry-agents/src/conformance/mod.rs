@@ -143,142 +143,132 @@ impl AgentExecutor for ConformanceAgent {
                     None => {}
                 }
             }
-            let text = |s: &str| Part::text(s);
-            let artifact = |id: &str, parts| Artifact::new(id, id, parts);
-            match scenario {
-                Scenario::CompleteTask => {
-                    events.working(None).await?;
-                    events
-                        .complete(Some(events.text_message("Hello from TCK")))
-                        .await?;
-                }
-                Scenario::InputRequired => {
-                    events.working(None).await?;
-                    events
-                        .input_required(events.text_message("Please provide more input."))
-                        .await?;
-                }
-                Scenario::ArtifactText | Scenario::StreamArtifactText => {
-                    events.working(None).await?;
-                    events
-                        .artifact(
-                            artifact("text-artifact", vec![text("Generated text content")]),
-                            false,
-                            true,
-                        )
-                        .await?;
-                    events.complete(None).await?;
-                }
-                Scenario::ArtifactFile | Scenario::StreamArtifactFile => {
-                    let part = Part::new(PartContent::Raw(b"Generated file content".to_vec()))
-                        .with_media_type("text/plain")
-                        .with_filename("output.txt");
-                    events.working(None).await?;
-                    events
-                        .artifact(artifact("file-artifact", vec![part]), false, true)
-                        .await?;
-                    events.complete(None).await?;
-                }
-                Scenario::ArtifactFileUrl => {
-                    let part = Part::new(PartContent::Url("https://example.com/output.txt".into()))
-                        .with_media_type("text/plain")
-                        .with_filename("output.txt");
-                    events.working(None).await?;
-                    events
-                        .artifact(artifact("file-url-artifact", vec![part]), false, true)
-                        .await?;
-                    events.complete(None).await?;
-                }
-                Scenario::ArtifactData => {
-                    let part = Part::data(serde_json::json!({"key": "value", "count": 42}))
-                        .with_media_type("application/json");
-                    events.working(None).await?;
-                    events
-                        .artifact(artifact("data-artifact", vec![part]), false, true)
-                        .await?;
-                    events.complete(None).await?;
-                }
-                Scenario::MessageResponse => {
-                    events
-                        .message(events.agent_message(vec![text("Direct message response")]))
-                        .await?;
-                }
-                Scenario::StreamWorkArtifactComplete => {
-                    events.working(None).await?;
-                    events
-                        .artifact(
-                            artifact("stream-artifact", vec![text("Streamed content")]),
-                            false,
-                            true,
-                        )
-                        .await?;
-                    events.complete(None).await?;
-                }
-                Scenario::StreamStraightToComplete => {
-                    events.complete(None).await?;
-                }
-                Scenario::StreamArtifactChunked => {
-                    events.working(None).await?;
-                    events
-                        .artifact(
-                            artifact("chunked-artifact", vec![text("chunk 1")]),
-                            false,
-                            false,
-                        )
-                        .await?;
-                    events
-                        .artifact(
-                            artifact("chunked-artifact", vec![text("chunk 2")]),
-                            true,
-                            false,
-                        )
-                        .await?;
-                    events
-                        .artifact(
-                            artifact("chunked-artifact", vec![text("chunk 3")]),
-                            true,
-                            true,
-                        )
-                        .await?;
-                    events.complete(None).await?;
-                }
-                Scenario::RejectTask => {
-                    events
-                        .reject(events.text_message("This task was rejected by the agent."))
-                        .await?;
-                }
-                Scenario::SlowComplete => {
-                    events.working(None).await?;
-                    tokio::time::sleep(Duration::from_secs(4)).await;
-                    events.complete(None).await?;
-                }
-                Scenario::ThreeTurns => three_turns(&ctx, &events).await?,
-                Scenario::Hold => {
-                    events.working(None).await?;
-                    events
-                        .artifact(
-                            artifact("held", vec![text("holding until canceled")]),
-                            false,
-                            true,
-                        )
-                        .await?;
-                    std::future::pending::<()>().await;
-                }
-                Scenario::Echo => {
-                    events.working(None).await?;
-                    let mut parts = ctx.message.parts.clone();
-                    if parts.is_empty() {
-                        parts.push(text(""));
-                    }
-                    events
-                        .artifact(artifact("echo", parts), false, true)
-                        .await?;
-                    events.complete(None).await?;
-                }
-            }
-            Ok(())
+            play(scenario, &ctx, &events).await
         })
     }
+}
+
+/// Plays `scenario` to the end of its turn.
+async fn play(
+    scenario: Scenario,
+    ctx: &RequestContext,
+    events: &EventSink,
+) -> Result<(), AgentError> {
+    if let Some((id, parts)) = one_artifact(scenario) {
+        events.working(None).await?;
+        let artifact = Artifact::new(id, id, parts);
+        events.artifact(artifact, false, true).await?;
+        return events.complete(None).await.map_err(Into::into);
+    }
+    match scenario {
+        Scenario::CompleteTask => {
+            events.working(None).await?;
+            events
+                .complete(Some(events.text_message("Hello from TCK")))
+                .await?;
+        }
+        Scenario::InputRequired => {
+            events.working(None).await?;
+            events
+                .input_required(events.text_message("Please provide more input."))
+                .await?;
+        }
+        Scenario::MessageResponse => {
+            let reply = events.agent_message(vec![Part::text("Direct message response")]);
+            events.message(reply).await?;
+        }
+        Scenario::StreamStraightToComplete => events.complete(None).await?,
+        Scenario::StreamArtifactChunked => chunked(events).await?,
+        Scenario::RejectTask => {
+            events
+                .reject(events.text_message("This task was rejected by the agent."))
+                .await?;
+        }
+        Scenario::SlowComplete => {
+            events.working(None).await?;
+            tokio::time::sleep(Duration::from_secs(4)).await;
+            events.complete(None).await?;
+        }
+        Scenario::ThreeTurns => three_turns(ctx, events).await?,
+        Scenario::Hold => {
+            events.working(None).await?;
+            let held = vec![Part::text("holding until canceled")];
+            events
+                .artifact(Artifact::new("held", "held", held), false, true)
+                .await?;
+            std::future::pending::<()>().await;
+        }
+        Scenario::Echo => {
+            events.working(None).await?;
+            let mut parts = ctx.message.parts.clone();
+            if parts.is_empty() {
+                parts.push(Part::text(""));
+            }
+            events
+                .artifact(Artifact::new("echo", "echo", parts), false, true)
+                .await?;
+            events.complete(None).await?;
+        }
+        // Played above.
+        Scenario::ArtifactText
+        | Scenario::StreamArtifactText
+        | Scenario::ArtifactFile
+        | Scenario::StreamArtifactFile
+        | Scenario::ArtifactFileUrl
+        | Scenario::ArtifactData
+        | Scenario::StreamWorkArtifactComplete => {}
+    }
+    Ok(())
+}
+
+/// The scenarios that are WORKING, one artifact, COMPLETED: the artifact's id and parts.
+fn one_artifact(scenario: Scenario) -> Option<(&'static str, Vec<Part>)> {
+    let file = |content: PartContent| {
+        Part::new(content)
+            .with_media_type("text/plain")
+            .with_filename("output.txt")
+    };
+    Some(match scenario {
+        Scenario::ArtifactText | Scenario::StreamArtifactText => {
+            ("text-artifact", vec![Part::text("Generated text content")])
+        }
+        Scenario::ArtifactFile | Scenario::StreamArtifactFile => (
+            "file-artifact",
+            vec![file(PartContent::Raw(b"Generated file content".to_vec()))],
+        ),
+        Scenario::ArtifactFileUrl => (
+            "file-url-artifact",
+            vec![file(PartContent::Url(
+                "https://example.com/output.txt".into(),
+            ))],
+        ),
+        Scenario::ArtifactData => (
+            "data-artifact",
+            vec![
+                Part::data(serde_json::json!({"key": "value", "count": 42}))
+                    .with_media_type("application/json"),
+            ],
+        ),
+        Scenario::StreamWorkArtifactComplete => {
+            ("stream-artifact", vec![Part::text("Streamed content")])
+        }
+        _ => return None,
+    })
+}
+
+/// One artifact in three chunks, then COMPLETED.
+async fn chunked(events: &EventSink) -> Result<(), AgentError> {
+    events.working(None).await?;
+    for (n, (append, last)) in [(false, false), (true, false), (true, true)]
+        .into_iter()
+        .enumerate()
+    {
+        let chunk = vec![Part::text(format!("chunk {}", n + 1))];
+        let artifact = Artifact::new("chunked-artifact", "chunked-artifact", chunk);
+        events.artifact(artifact, append, last).await?;
+    }
+    events.complete(None).await?;
+    Ok(())
 }
 
 /// `ferry-turns-3`: INPUT_REQUIRED after the first and second message, COMPLETED after the
