@@ -73,3 +73,36 @@ impl RequestContext {
         self.extensions.iter().any(|e| e == uri)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferry_proto::Part;
+
+    #[test]
+    fn a_new_context_is_a_first_turn_with_nothing_else_set() {
+        let message = Message::user("m-1", vec![Part::text("hi")]);
+        let mut ctx = RequestContext::new(message.clone(), "t-1", "c-1");
+        assert!(ctx.is_new_task());
+        assert_eq!(ctx.message, message);
+        assert_eq!(
+            (ctx.task_id.as_str(), ctx.context_id.as_str()),
+            ("t-1", "c-1")
+        );
+        assert!(ctx.caller.is_none() && ctx.tenant.is_empty() && ctx.metadata.is_none());
+        assert!(!ctx.has_extension("urn:x"));
+        ctx.extensions.push("urn:x".into());
+        assert!(ctx.has_extension("urn:x"));
+        assert!(!ctx.has_extension("urn:y"));
+    }
+
+    #[test]
+    fn extension_data_is_read_by_its_type() {
+        #[derive(Debug, PartialEq)]
+        struct Region(&'static str);
+        let mut ctx = RequestContext::new(Message::user("m", vec![]), "t", "c");
+        assert_eq!(ctx.extension::<Region>(), None);
+        ctx.data.insert(Region("eu"));
+        assert_eq!(ctx.extension::<Region>(), Some(&Region("eu")));
+    }
+}

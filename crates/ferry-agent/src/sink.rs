@@ -155,3 +155,127 @@ impl EventSink {
         self.emit(AgentEvent::Message(message)).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    /// Keeps every event; refuses any after `closed` (as a task that ended refuses them).
+    #[derive(Default)]
+    struct Recorder {
+        events: Mutex<Vec<AgentEvent>>,
+        closed: bool,
+    }
+
+    impl EventTarget for Recorder {
+        fn emit(&self, event: AgentEvent) -> EmitFuture<'_> {
+            let result = if self.closed {
+                Err(EmitError::Closed)
+            } else {
+                self.events
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(event);
+                Ok(())
+            };
+            Box::pin(async move { result })
+        }
+    }
+
+    fn states(recorder: &Recorder) -> Vec<TaskState> {
+        recorder
+            .events
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::Status { state, .. } => Some(*state),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn each_helper_emits_its_state_through_the_same_target() {
+        let recorder = Arc::new(Recorder::default());
+        let sink = EventSink::new("t-1", "c-1", recorder.clone());
+        let other = sink.clone();
+        sink.working(None).await.expect("working");
+        other
+            .input_required(sink.text_message("which one?"))
+            .await
+            .expect("input required");
+        sink.auth_required(sink.text_message("sign in"))
+            .await
+            .expect("auth required");
+        sink.complete(None).await.expect("complete");
+        sink.fail(sink.text_message("no")).await.expect("fail");
+        sink.reject(sink.text_message("not mine"))
+            .await
+            .expect("reject");
+        assert_eq!(
+            states(&recorder),
+            [
+                TaskState::Working,
+                TaskState::InputRequired,
+                TaskState::AuthRequired,
+                TaskState::Completed,
+                TaskState::Failed,
+                TaskState::Rejected,
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn messages_carry_the_tasks_ids_and_a_fresh_id_each() {
+        let sink = EventSink::new("t-1", "c-1", Arc::new(Recorder::default()));
+        let one = sink.text_message("hi");
+        let two = sink.agent_message(vec![Part::text("a"), Part::text("b")]);
+        assert_eq!(
+            (one.task_id.as_str(), one.context_id.as_str()),
+            ("t-1", "c-1")
+        );
+        assert_eq!(one.parts, vec![Part::text("hi")]);
+        assert_eq!(two.parts.len(), 2);
+        assert_ne!(one.message_id, two.message_id);
+        assert!(!one.message_id.is_empty());
+        assert_eq!((sink.task_id(), sink.context_id()), ("t-1", "c-1"));
+    }
+
+    #[tokio::test]
+    async fn artifacts_and_replies_go_as_given_and_refusals_come_back() {
+        let recorder = Arc::new(Recorder::default());
+        let sink = EventSink::new("t-1", "c-1", recorder.clone());
+        let chunk = Artifact::new("a-1", "out", vec![Part::text("part")]);
+        sink.artifact(chunk.clone(), true, false)
+            .await
+            .expect("artifact");
+        sink.message(sink.text_message("reply"))
+            .await
+            .expect("message");
+        {
+            let events = recorder.events.lock().unwrap_or_else(|p| p.into_inner());
+            assert!(matches!(
+                &events[0],
+                AgentEvent::Artifact { artifact, append: true, last_chunk: false } if **artifact == chunk
+            ));
+            assert!(
+                matches!(&events[1], AgentEvent::Message(m) if m.parts == vec![Part::text("reply")])
+            );
+        }
+        let closed = EventSink::new(
+            "t-2",
+            "c-1",
+            Arc::new(Recorder {
+                closed: true,
+                ..Recorder::default()
+            }),
+        );
+        assert!(matches!(
+            closed.complete(None).await,
+            Err(EmitError::Closed)
+        ));
+        assert!(format!("{closed:?}").contains("t-2"));
+    }
+}

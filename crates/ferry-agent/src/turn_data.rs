@@ -56,3 +56,26 @@ impl fmt::Debug for TurnData {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_type_holds_one_value_and_debug_shows_only_the_count() {
+        let mut data = TurnData::default();
+        assert!(data.is_empty());
+        data.insert(String::from("first secret"));
+        data.insert(String::from("second secret"));
+        data.insert(7_u32);
+        assert_eq!(data.len(), 2, "one value per type");
+        assert_eq!(
+            data.get::<String>().map(String::as_str),
+            Some("second secret")
+        );
+        assert_eq!(data.get::<u32>(), Some(&7));
+        let shown = format!("{data:?}");
+        assert!(!shown.contains("secret"), "{shown}");
+        assert!(shown.contains('2'), "{shown}");
+    }
+}

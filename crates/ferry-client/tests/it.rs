@@ -11,7 +11,7 @@ use ferry_proto::{
 use ferry_server::{A2aServer, ServerConfig};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 async fn server(agent: Arc<dyn ferry_agent::AgentExecutor>) -> String {
@@ -222,20 +222,22 @@ fn endpoint_client(url: String) -> A2aClient {
     A2aClient::with_http(reqwest::Client::new(), endpoint, options)
 }
 
-#[tokio::test]
+/// Two 503s with `Retry-After: 1`, then the answer: the client waits the second the server
+/// asks for each time (on tokio's paused clock: no real time passes) and gets the answer.
+#[tokio::test(start_paused = true)]
 async fn retries_honour_retry_after_then_succeed() {
     let (url, count) = scripted(|n| if n < 2 { BUSY.to_owned() } else { ok_task() }).await;
-    let started = Instant::now();
+    let started = tokio::time::Instant::now();
     let task = endpoint_client(url)
         .get_task("t", None)
         .await
         .expect("third try succeeds");
     assert_eq!(&*task.id, "t");
     assert_eq!(count.load(Ordering::SeqCst), 3);
+    let waited = started.elapsed();
     assert!(
-        started.elapsed() >= Duration::from_secs(2),
-        "waited Retry-After twice: {:?}",
-        started.elapsed()
+        waited >= Duration::from_secs(2),
+        "waited Retry-After twice: {waited:?}"
     );
 }
 
@@ -249,8 +251,11 @@ async fn client_errors_are_not_retried() {
     assert_eq!(count.load(Ordering::SeqCst), 1, "a 400 is surfaced at once");
 }
 
-/// Emits `working`, an artifact, waits, another artifact, then completes.
-struct SlowAgent;
+/// Emits `working`, an artifact, waits until `resumed` (the client's stream was cut and it
+/// has reconnected), another artifact, then completes.
+struct SlowAgent {
+    resumed: Arc<tokio::sync::Notify>,
+}
 
 impl ferry_agent::AgentExecutor for SlowAgent {
     fn describe(&self) -> ferry_agent::AgentDescription {
@@ -271,7 +276,7 @@ impl ferry_agent::AgentExecutor for SlowAgent {
                     false,
                 )
                 .await?;
-            tokio::time::sleep(Duration::from_millis(400)).await;
+            self.resumed.notified().await;
             events
                 .artifact(
                     ferry_proto::Artifact::new("a", "a", vec![Part::text("two")]),
@@ -286,8 +291,12 @@ impl ferry_agent::AgentExecutor for SlowAgent {
 }
 
 /// A TCP proxy that cuts the first connection after `events` complete SSE events (`\n\n`),
-/// and forwards every later connection whole.
-async fn cutting_proxy(upstream: std::net::SocketAddr, events: usize) -> String {
+/// and forwards every later connection whole; `resumed` is notified when a later one comes.
+async fn cutting_proxy(
+    upstream: std::net::SocketAddr,
+    events: usize,
+    resumed: Arc<tokio::sync::Notify>,
+) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -302,6 +311,9 @@ async fn cutting_proxy(upstream: std::net::SocketAddr, events: usize) -> String 
                 .await
                 .expect("upstream");
             let cut = std::mem::replace(&mut first, false);
+            if !cut {
+                resumed.notify_one();
+            }
             tokio::spawn(async move {
                 let (mut cr, mut cw) = client.into_split();
                 let (mut sr, mut sw) = server.into_split();
@@ -333,12 +345,16 @@ async fn a_dropped_stream_resumes_without_loss_or_duplicates() {
         bind: "127.0.0.1:0".parse().expect("addr"),
         ..ServerConfig::default()
     };
-    let server = A2aServer::bind(Arc::new(SlowAgent), config)
+    let resumed = Arc::new(tokio::sync::Notify::new());
+    let agent = SlowAgent {
+        resumed: resumed.clone(),
+    };
+    let server = A2aServer::bind(Arc::new(agent), config)
         .await
         .expect("bind");
     let upstream = server.local_addr();
     tokio::spawn(server.run(std::future::pending()));
-    let proxy = cutting_proxy(upstream, 3).await;
+    let proxy = cutting_proxy(upstream, 3, resumed).await;
     let endpoint = ferry_client::Endpoint {
         binding: Binding::HttpJson,
         url: format!("{proxy}/rest"),

@@ -84,6 +84,15 @@ mod tests {
         let span = tracing::info_span!("request");
         adopt_parent(&span, &headers);
         adopt_parent(&span, &HeaderMap::new());
+        // No layer keeps a context for the span: the caller's trace was read and dropped, and
+        // the span holds nothing that would tie it to a trace.
+        use opentelemetry::trace::TraceContextExt;
+        let context = span.context();
+        assert!(
+            !context.span().span_context().is_valid(),
+            "without a layer the request span belongs to no trace"
+        );
+        assert!(!context.has_active_span());
     }
 
     #[test]
