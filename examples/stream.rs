@@ -1,12 +1,16 @@
 //! Streams one task of any A2A agent and prints each event as it arrives.
 //!
-//! Run with `cargo run --example stream -- URL TEXT`, e.g. against `cargo run --example shout`:
-//! `cargo run --example stream -- http://127.0.0.1:8765 "hello there"`. It prints:
+//! `cargo run -p ferry-examples --bin stream -- URL TEXT`, e.g. against the streaming agent
+//! (`cargo run -p ferry-examples --bin streaming`):
+//! `cargo run -p ferry-examples --bin stream -- http://127.0.0.1:8765 "one two"`. It prints:
 //!
 //! ```text
-//! task e6fae6ba-cc09-405c-9f92-d72e04f53a9e SUBMITTED
-//! artifact answer: HELLO THERE
-//! status COMPLETED
+//! task 019a…-…e6fa SUBMITTED
+//! status WORKING: word 1 of 2
+//! artifact words: one
+//! status WORKING: word 2 of 2
+//! artifact words: two
+//! status COMPLETED: 2 words
 //! ```
 
 use ferry_client::{A2aClient, ClientOptions};
@@ -32,13 +36,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     while let Some(event) = events.next().await {
         match event? {
             StreamResponse::Task(t) => println!("task {} {}", t.id, short(t.status.state.as_str())),
-            StreamResponse::StatusUpdate(s) => {
-                println!("status {}", short(s.status.state.as_str()))
-            }
+            StreamResponse::StatusUpdate(s) => match &s.status.message {
+                Some(said) => {
+                    println!("status {}: {}", short(s.status.state.as_str()), said.text())
+                }
+                None => println!("status {}", short(s.status.state.as_str())),
+            },
             StreamResponse::ArtifactUpdate(a) => {
                 for part in &a.artifact.parts {
                     if let PartContent::Text(t) = &part.content {
-                        println!("artifact {}: {t}", a.artifact.name);
+                        println!("artifact {}: {}", a.artifact.name, t.trim_end());
                     }
                 }
             }
