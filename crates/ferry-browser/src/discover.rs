@@ -50,25 +50,6 @@ pub fn available() -> bool {
     find_chromium(None).is_ok()
 }
 
-/// For test suites that need a real browser: true when Chromium can be found. Otherwise,
-/// under `CI=true` it panics (in CI a missing prerequisite is a failure), and elsewhere it
-/// prints a loud `SKIPPED: {test}: …` line straight to stderr (libtest's capture would hide
-/// an `eprintln!`) and returns false, so the test can return early.
-pub fn chromium_or_skip(test: &str) -> bool {
-    use std::io::Write as _;
-    let Err(e) = find_chromium(None) else {
-        return true;
-    };
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{test}: chromium is required in CI ({e}); install Debian's `chromium` package");
-    }
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED: {test}: {e}; install `chromium` or set FERRY_CHROME"
-    );
-    false
-}
-
 /// [`find_chromium`] with the environment and the standard list passed in, for tests.
 fn find_in(
     explicit: Option<&Path>,

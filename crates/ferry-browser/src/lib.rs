@@ -42,7 +42,7 @@ mod targets;
 pub use allowlist::{Allowlist, AllowlistError};
 pub use browser::{Browser, BrowserContext, Page, RequestWatch, SentRequest};
 pub use cdp::{CdpConnection, CdpEvent, CdpEvents};
-pub use discover::{available, chromium_or_skip, find_chromium};
+pub use discover::{available, find_chromium};
 pub use endpoint::{CdpEndpoint, CdpEndpoints, NoEndpoint};
 pub use error::{BrowserError, CdpError};
 pub use frame::Frame;

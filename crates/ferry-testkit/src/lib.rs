@@ -3,7 +3,9 @@
 //! [`TestServer`] serves an agent (with extensions) on `127.0.0.1:0` in the test's runtime,
 //! with a client whose redirects are off, and stops it on [`TestServer::shutdown`]. Tests
 //! talk to it over real HTTP. [`process::wait_for_exit`] waits for any process to end, as an
-//! event (a pidfd), not by polling.
+//! event (a pidfd), not by polling. [`required_or_skip`] (and, with the `browser` feature,
+//! [`chromium_or_skip`]) is the one rule for a test whose prerequisite is missing: a loud skip
+//! outside CI, a failure in it.
 //!
 //! ```no_run
 //! # async fn run() {
@@ -16,6 +18,11 @@
 //! ```
 
 pub mod process;
+mod skip;
+
+pub use skip::required_or_skip;
+#[cfg(feature = "browser")]
+pub use skip::chromium_or_skip;
 
 use ferry_agent::AgentExecutor;
 use ferry_server::{A2aServer, ServerConfig, ServerError, ServerExtension};

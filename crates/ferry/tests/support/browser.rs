@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 /// The Chromium binary, or `None` after a loud skip (a failure in CI).
 pub(crate) fn chromium_or_skip(test: &str) -> Option<PathBuf> {
-    if !ferry_browser::chromium_or_skip(test) {
+    if !ferry_testkit::chromium_or_skip(test) {
         return None;
     }
     ferry_browser::find_chromium(None).ok()

@@ -6,7 +6,12 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 /// Whether Chromium is here; a loud skip outside CI, a failure under `CI=true`.
-pub(crate) use ferry_browser::chromium_or_skip;
+pub(crate) fn chromium_or_skip(test: &str) -> bool {
+    let missing = ferry_browser::find_chromium(None)
+        .err()
+        .map(|e| format!("{e}; install Debian's `chromium` package or set FERRY_CHROME"));
+    ferry_testkit::required_or_skip(test, missing)
+}
 
 /// An upper bound for every test, so a hung browser fails the test instead of the suite.
 pub(crate) const TEST_TIMEOUT: Duration = Duration::from_secs(30);

@@ -7,7 +7,7 @@ pub(crate) mod site;
 use std::time::Duration;
 
 /// Whether Chromium is here; a loud skip outside CI, a failure under `CI=true`.
-pub(crate) use ferry_browser::chromium_or_skip;
+pub(crate) use ferry_testkit::chromium_or_skip;
 
 /// An upper bound for every test, so a hung browser fails the test instead of the suite.
 pub(crate) const TEST_TIMEOUT: Duration = Duration::from_secs(60);

@@ -12,7 +12,7 @@ use rmcp::service::{RoleClient, RunningService};
 use serde_json::Value;
 use std::time::Duration;
 
-pub(crate) use ferry_browser::chromium_or_skip;
+pub(crate) use ferry_testkit::chromium_or_skip;
 
 /// An upper bound for every test, so a hung browser fails the test instead of the suite.
 const TEST_TIMEOUT: Duration = Duration::from_secs(90);
