@@ -10,6 +10,8 @@
 //! Every call runs in an `a2a.client` span, and its requests carry the W3C trace context
 //! (`traceparent`) when the program installed OpenTelemetry; nothing when it did not.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod client;
 mod endpoint;
 mod error;

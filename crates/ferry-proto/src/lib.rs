@@ -33,6 +33,8 @@
 //! generated from `proto/a2a.proto` by pure-Rust tooling) and their conversions to and from
 //! these types.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod card;
 mod de;
 mod enums;

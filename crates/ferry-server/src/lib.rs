@@ -1,15 +1,20 @@
-//! Serve any [`ferry_agent::AgentExecutor`] over A2A v1.0.
+//! Serve any [`AgentExecutor`] over A2A v1.0 (JSON-RPC, HTTP+JSON and gRPC, with SSE
+//! streams) and, next to it, A2A v0.3.
 //!
-//! Two layers, and imports only run downwards:
+//! Four layers, and imports only run downwards (the architecture test checks it):
 //!
-//! - the core (no HTTP): one [`RequestHandler`] holds the protocol's semantics (task
+//! - the core (no wire format): one request handler holds the protocol's semantics (task
 //!   lifecycle, blocking and `returnImmediately`, history, multi-turn rules, cancel, subscribe,
-//!   ListTasks paging) and the agent, over a [`TaskManager`] that applies events to tasks in a
-//!   data-only [`TaskStore`] (memory, or SQL in `ferry-store-sql`); each operation of
-//!   ferry-proto's operation table goes through [`RequestHandler::dispatch`];
-//! - HTTP: the JSON-RPC and HTTP+JSON bindings translate to and from the core (they own no
-//!   operation knowledge), SSE carries each task's event log with sequence numbers, the front
-//!   door guards everything but the probes, and [`A2aServer`] puts it together.
+//!   ListTasks paging) and the agent, over a task manager that applies events to tasks in a
+//!   data-only [`TaskStore`] (memory, or SQL in `ferry-store-sql`). It answers every
+//!   operation of ferry-proto's operation table with typed values;
+//! - the edge, under every binding: the front door (credentials → caller and access,
+//!   `Host`/`Origin`, limits), request ids, the service parameters a call carries, metrics,
+//!   and each agent's service;
+//! - the bindings: each one codec (read a call, write its answer, its stream, its error) run
+//!   by one path — JSON-RPC and REST with SSE, gRPC (feature `grpc`), v0.3's JSON-RPC and REST
+//!   (feature `v03`); an event is encoded once per form for every subscriber;
+//! - the server: [`A2aServerBuilder`], the routes, the accept loop and the drain.
 //!
 //! Extensions plug in through one seam, [`ServerExtension`]: a card entry, routes behind the
 //! front door, typed data for each turn. The server knows none by name.
@@ -34,6 +39,8 @@
 //! # }
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod binding;
 mod card;
 pub mod clock;
@@ -56,10 +63,13 @@ pub use config::{
     AgentLimits, AnnouncedKeyConfig, ScopedToken, ServerConfig, SigningKeyConfig, redact_store_url,
 };
 pub use config_file::ConfigError;
-pub use edge::front_door;
+pub use edge::front_door::{AgentScope, Caller};
 pub use edge::params::{EXTENSIONS_HEADER, VERSION_HEADER};
 pub use error::ServerError;
 pub use extension::ServerExtension;
+pub use ferry_agent::{
+    AgentDescription, AgentError, AgentExecutor, AgentFuture, EventSink, RequestContext,
+};
 pub use ferry_store::{MemoryLimits, MemoryStore, StoreError, TaskStore};
 pub use server::mount::{AgentMount, MAX_AGENT_ID_LEN, check_agent_id};
 pub use server::{A2aServer, A2aServerBuilder};

@@ -16,6 +16,8 @@
 //! the forms agent fills forms from ([`profiles::ProfileStore`], in memory
 //! [`profiles::MemoryProfiles`]).
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 #[cfg(feature = "conformance")]
 pub mod conformance;
 mod memory;

@@ -17,6 +17,8 @@
 //! # }
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 pub mod process;
 mod skip;
 

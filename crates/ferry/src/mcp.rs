@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use clap::Args;
 use ferry_proto::{A2aError, ErrorKind};
 use ferry_server::Access;
-use ferry_server::front_door::{AgentScope, Caller};
+use ferry_server::{AgentScope, Caller};
 use std::sync::Arc;
 
 /// `ferry mcp`.

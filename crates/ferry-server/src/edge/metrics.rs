@@ -9,7 +9,7 @@ use std::time::Duration;
 
 /// What a request was, for the metrics (set by the bindings on the response).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CallLabel {
+pub(crate) struct CallLabel {
     /// What it asked for.
     pub method: Method,
     /// True when it succeeded (an A2A error answer is not a success).
@@ -21,7 +21,7 @@ pub struct CallLabel {
 /// What the metrics label a request by: its operation (named as in the operation table),
 /// the agent card, or anything else.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
+pub(crate) enum Method {
     /// An A2A operation.
     Operation(Operation),
     /// The agent card.
@@ -89,7 +89,7 @@ struct Histogram {
 
 /// The server's counters.
 #[derive(Debug, Default)]
-pub struct Metrics {
+pub(crate) struct Metrics {
     requests: [[AtomicU64; 2]; LABELS],
     latency: [Histogram; LABELS],
     refusals: [AtomicU64; REFUSAL_REASONS.len()],
@@ -99,7 +99,7 @@ pub struct Metrics {
 
 impl Metrics {
     /// Counts one answered request.
-    pub fn record(&self, label: CallLabel, elapsed: Duration) {
+    pub(crate) fn record(&self, label: CallLabel, elapsed: Duration) {
         let m = label.method.index();
         self.requests[m][usize::from(label.ok)].fetch_add(1, Ordering::Relaxed);
         if let Method::Operation(_) = label.method {
@@ -118,14 +118,14 @@ impl Metrics {
     }
 
     /// Counts one refusal.
-    pub fn refused(&self, reason: &str) {
+    pub(crate) fn refused(&self, reason: &str) {
         if let Some(i) = REFUSAL_REASONS.iter().position(|r| *r == reason) {
             self.refusals[i].fetch_add(1, Ordering::Relaxed);
         }
     }
 
     /// The Prometheus text exposition.
-    pub fn render(
+    pub(crate) fn render(
         &self,
         open_streams: usize,
         tasks_by_state: &[(TaskState, u64)],

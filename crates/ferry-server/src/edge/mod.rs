@@ -6,7 +6,7 @@
 //! imports neither.
 
 pub(crate) mod call;
-pub mod front_door;
+pub(crate) mod front_door;
 pub(crate) mod metrics;
 pub(crate) mod params;
 pub(crate) mod request_id;

@@ -134,8 +134,8 @@ impl A2aServerBuilder {
     /// Adds routes that are not A2A and no extension of it (another face of an agent, such
     /// as the forms agent's MCP endpoint), served at the root behind the same front door as
     /// the bindings: the token, `Host`/`Origin` checks, limits, request ids and metrics apply
-    /// to them unchanged, and the front door's [`front_door::Caller`] and
-    /// [`front_door::AgentScope`] are in each request's extensions. They add nothing to the
+    /// to them unchanged, and the front door's [`crate::Caller`] and
+    /// [`crate::AgentScope`] are in each request's extensions. They add nothing to the
     /// card.
     pub fn routes(mut self, routes: Router) -> Self {
         self.routes = self.routes.merge(routes);

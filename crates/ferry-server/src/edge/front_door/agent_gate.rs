@@ -14,7 +14,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// One agent's id and limits.
 #[derive(Debug)]
-pub struct AgentGate {
+pub(crate) struct AgentGate {
     id: String,
     in_flight: Option<Arc<Semaphore>>,
     streams: Option<Arc<Semaphore>>,
@@ -22,7 +22,7 @@ pub struct AgentGate {
 
 impl AgentGate {
     /// The gate of agent `id` with `limits`.
-    pub fn new(id: &str, limits: AgentLimits) -> Self {
+    pub(crate) fn new(id: &str, limits: AgentLimits) -> Self {
         let semaphore = |n: usize| Arc::new(Semaphore::new(n.max(1)));
         Self {
             id: id.to_owned(),
@@ -32,13 +32,13 @@ impl AgentGate {
     }
 
     /// The agent's id.
-    pub fn id(&self) -> &str {
+    pub(crate) fn id(&self) -> &str {
         &self.id
     }
 
     /// A slot for one more open stream of this agent (`None` when it has no limit of its
     /// own), or 503 `TOO_MANY_STREAMS`.
-    pub fn stream_permit(&self) -> Result<Option<OwnedSemaphorePermit>, A2aError> {
+    pub(crate) fn stream_permit(&self) -> Result<Option<OwnedSemaphorePermit>, A2aError> {
         match &self.streams {
             None => Ok(None),
             Some(streams) => streams.clone().try_acquire_owned().map(Some).map_err(|_| {
@@ -55,7 +55,7 @@ impl AgentGate {
 
 /// The middleware on an agent's routes. Public paths (the agent's card) pass; everything else
 /// needs a scope that names the agent, then a slot of the agent's in-flight limit.
-pub async fn check(State(gate): State<Arc<AgentGate>>, request: Request, next: Next) -> Response {
+pub(crate) async fn check(State(gate): State<Arc<AgentGate>>, request: Request, next: Next) -> Response {
     if request.extensions().get::<PublicPath>().is_some() {
         return next.run(request).await;
     }

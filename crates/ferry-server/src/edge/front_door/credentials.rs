@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 /// The tokens of the configuration.
 #[derive(Debug)]
-pub struct Credentials {
+pub(crate) struct Credentials {
     /// The token of full access, if set, and its caller.
     full: Option<(Box<[u8]>, Caller)>,
     /// Tokens that may only read tasks, with their callers.
@@ -54,16 +54,9 @@ impl Caller {
     /// default, so both faces of one store share that user's saved data.
     pub const LOCAL: &'static str = ferry_agent::LOCAL_CALLER;
 
-    /// The caller a token names when it has no configured name: its fingerprint.
-    ///
-    /// ```
-    /// use ferry_server::front_door::Caller;
-    /// let a = Caller::of_token("s3cret");
-    /// assert!(a.0.starts_with("token:") && a.0.len() == 22);
-    /// assert!(!a.0.contains("s3cret"));
-    /// assert_ne!(a, Caller::of_token("other"));
-    /// ```
-    pub fn of_token(token: &str) -> Caller {
+    /// The caller a token names when it has no configured name: its fingerprint (16 hex
+    /// digits of its SHA-256; the token itself never appears).
+    pub(crate) fn of_token(token: &str) -> Caller {
         let digest = ferry_trust::jcs::digest_bytes(token.as_bytes());
         let hex = digest.trim_start_matches("sha256:");
         Caller(format!("token:{}", &hex[..16]).into())
@@ -81,12 +74,12 @@ pub struct AgentScope(Option<Arc<[String]>>);
 
 impl AgentScope {
     /// Every agent.
-    pub fn all() -> Self {
+    pub(crate) fn all() -> Self {
         Self(None)
     }
 
     /// Only the agents `ids`.
-    pub fn only(ids: &[String]) -> Self {
+    pub(crate) fn only(ids: &[String]) -> Self {
         Self(Some(ids.into()))
     }
 
@@ -106,13 +99,13 @@ impl AgentScope {
 
 /// What a request's credentials give: the operations it may run, where, and as whom.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Grant {
+pub(crate) struct Grant {
     /// The operations.
-    pub access: Access,
+    pub(crate) access: Access,
     /// The agents.
-    pub scope: AgentScope,
+    pub(crate) scope: AgentScope,
     /// Who is calling; `None` without credentials.
-    pub caller: Option<Caller>,
+    pub(crate) caller: Option<Caller>,
 }
 
 impl Grant {
@@ -127,7 +120,7 @@ impl Grant {
 
 impl Credentials {
     /// The tokens of `config` (empty ones ignored).
-    pub fn new(config: &ServerConfig) -> Self {
+    pub(crate) fn new(config: &ServerConfig) -> Self {
         let secret = |t: &String| (!t.is_empty()).then(|| t.as_bytes().into());
         let with_caller = |t: &String| Some((secret(t)?, Caller::of_token(t)));
         Self {
@@ -162,14 +155,14 @@ impl Credentials {
     }
 
     /// Whether any credential is asked for at all.
-    pub fn required(&self) -> bool {
+    pub(crate) fn required(&self) -> bool {
         self.full.is_some() || !self.scoped.is_empty()
     }
 
     /// What the request's credentials allow; `None` when they are refused: a token that is
     /// none of the server's (never read as anonymous, even where anonymous callers are let
     /// in), or no token where one is required.
-    pub fn grant(&self, headers: &HeaderMap) -> Option<Grant> {
+    pub(crate) fn grant(&self, headers: &HeaderMap) -> Option<Grant> {
         if !self.required() {
             return Some(Grant::everywhere(Access::Full, Some(&self.local)));
         }
@@ -221,6 +214,15 @@ impl Credentials {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tokens_caller_is_its_fingerprint_never_the_token() {
+        let a = Caller::of_token("s3cret");
+        assert!(a.0.starts_with("token:") && a.0.len() == 22);
+        assert!(!a.0.contains("s3cret"));
+        assert_ne!(a, Caller::of_token("other"));
+        assert_eq!(a, Caller::of_token("s3cret"));
+    }
     use axum::http::HeaderValue;
 
     fn headers(authorization: Option<&str>) -> HeaderMap {

@@ -7,13 +7,13 @@ use std::net::IpAddr;
 
 /// Which `Host` values are served.
 #[derive(Debug, Clone)]
-pub struct HostPolicy {
+pub(crate) struct HostPolicy {
     allowed: Vec<String>,
 }
 
 impl HostPolicy {
     /// Loopback names plus `allowed_hosts` plus the host of the public URL.
-    pub fn new(allowed_hosts: &[String], public_host: Option<String>) -> Self {
+    pub(crate) fn new(allowed_hosts: &[String], public_host: Option<String>) -> Self {
         let mut allowed: Vec<String> = allowed_hosts
             .iter()
             .map(|h| strip_port(h).to_ascii_lowercase())
@@ -26,7 +26,7 @@ impl HostPolicy {
     /// authority of its target (an absolute-form target such as `POST http://evil.example/`,
     /// which HTTP/1.1 servers must prefer over `Host`; the `:authority` of HTTP/2). At least
     /// one must be present. Several `Host` lines are refused before this check.
-    pub fn allows(&self, request: &Request) -> bool {
+    pub(crate) fn allows(&self, request: &Request) -> bool {
         let header = match request.headers().get(header::HOST) {
             Some(v) => match v.to_str() {
                 Ok(host) => Some(host),

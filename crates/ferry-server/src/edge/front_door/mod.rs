@@ -17,11 +17,11 @@ mod host;
 mod rate;
 mod token;
 
-pub use agent_gate::{AgentGate, check as agent_gate};
-pub use credentials::{AgentScope, Caller, Credentials, Grant};
-pub use host::HostPolicy;
-pub use rate::RateLimiter;
-pub use token::constant_time_eq;
+pub(crate) use agent_gate::{AgentGate, check as agent_gate};
+pub use credentials::{AgentScope, Caller};
+pub(crate) use credentials::{Credentials, Grant};
+pub(crate) use host::HostPolicy;
+pub(crate) use rate::RateLimiter;
 
 use crate::config::ServerConfig;
 use crate::core::call::Access;
@@ -44,13 +44,13 @@ const CAPACITY_RETRY_SECS: u64 = 1;
 /// The front door's settings and shared counters: everything the middleware needs, and
 /// nothing of the bindings behind it.
 #[derive(Debug)]
-pub struct FrontDoor {
+pub(crate) struct FrontDoor {
     credentials: Credentials,
     hosts: HostPolicy,
     rate: Option<RateLimiter>,
     in_flight: Arc<Semaphore>,
     /// Permits for open SSE streams (taken by the bindings, held by the stream body).
-    pub streams: Arc<Semaphore>,
+    pub(crate) streams: Arc<Semaphore>,
     request_timeout: Duration,
     /// The JSON-RPC endpoint (capacity refusals there are JSON-RPC errors).
     rpc_path: String,
@@ -63,7 +63,7 @@ pub struct FrontDoor {
 }
 
 /// Writes a refusal in the form of a binding the edge does not know (gRPC's status).
-pub type RefusalWriter = fn(&A2aError) -> Response;
+pub(crate) type RefusalWriter = fn(&A2aError) -> Response;
 
 /// True for a gRPC call: its content type is `application/grpc…` (`+proto` included).
 fn is_grpc(headers: &axum::http::HeaderMap) -> bool {
@@ -76,7 +76,7 @@ fn is_grpc(headers: &axum::http::HeaderMap) -> bool {
 impl FrontDoor {
     /// The front door for `config`; `public_host` is the host of the advertised URL,
     /// `public_paths` what is served without the token.
-    pub fn new(
+    pub(crate) fn new(
         config: &ServerConfig,
         public_host: Option<String>,
         public_paths: Vec<String>,
@@ -105,18 +105,13 @@ impl FrontDoor {
 
     /// Refuses gRPC calls with statuses written by `write` (a server without gRPC answers
     /// them as any other request).
-    pub fn with_grpc_refusal(mut self, write: RefusalWriter) -> Self {
+    pub(crate) fn with_grpc_refusal(mut self, write: RefusalWriter) -> Self {
         self.grpc_refusal = Some(write);
         self
     }
 
-    /// Whether a token is configured.
-    pub fn requires_token(&self) -> bool {
-        self.credentials.required()
-    }
-
     /// Open SSE streams now.
-    pub fn open_streams(&self, max_streams: usize) -> usize {
+    pub(crate) fn open_streams(&self, max_streams: usize) -> usize {
         max_streams
             .max(1)
             .saturating_sub(self.streams.available_permits())
@@ -205,7 +200,7 @@ impl Refusal {
 
 /// The outermost middleware: gives every request its id (echoed or generated) and every
 /// response, probes and 404s included, its `X-Request-Id`.
-pub async fn tag(mut request: Request, next: Next) -> Response {
+pub(crate) async fn tag(mut request: Request, next: Next) -> Response {
     let rid = RequestId::from_headers(request.headers());
     request.extensions_mut().insert(rid.clone());
     let mut response = next.run(request).await;
@@ -217,7 +212,7 @@ pub async fn tag(mut request: Request, next: Next) -> Response {
 
 /// The middleware: admits or refuses each request, tags it with its id (the one [`tag`] gave
 /// it, if any), counts it, and bounds its time.
-pub async fn guard(
+pub(crate) async fn guard(
     State(door): State<Arc<FrontDoor>>,
     mut request: Request,
     next: Next,
@@ -384,7 +379,7 @@ impl FrontDoor {
 /// A slot for one open stream: the server's, and the agent's when it has its own limit.
 /// Held by the stream's body until it ends.
 #[derive(Debug)]
-pub struct StreamPermit {
+pub(crate) struct StreamPermit {
     _server: tokio::sync::OwnedSemaphorePermit,
     _agent: Option<tokio::sync::OwnedSemaphorePermit>,
 }
@@ -402,7 +397,7 @@ impl StreamPermit {
 }
 
 /// A 503 for a stream refused at the stream limit.
-pub fn too_many_streams() -> A2aError {
+pub(crate) fn too_many_streams() -> A2aError {
     A2aError::new(
         ErrorKind::Unavailable,
         "the server is at its limit of open streams",

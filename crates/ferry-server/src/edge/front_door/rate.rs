@@ -21,7 +21,7 @@ struct Bucket {
 
 /// Token buckets by client address.
 #[derive(Debug)]
-pub struct RateLimiter {
+pub(crate) struct RateLimiter {
     shards: Box<[Mutex<HashMap<IpAddr, Bucket>>]>,
     hasher: RandomState,
     rate: f64,
@@ -31,7 +31,7 @@ pub struct RateLimiter {
 
 impl RateLimiter {
     /// `rate` requests per second with bursts of `burst`, refilled as `clock` says.
-    pub fn new(rate: u32, burst: u32, clock: Arc<dyn Clock>) -> Self {
+    pub(crate) fn new(rate: u32, burst: u32, clock: Arc<dyn Clock>) -> Self {
         Self {
             shards: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
             hasher: RandomState::new(),
@@ -42,7 +42,7 @@ impl RateLimiter {
     }
 
     /// Takes one token for `client`, or says how many seconds to wait for one.
-    pub fn check(&self, client: IpAddr) -> Result<(), u64> {
+    pub(crate) fn check(&self, client: IpAddr) -> Result<(), u64> {
         let now = self.clock.now();
         let shard = &self.shards[(self.hasher.hash_one(client) as usize) % SHARDS];
         let mut map = shard.lock();
