@@ -22,9 +22,9 @@
 pub mod process;
 mod skip;
 
-pub use skip::required_or_skip;
 #[cfg(feature = "browser")]
 pub use skip::chromium_or_skip;
+pub use skip::required_or_skip;
 
 use ferry_agent::AgentExecutor;
 use ferry_server::{A2aServer, ServerConfig, ServerError, ServerExtension};

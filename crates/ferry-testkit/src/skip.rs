@@ -22,8 +22,8 @@ pub fn required_or_skip(test: &str, missing: Option<String>) -> bool {
 /// the standard paths).
 #[cfg(feature = "browser")]
 pub fn chromium_or_skip(test: &str) -> bool {
-    let missing = ferry_browser::find_chromium(None).err().map(|e| {
-        format!("{e}; install Debian's `chromium` package or set FERRY_CHROME")
-    });
+    let missing = ferry_browser::find_chromium(None)
+        .err()
+        .map(|e| format!("{e}; install Debian's `chromium` package or set FERRY_CHROME"));
     required_or_skip(test, missing)
 }

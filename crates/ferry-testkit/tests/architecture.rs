@@ -50,7 +50,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
         ],
     ),
     ("ferry-client", &["ferry-proto", "ferry-trust", "ferry-net"]),
-    ("ferry-testkit", &["ferry-agent", "ferry-server", "ferry-browser"]),
+    (
+        "ferry-testkit",
+        &["ferry-agent", "ferry-server", "ferry-browser"],
+    ),
 ];
 
 fn workspace() -> PathBuf {

@@ -48,6 +48,9 @@ pub(crate) enum LoadBinding {
     Jsonrpc,
     /// gRPC over HTTP/2 (cleartext).
     Grpc,
+    /// A2A v0.3's JSON-RPC (`message/send`, `message/stream`) at `--url`, as a v0.3 client
+    /// sends it (no `A2A-Version`).
+    V03,
 }
 
 /// Flags of `ferry bench`.
@@ -59,7 +62,8 @@ pub(crate) struct BenchArgs {
     /// What to measure.
     #[arg(long, value_enum, default_value = "send")]
     mode: BenchMode,
-    /// The binding of `send` and `stream`: JSON-RPC at `--url`, or gRPC at its host and port.
+    /// The binding of `send` and `stream`: JSON-RPC at `--url`, v0.3's JSON-RPC there, or
+    /// gRPC at its host and port.
     #[arg(long, value_enum, default_value = "jsonrpc")]
     binding: LoadBinding,
     /// Concurrent connections.
@@ -113,19 +117,35 @@ fn split_url(url: &str) -> anyhow::Result<(String, String)> {
     Ok((authority.to_owned(), path))
 }
 
-fn request_body(mode: BenchMode) -> Bytes {
-    let method = match mode {
-        BenchMode::Stream => "SendStreamingMessage",
-        _ => "SendMessage",
-    };
-    Bytes::from(format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{"message":{{"messageId":"bench-1","role":"ROLE_USER","parts":[{{"text":"hello ferry"}}]}}}}}}"#
-    ))
+fn request_body(mode: BenchMode, binding: LoadBinding) -> Bytes {
+    let stream = mode == BenchMode::Stream;
+    Bytes::from(match binding {
+        LoadBinding::V03 => {
+            let method = if stream {
+                "message/stream"
+            } else {
+                "message/send"
+            };
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{"message":{{"kind":"message","messageId":"bench-1","role":"user","parts":[{{"kind":"text","text":"hello ferry"}}]}}}}}}"#
+            )
+        }
+        LoadBinding::Jsonrpc | LoadBinding::Grpc => {
+            let method = if stream {
+                "SendStreamingMessage"
+            } else {
+                "SendMessage"
+            };
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{"message":{{"messageId":"bench-1","role":"ROLE_USER","parts":[{{"text":"hello ferry"}}]}}}}}}"#
+            )
+        }
+    })
 }
 
 async fn bench(args: BenchArgs) -> anyhow::Result<()> {
     let (authority, path) = split_url(&args.url)?;
-    let body = request_body(args.mode);
+    let body = request_body(args.mode, args.binding);
     let warmup = Duration::from_secs(1);
     let duration = Duration::from_secs(args.duration.max(1));
     let start = Instant::now();
@@ -135,13 +155,17 @@ async fn bench(args: BenchArgs) -> anyhow::Result<()> {
     for _ in 0..args.connections.max(1) {
         let (authority, path, body) = (authority.clone(), path.clone(), body.clone());
         workers.push(match args.binding {
-            LoadBinding::Jsonrpc => tokio::spawn(connection_loop(
-                authority,
-                path,
-                body,
-                measure_from,
-                stop_at,
-            )),
+            LoadBinding::Jsonrpc | LoadBinding::V03 => {
+                // A v0.3 client states no version.
+                let version = (args.binding == LoadBinding::Jsonrpc).then_some("1.0");
+                let target = Target {
+                    authority,
+                    path,
+                    body,
+                    version,
+                };
+                tokio::spawn(connection_loop(target, measure_from, stop_at))
+            }
             LoadBinding::Grpc => tokio::spawn(crate::bench::grpc::worker(
                 format!("http://{authority}"),
                 args.mode,
@@ -228,13 +252,26 @@ impl ConnectionResult {
     }
 }
 
-async fn connection_loop(
+/// Where one HTTP/1.1 load connection sends what.
+struct Target {
     authority: String,
     path: String,
     body: Bytes,
+    /// The `A2A-Version` it states, if any.
+    version: Option<&'static str>,
+}
+
+async fn connection_loop(
+    target: Target,
     measure_from: Instant,
     stop_at: Instant,
 ) -> anyhow::Result<ConnectionResult> {
+    let Target {
+        authority,
+        path,
+        body,
+        version,
+    } = target;
     let stream = TcpStream::connect(&authority)
         .await
         .with_context(|| format!("connecting to {authority}"))?;
@@ -247,11 +284,13 @@ async fn connection_loop(
         if now >= stop_at {
             break;
         }
-        let req = Request::post(path.as_str())
+        let mut req = Request::post(path.as_str())
             .header("host", authority.as_str())
-            .header("content-type", "application/json")
-            .header("a2a-version", "1.0")
-            .body(Full::new(body.clone()))?;
+            .header("content-type", "application/json");
+        if let Some(version) = version {
+            req = req.header("a2a-version", version);
+        }
+        let req = req.body(Full::new(body.clone()))?;
         let ok = match sender.send_request(req).await {
             Ok(resp) => {
                 let status_ok = resp.status().is_success();

@@ -55,7 +55,11 @@ impl AgentGate {
 
 /// The middleware on an agent's routes. Public paths (the agent's card) pass; everything else
 /// needs a scope that names the agent, then a slot of the agent's in-flight limit.
-pub(crate) async fn check(State(gate): State<Arc<AgentGate>>, request: Request, next: Next) -> Response {
+pub(crate) async fn check(
+    State(gate): State<Arc<AgentGate>>,
+    request: Request,
+    next: Next,
+) -> Response {
     if request.extensions().get::<PublicPath>().is_some() {
         return next.run(request).await;
     }
