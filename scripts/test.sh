@@ -14,12 +14,16 @@
 # 2c. The same for the MCP Python SDK: <repo>/.venv-mcp from
 #    interop/python/requirements-mcp.txt, exported as FERRY_PYTHON_MCP (used by
 #    crates/ferry/tests/mcp_cli.rs). Skipped if FERRY_PYTHON_MCP is already set.
+# 2d. The same for Google ADK: <repo>/.venv-adk from interop/python/requirements-adk.txt,
+#    exported as FERRY_PYTHON_ADK (used by crates/ferry/tests/interop_adk.rs). Skipped if
+#    FERRY_PYTHON_ADK is already set.
 # 3. Runs `cargo test --workspace`.
 #
 # Environment:
 #   FERRY_PYTHON=path   use this interpreter (must have a2a-sdk) instead of .venv
 #   FERRY_PYTHON_V03=path  the same for a2a-sdk 0.3 instead of .venv-v03
 #   FERRY_PYTHON_MCP=path  the same for the MCP SDK (mcp 2.3.0) instead of .venv-mcp
+#   FERRY_PYTHON_ADK=path  the same for Google ADK (google-adk 2.13.0) instead of .venv-adk
 #   PYTHON=python3.x    interpreter used to create .venv (default: python3.11, else python3)
 #   CI=true             missing Python prerequisites fail the interop tests instead of skipping them
 set -euo pipefail
@@ -84,6 +88,15 @@ if [ -z "${FERRY_PYTHON_MCP:-}" ]; then
   export FERRY_PYTHON_MCP="$ROOT/.venv-mcp/bin/python"
 else
   section "python MCP interop: using FERRY_PYTHON_MCP=$FERRY_PYTHON_MCP"
+fi
+
+if [ -z "${FERRY_PYTHON_ADK:-}" ]; then
+  section "python ADK interop venv (.venv-adk)"
+  ensure_venv "$ROOT/.venv-adk" "$ROOT/interop/python/requirements-adk.txt"
+  "$ROOT/.venv-adk/bin/python" -c 'import importlib.metadata as m, google.adk.agents.remote_a2a_agent; print("google-adk", m.version("google-adk"), "a2a-sdk", m.version("a2a-sdk"))'
+  export FERRY_PYTHON_ADK="$ROOT/.venv-adk/bin/python"
+else
+  section "python ADK interop: using FERRY_PYTHON_ADK=$FERRY_PYTHON_ADK"
 fi
 
 section "cargo test --workspace"

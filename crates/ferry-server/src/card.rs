@@ -164,7 +164,7 @@ fn interfaces(config: &ServerConfig, base: &str) -> Vec<AgentInterface> {
             protocol_version: PROTOCOL_VERSION.into(),
         },
     ];
-    if config.serves_grpc() {
+    if config.lists_grpc() {
         interfaces.push(AgentInterface {
             url: grpc_target(base),
             protocol_binding: BINDING_GRPC.into(),

@@ -23,6 +23,12 @@ pub struct ServerConfig {
     /// `/lf.a2a.v1.A2AService/*`) and list it on the card as `GRPC` at `host:port`. Default
     /// true; without the crate's `grpc` feature there is no gRPC to serve.
     pub grpc: bool,
+    /// List the gRPC interface on the card (when gRPC is served). Default true: the spec's
+    /// `host:port` entry, which the SDKs' gRPC clients and the conformance kit find it by.
+    /// False serves gRPC without naming it on the card, for callers that refuse a card with
+    /// an interface URL that is not `http(s)` on the card's own origin (Google ADK's
+    /// `RemoteA2aAgent` is one); a gRPC client then needs the address from elsewhere.
+    pub grpc_on_card: bool,
     /// Serve A2A v0.3 next to v1.0: its JSON-RPC methods (`message/send`, …) at the JSON-RPC
     /// endpoint, and its members on the card. Default true; without the crate's `v03`
     /// feature there is no v0.3 to serve.
@@ -203,6 +209,7 @@ impl Default for ServerConfig {
             idle_ttl_secs: 3600,
             max_history_messages: 1000,
             grpc: true,
+            grpc_on_card: true,
             v03: true,
             max_artifact_bytes: 64 << 20,
             max_events_per_task: 1024,
@@ -256,6 +263,11 @@ impl ServerConfig {
     /// Whether the gRPC binding is served: configured, and compiled in.
     pub(crate) fn serves_grpc(&self) -> bool {
         cfg!(feature = "grpc") && self.grpc
+    }
+
+    /// Whether the card lists the gRPC interface: gRPC is served and not kept off the card.
+    pub(crate) fn lists_grpc(&self) -> bool {
+        self.serves_grpc() && self.grpc_on_card
     }
 
     /// Whether A2A v0.3 is served: configured, and compiled in.

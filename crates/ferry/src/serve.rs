@@ -200,6 +200,10 @@ pub(crate) struct ServeArgs {
     /// and leave it off the card.
     #[arg(long)]
     no_grpc: bool,
+    /// Serve gRPC but leave it off the card (`grpc_on_card = false`): for callers such as
+    /// Google ADK that refuse a card naming an interface that is not http(s) on its origin.
+    #[arg(long)]
+    grpc_off_card: bool,
     /// Use the A2A v1.0.0 HTTP status table for REST errors (409/415/502) instead of v1.0.1.
     #[arg(long)]
     v1_0_0_errors: bool,
@@ -312,6 +316,7 @@ impl ServeArgs {
         }
         c.strict_version |= self.strict_version;
         c.grpc &= !self.no_grpc;
+        c.grpc_on_card &= !self.grpc_off_card;
         c.v03 &= !self.no_v03;
         let byob = matches!(forms.browser, ferry_forms::BrowserSource::Cdp { .. });
         cdp.enabled |= self.cdp_config || (byob && self.serves_forms(hosting.as_ref()));

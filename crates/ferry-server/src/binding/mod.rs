@@ -226,7 +226,10 @@ async fn answer<C: Codec>(
         .is_streaming()
         .then(|| service.stream_permit())
         .transpose()?;
-    match (service.handler.dispatch(&context, request).await?, permit) {
+    // Boxed: the handler's future is the largest part of a call's state, and axum moves the
+    // route's future into a box of its own; kept apart, that move copies a small future.
+    let answer = Box::pin(service.handler.dispatch(&context, request)).await?;
+    match (answer, permit) {
         (Answer::Stream(stream), Some(permit)) => {
             Ok(Answered::Stream(stream, permit, context.extensions))
         }

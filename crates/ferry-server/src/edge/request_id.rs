@@ -32,9 +32,14 @@ impl RequestId {
         &self.0
     }
 
-    /// The id as a header value.
+    /// The id as a header value, marked sensitive: every id is new, so HTTP/2's header
+    /// compression would only fill its table with them (and search a longer list of them on
+    /// every answer); a sensitive value is sent literally and never indexed.
     pub fn header_value(&self) -> HeaderValue {
-        HeaderValue::from_str(&self.0).unwrap_or_else(|_| HeaderValue::from_static("invalid"))
+        let mut value =
+            HeaderValue::from_str(&self.0).unwrap_or_else(|_| HeaderValue::from_static("invalid"));
+        value.set_sensitive(true);
+        value
     }
 }
 

@@ -1,7 +1,7 @@
 //! What only the gRPC binding has: its front door (the token in metadata, the limits as
 //! statuses with `RetryInfo`, request ids, the `:authority` check), protobuf that does not
-//! decode, the message size limit, unknown methods, and turning the binding off. Everything
-//! the three bindings share runs over gRPC in the scenario modules.
+//! decode, the message size limit, unknown methods, serving it off the card, and turning the
+//! binding off. Everything the three bindings share runs over gRPC in the scenario modules.
 
 use crate::support::{
     Auth, Binding, ServiceParams, Step, TOO_MANY_REQUESTS_IN_FLIGHT, TOO_MANY_STREAMS, TestServer,
@@ -216,6 +216,48 @@ async fn foreign_authority_is_refused() {
     assert_eq!(e.reason(), "HOST_NOT_ALLOWED");
 }
 
+/// The bindings the card at `srv`'s well-known path lists, in order.
+async fn card_bindings(srv: &TestServer) -> Vec<String> {
+    let card: Value = srv
+        .http()
+        .get(srv.url("/.well-known/agent-card.json"))
+        .send()
+        .await
+        .expect("the card")
+        .json()
+        .await
+        .expect("JSON");
+    card["supportedInterfaces"]
+        .as_array()
+        .expect("interfaces")
+        .iter()
+        .filter_map(|i| i["protocolBinding"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// `grpc_on_card = false`: the card lists JSON-RPC and REST only (what a caller that wants
+/// every interface URL http(s) on the card's origin accepts), and gRPC is served all the same
+/// to a client that knows the address.
+async fn grpc_can_be_served_off_the_card() {
+    let srv = TestServer::with_config(
+        ferry_agents::EchoAgent,
+        ServerConfig {
+            grpc_on_card: false,
+            ..ServerConfig::default()
+        },
+    )
+    .await;
+    assert_eq!(card_bindings(&srv).await, ["JSONRPC", "HTTP+JSON"]);
+    let sent = srv
+        .call(G, "SendMessage", send_params("off the card"))
+        .await
+        .expect("gRPC is served");
+    assert_eq!(
+        sent["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{sent}"
+    );
+}
+
 /// `grpc = false`: no GRPC interface on the card, and the gRPC path is not served.
 async fn grpc_can_be_turned_off() {
     let srv = TestServer::with_config(
@@ -226,22 +268,7 @@ async fn grpc_can_be_turned_off() {
         },
     )
     .await;
-    let card: Value = srv
-        .http()
-        .get(srv.url("/.well-known/agent-card.json"))
-        .send()
-        .await
-        .expect("the card")
-        .json()
-        .await
-        .expect("JSON");
-    let bindings: Vec<&str> = card["supportedInterfaces"]
-        .as_array()
-        .expect("interfaces")
-        .iter()
-        .filter_map(|i| i["protocolBinding"].as_str())
-        .collect();
-    assert_eq!(bindings, ["JSONRPC", "HTTP+JSON"]);
+    assert_eq!(card_bindings(&srv).await, ["JSONRPC", "HTTP+JSON"]);
     let e = srv
         .grpc_raw("ListTasks", b"", Some("1.0"))
         .await
@@ -257,5 +284,6 @@ scenarios!(once:
     limits_are_unavailable_with_retry_info,
     request_ids_come_back,
     foreign_authority_is_refused,
+    grpc_can_be_served_off_the_card,
     grpc_can_be_turned_off,
 );

@@ -85,6 +85,9 @@ pub(crate) enum Sdk {
     V03,
     /// The MCP SDK `mcp` 2.3.0: `$FERRY_PYTHON_MCP`, else `<workspace>/.venv-mcp`.
     Mcp,
+    /// Google ADK 2.13.0 with its A2A support: `$FERRY_PYTHON_ADK`, else
+    /// `<workspace>/.venv-adk`.
+    Adk,
 }
 
 impl Sdk {
@@ -94,6 +97,7 @@ impl Sdk {
             Sdk::V1 => ("FERRY_PYTHON", ".venv"),
             Sdk::V03 => ("FERRY_PYTHON_V03", ".venv-v03"),
             Sdk::Mcp => ("FERRY_PYTHON_MCP", ".venv-mcp"),
+            Sdk::Adk => ("FERRY_PYTHON_ADK", ".venv-adk"),
         }
     }
 }
