@@ -7,11 +7,10 @@
 
 mod support;
 
-use std::process::Command;
 use std::time::Duration;
 use support::{
     CARD_PATH, Server, ferry, http_get, http_request, output_with_timeout, python_or_skip,
-    scratch_dir, text, workspace_root, write,
+    run_script, scratch_dir, text, write,
 };
 
 /// How long the Python client may take.
@@ -114,26 +113,16 @@ fn the_python_sdk_talks_to_each_exposed_agent() {
     let server = serve_config("agents-python", THREE_AGENTS, &[]);
     let root = root_of(&server);
     for binding in ["JSONRPC", "HTTP+JSON"] {
-        let (out, timed_out) = output_with_timeout(
-            Command::new(&python)
-                .arg("interop/python/hosting_client.py")
-                .args(["--binding", binding])
-                .args(["--agent", &format!("{root}/agents/echo=hello ferry")])
-                .args(["--agent", &format!("{root}/agents/shout=HELLO FERRY")])
-                .env("PYTHONUNBUFFERED", "1")
-                .current_dir(workspace_root()),
-            None,
+        let echo = format!("{root}/agents/echo=hello ferry");
+        let shout = format!("{root}/agents/shout=HELLO FERRY");
+        let run = run_script(
+            &python,
+            "interop/python/hosting_client.py",
+            ["--binding", binding, "--agent", &echo, "--agent", &shout],
             SCRIPT_TIMEOUT,
         );
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            !timed_out && out.status.success(),
-            "{test} over {binding}: {}\n---- stdout ----\n{stdout}\n---- stderr ----\n{}\n---- server ----\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr),
-            server.output()
-        );
-        assert!(stdout.contains("PASS"), "{stdout}");
+        run.assert_passed(&format!("{test} over {binding}"), &server);
+        assert!(run.stdout.contains("PASS"), "{}", run.stdout);
     }
 }
 

@@ -16,10 +16,8 @@
 
 mod support;
 
-use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
-use support::{Sdk, Server, output_with_timeout, scratch_dir, workspace_root, write};
+use support::{Sdk, Server, run_script, scratch_dir, write};
 
 /// Hard limit for one run of the script (which has its own 60 s limit).
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -31,25 +29,16 @@ fn adk_client(test: &str, server: &Server, card_url: &str, args: &[&str]) {
     else {
         return;
     };
-    let (out, timed_out) = output_with_timeout(
-        Command::new(&python)
-            .arg(Path::new("interop/python/adk_client.py"))
-            .args(["--card-url", card_url])
-            .args(args)
-            .env("PYTHONUNBUFFERED", "1")
-            .current_dir(workspace_root()),
-        None,
-        SCRIPT_TIMEOUT,
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut all = vec!["--card-url", card_url];
+    all.extend_from_slice(args);
+    let run = run_script(&python, "interop/python/adk_client.py", all, SCRIPT_TIMEOUT);
+    run.assert_passed(test, server);
     assert!(
-        !timed_out && out.status.success() && stdout.contains("ok: "),
-        "{test} failed ({})\n---- stdout ----\n{stdout}\n---- stderr ----\n{}\n---- server ----\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr),
-        server.output()
+        run.stdout.contains("ok: "),
+        "{test}: no check ran\n{}",
+        run.stdout
     );
-    println!("{stdout}");
+    println!("{}", run.stdout);
 }
 
 fn well_known(base_url: &str) -> String {

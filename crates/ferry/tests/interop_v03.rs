@@ -16,11 +16,10 @@
 mod support;
 
 use serde_json::{Value, json};
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 use support::{
-    Sdk, Server, ferry, http_get, http_request, output_with_timeout, run_with_timeout, spawn_lines,
+    Sdk, Server, ferry, http_get, http_request, run_script, run_with_timeout, spawn_lines,
     workspace_root,
 };
 
@@ -51,27 +50,16 @@ fn python_v03_client_over(transport: &str) {
     let Some(python) = support::sdk_python_or_skip(Sdk::V03, &test, "a2a.client, a2a.types") else {
         return;
     };
-    let root = workspace_root();
-    let script = Path::new("interop/python/v03_client.py");
     let server = Server::start(["--agent", "conformance", "--bind", "127.0.0.1:0"]);
-    let (out, timed_out) = output_with_timeout(
-        Command::new(&python)
-            .arg(script)
-            .args(["--base-url", &server.base_url, "--transport", transport])
-            .env("PYTHONUNBUFFERED", "1")
-            .current_dir(&root),
-        None,
+    let run = run_script(
+        &python,
+        "interop/python/v03_client.py",
+        ["--base-url", &server.base_url, "--transport", transport],
         SCRIPT_TIMEOUT,
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        !timed_out && out.status.success() && stdout.contains("PASS"),
-        "{test} failed ({})\n---- stdout ----\n{stdout}\n---- stderr ----\n{}\n---- server ----\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr),
-        server.output()
-    );
-    println!("{stdout}");
+    run.assert_passed(&test, &server);
+    assert!(run.stdout.contains("PASS"), "{test}\n{}", run.stdout);
+    println!("{}", run.stdout);
 }
 
 #[test]

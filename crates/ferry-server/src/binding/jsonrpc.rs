@@ -6,10 +6,10 @@
 //! (`message/send`, …) is served by v0.3's codec once the envelope is read.
 
 use crate::binding::decode::{self, BodyLimits, RpcEnvelope};
-use crate::binding::sse::{self, SseFraming};
+use crate::binding::sse::{self, JsonRpcFraming};
 use crate::binding::{Codec, Decoded, Refused, json_answer, refuse, run};
 use crate::core::answer::Answer;
-use crate::core::stream::{StreamItem, TaskStream};
+use crate::core::stream::TaskStream;
 use crate::edge::front_door::StreamPermit;
 use crate::edge::params;
 use crate::edge::request_id::RequestId;
@@ -19,8 +19,7 @@ use axum::extract::{Request, State};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use axum::response::Response;
-use bytes::{BufMut, BytesMut};
-use ferry_proto::{A2aError, A2aRequest, ErrorKind, JsonRpcSuccess, Operation};
+use ferry_proto::{A2aError, A2aRequest, ErrorKind, Operation};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -119,7 +118,7 @@ impl Codec for JsonRpc {
         stream: TaskStream,
         permit: StreamPermit,
     ) -> Response {
-        sse::respond(service, stream, Framing::new(id), permit)
+        sse::respond(service, stream, JsonRpcFraming::v1(id), permit)
     }
 
     fn error(&self, id: Option<&Value>, error: &A2aError, rid: Option<&RequestId>) -> Response {
@@ -136,35 +135,10 @@ fn write_success_prefix(out: &mut Vec<u8>, id: &Value) {
     out.extend_from_slice(b",\"result\":");
 }
 
-/// Wraps each stream event in a JSON-RPC response envelope carrying the request id
-/// (serialized once per stream).
-struct Framing {
-    id: Value,
-    envelope: JsonRpcSuccess,
-}
-
-impl Framing {
-    fn new(id: Value) -> Self {
-        let envelope = JsonRpcSuccess::new(&id);
-        Self { id, envelope }
-    }
-}
-
-impl SseFraming for Framing {
-    fn event(&self, item: &StreamItem, out: &mut BytesMut) {
-        out.put_slice(self.envelope.prefix());
-        out.put_slice(&item.json());
-        out.put_slice(self.envelope.suffix());
-    }
-
-    fn error(&self, error: &A2aError, out: &mut BytesMut) {
-        out.put_slice(&ferry_proto::jsonrpc_error_body(&self.id, error));
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ferry_proto::JsonRpcSuccess;
 
     #[test]
     fn the_prefix_is_the_envelopes() {

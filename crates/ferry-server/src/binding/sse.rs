@@ -8,7 +8,8 @@ use axum::body::Body;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use bytes::{BufMut, Bytes, BytesMut};
-use ferry_proto::A2aError;
+use ferry_proto::{A2aError, JsonRpcSuccess};
+use serde_json::Value;
 use std::convert::Infallible;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -19,6 +20,50 @@ pub(crate) trait SseFraming: Send + 'static {
     fn event(&self, item: &StreamItem, out: &mut BytesMut);
     /// Writes the `data:` payload of an error.
     fn error(&self, error: &A2aError, out: &mut BytesMut);
+}
+
+/// Each stream event in a JSON-RPC response envelope carrying the request id (the envelope
+/// serialized once per stream). The event and error bodies are the dialect's: v1.0's here,
+/// v0.3's in its own binding.
+pub(crate) struct JsonRpcFraming {
+    id: Value,
+    envelope: JsonRpcSuccess,
+    event: fn(&StreamItem) -> Bytes,
+    error: fn(&Value, &A2aError) -> Vec<u8>,
+}
+
+impl JsonRpcFraming {
+    /// Frames with `event` and `error` for the call `id`.
+    pub(crate) fn new(
+        id: Value,
+        event: fn(&StreamItem) -> Bytes,
+        error: fn(&Value, &A2aError) -> Vec<u8>,
+    ) -> Self {
+        let envelope = JsonRpcSuccess::new(&id);
+        Self {
+            id,
+            envelope,
+            event,
+            error,
+        }
+    }
+
+    /// v1.0's: the event's ProtoJSON, the A2A error object.
+    pub(crate) fn v1(id: Value) -> Self {
+        Self::new(id, StreamItem::json, ferry_proto::jsonrpc_error_body)
+    }
+}
+
+impl SseFraming for JsonRpcFraming {
+    fn event(&self, item: &StreamItem, out: &mut BytesMut) {
+        out.put_slice(self.envelope.prefix());
+        out.put_slice(&(self.event)(item));
+        out.put_slice(self.envelope.suffix());
+    }
+
+    fn error(&self, error: &A2aError, out: &mut BytesMut) {
+        out.put_slice(&(self.error)(&self.id, error));
+    }
 }
 
 const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";

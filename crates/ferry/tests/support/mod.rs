@@ -348,6 +348,53 @@ fn drain_stderr(stderr: ChildStderr, log: Log) {
     thread::spawn(move || for_each_line(stderr, |line| push_line(&log, &line)));
 }
 
+/// How a Python interop script ran: what it printed, how it ended.
+pub(crate) struct ScriptRun {
+    pub(crate) stdout: String,
+    stderr: String,
+    status: std::process::ExitStatus,
+    timed_out: bool,
+}
+
+/// Runs `python script args…` from the workspace root, unbuffered, killed after `limit`.
+pub(crate) fn run_script<I, S>(python: &Path, script: &str, args: I, limit: Duration) -> ScriptRun
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let (out, timed_out) = output_with_timeout(
+        Command::new(python)
+            .arg(script)
+            .args(args)
+            .env("PYTHONUNBUFFERED", "1")
+            .current_dir(workspace_root()),
+        None,
+        limit,
+    );
+    ScriptRun {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        status: out.status,
+        timed_out,
+    }
+}
+
+impl ScriptRun {
+    /// Asserts the script exited 0 in time; otherwise fails `what` with both of its outputs
+    /// and `server`'s log.
+    pub(crate) fn assert_passed(&self, what: &str, server: &Server) {
+        assert!(
+            !self.timed_out && self.status.success(),
+            "{what} failed ({}{})\n---- stdout ----\n{}\n---- stderr ----\n{}\n---- server ----\n{}",
+            self.status,
+            if self.timed_out { ", timed out" } else { "" },
+            self.stdout,
+            self.stderr,
+            server.output()
+        );
+    }
+}
+
 /// Runs `cmd` to completion with `stdin` as its standard input (empty when `None`), killing it
 /// after `timeout`; returns its output and whether it timed out.
 pub(crate) fn output_with_timeout(

@@ -5,7 +5,7 @@
 
 use crate::binding::V03_JSONRPC_EVENTS;
 use crate::binding::decode::RpcEnvelope;
-use crate::binding::sse::{self, SseFraming};
+use crate::binding::sse::{self, JsonRpcFraming};
 use crate::binding::v03::{V03Answer, check_version, json_bytes, to_vec, with_x_extensions};
 use crate::binding::{Codec, Decoded, Refused, labelled, run};
 use crate::core::answer::Answer;
@@ -17,7 +17,7 @@ use crate::edge::service::AgentService;
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::Response;
-use bytes::{BufMut, BytesMut};
+use bytes::Bytes;
 use ferry_proto::v03::{self, Method, convert};
 use ferry_proto::{A2aError, A2aRequest, ErrorKind, GetExtendedAgentCardRequest, JsonRpcSuccess};
 use serde_json::Value;
@@ -113,7 +113,12 @@ impl Codec for JsonRpcV03 {
         stream: TaskStream,
         permit: StreamPermit,
     ) -> Response {
-        sse::respond(service, stream, Framing::new(call.id), permit)
+        sse::respond(
+            service,
+            stream,
+            JsonRpcFraming::new(call.id, v03_event, v03::error_body),
+            permit,
+        )
     }
 
     /// A v0.3 JSON-RPC error: the status and headers v1.0's would have, v0.3's `error`
@@ -178,30 +183,9 @@ fn result(answer: V03Answer) -> Result<Vec<u8>, A2aError> {
     }
 }
 
-/// Each stream event as a v0.3 JSON-RPC response carrying the request id (the envelope
-/// serialized once per stream, as v1.0's).
-struct Framing {
-    id: Value,
-    envelope: JsonRpcSuccess,
-}
-
-impl Framing {
-    fn new(id: Value) -> Self {
-        let envelope = JsonRpcSuccess::new(&id);
-        Self { id, envelope }
-    }
-}
-
-impl SseFraming for Framing {
-    fn event(&self, item: &StreamItem, out: &mut BytesMut) {
-        out.put_slice(self.envelope.prefix());
-        out.put_slice(&item.encoded(V03_JSONRPC_EVENTS, |event| {
-            json_bytes(&convert::event_from_v1(event))
-        }));
-        out.put_slice(self.envelope.suffix());
-    }
-
-    fn error(&self, error: &A2aError, out: &mut BytesMut) {
-        out.put_slice(&v03::error_body(&self.id, error));
-    }
+/// A stream event in v0.3's form (made once per event for every subscriber).
+fn v03_event(item: &StreamItem) -> Bytes {
+    item.encoded(V03_JSONRPC_EVENTS, |event| {
+        json_bytes(&convert::event_from_v1(event))
+    })
 }

@@ -105,6 +105,7 @@ impl FrontDoor {
 
     /// Refuses gRPC calls with statuses written by `write` (a server without gRPC answers
     /// them as any other request).
+    #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
     pub(crate) fn with_grpc_refusal(mut self, write: RefusalWriter) -> Self {
         self.grpc_refusal = Some(write);
         self
