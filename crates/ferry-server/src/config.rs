@@ -88,8 +88,8 @@ pub struct ServerConfig {
     #[serde(skip_serializing)]
     pub token: Option<String>,
     /// Bearer tokens that may only read tasks: `GetTask`, `ListTasks`, `SubscribeToTask` and
-    /// the webhook configs' Get and List. Anything else answers 403 (PERMISSION_DENIED).
-    /// Needs `token`. Never serialized, never logged, never in the card.
+    /// the webhook configs' Get and List, of every caller (a dashboard). Anything else
+    /// answers 403 (PERMISSION_DENIED). Needs `token`. Never serialized, never logged, never in the card.
     #[serde(skip_serializing)]
     pub read_only_tokens: Vec<String>,
     /// Bearer tokens limited to some of the agents of a server of several agents: elsewhere
@@ -98,6 +98,11 @@ pub struct ServerConfig {
     /// logged, never in a card.
     #[serde(skip_serializing)]
     pub scoped_tokens: Vec<ScopedToken>,
+    /// Let every caller see every task of its tenant (what each caller's tasks are otherwise
+    /// kept apart from: ListTasks, GetTask, CancelTask, SubscribeToTask and messages to a
+    /// task show a caller only its own tasks, and another's is not found). Default false.
+    /// In a server of several agents, each `[[agents]]` entry may say so for its agent.
+    pub shared_tasks: bool,
     /// Let callers without credentials call every operation except `GetExtendedAgentCard`,
     /// which stays for holders of `token` (a public agent with a partners' card). A token that
     /// is presented must still be valid. The card then declares the bearer scheme without
@@ -142,7 +147,7 @@ pub struct ServerConfig {
 
 /// A bearer token that reaches only the agents it names (`[[scoped_tokens]]` in the
 /// configuration file).
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScopedToken {
     /// The token.
@@ -153,10 +158,15 @@ pub struct ScopedToken {
     #[serde(default)]
     pub read_only: bool,
     /// The caller's name, as agents see it (`RequestContext::caller`: the forms agent keeps
-    /// saved profiles per caller). Default: the token's fingerprint (`token:` and 16 hex
-    /// digits of its SHA-256), which names the token without revealing it.
+    /// saved profiles per caller) and as the owner of the tasks it creates (tokens naming the
+    /// same caller share them). Default: the token's fingerprint (`token:` and 16 hex digits
+    /// of its SHA-256), which names the token without revealing it. Not `anonymous`, and
+    /// not starting with `token:`, `oidc:` or `cert:` (the names ferry derives itself).
     #[serde(default)]
     pub caller: Option<String>,
+    /// Whether it sees every caller's tasks (an admin), not only its own. Default false.
+    #[serde(default)]
+    pub admin: bool,
 }
 
 impl std::fmt::Debug for ScopedToken {
@@ -167,6 +177,7 @@ impl std::fmt::Debug for ScopedToken {
             .field("agents", &self.agents)
             .field("read_only", &self.read_only)
             .field("caller", &self.caller)
+            .field("admin", &self.admin)
             .finish()
     }
 }
@@ -224,6 +235,7 @@ impl Default for ServerConfig {
             token: None,
             read_only_tokens: Vec::new(),
             scoped_tokens: Vec::new(),
+            shared_tasks: false,
             allow_anonymous: false,
             allowed_hosts: Vec::new(),
             header_read_timeout_secs: 10,
@@ -304,6 +316,17 @@ impl ServerConfig {
             return Err(crate::ServerError::Agents(format!(
                 "a scoped token needs a token and at least one agent (agents = {:?})",
                 empty.agents
+            )));
+        }
+        if let Some(name) = self
+            .scoped_tokens
+            .iter()
+            .filter_map(|t| t.caller.as_deref())
+            .find(|name| crate::core::owner::is_reserved_caller(name))
+        {
+            return Err(crate::ServerError::Agents(format!(
+                "a scoped token's caller may not be named {name:?}: `anonymous` and names \
+                 starting with `token:`, `oidc:` or `cert:` are the ones ferry gives callers"
             )));
         }
         Ok(())

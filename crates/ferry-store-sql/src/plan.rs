@@ -12,6 +12,8 @@ use std::sync::Arc;
 pub(crate) struct TaskRow {
     pub(crate) tenant: String,
     pub(crate) id: String,
+    /// Who created the task: written by an insert only (an update never changes it).
+    pub(crate) owner: Option<Arc<str>>,
     pub(crate) context_id: String,
     pub(crate) state: &'static str,
     pub(crate) seq: i64,
@@ -39,6 +41,8 @@ pub(crate) struct FinalRow<'a> {
     pub(crate) row: &'a TaskRow,
     pub(crate) seq: i64,
     pub(crate) snapshot: String,
+    /// The owner an insert writes: the creation's.
+    pub(crate) owner: Option<&'a str>,
 }
 
 /// An event as a batch writes it.

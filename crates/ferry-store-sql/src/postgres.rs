@@ -89,9 +89,9 @@ impl Dialect for Postgres {
             let query = sqlx::query::<Postgres>(
                 "WITH inserted AS ( \
                    INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, expires_ms, \
-                     snapshot) \
+                     snapshot, owner) \
                    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], \
-                     $5::int8[], $6::int8[], $7::int8[], $8::text[]) \
+                     $5::int8[], $6::int8[], $7::int8[], $8::text[], $22::text[]) \
                    ON CONFLICT (tenant, id) DO NOTHING RETURNING 1 \
                  ), updated AS ( \
                    UPDATE tasks t SET context_id = v.context_id, state = v.state, seq = v.seq, \
@@ -117,7 +117,8 @@ impl Dialect for Postgres {
                 .bind(events.iter().map(|e| e.id).collect::<Vec<_>>())
                 .bind(events.iter().map(|e| e.seq).collect::<Vec<_>>())
                 .bind(events.iter().map(|e| e.event).collect::<Vec<_>>())
-                .bind(len(plan.inserts.len()));
+                .bind(len(plan.inserts.len()))
+                .bind(plan.inserts.iter().map(|r| r.owner).collect::<Vec<_>>());
             let row = query.fetch_one(&mut *conn).await?;
             let counts: (i64, i64, i64) = (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
             let planned = (

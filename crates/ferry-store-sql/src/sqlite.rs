@@ -83,8 +83,8 @@ impl Dialect for Sqlite {
             for chunk in plan.inserts.chunks(ROWS_PER_STATEMENT) {
                 sql.push_str(&format!(
                     "INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, \
-                     expires_ms, snapshot) VALUES {};",
-                    rows(chunk.len(), 8)
+                     expires_ms, snapshot, owner) VALUES {};",
+                    rows(chunk.len(), 9)
                 ));
             }
             for chunk in plan.updates.chunks(ROWS_PER_STATEMENT) {
@@ -105,7 +105,10 @@ impl Dialect for Sqlite {
             }
             sql.push_str(" COMMIT;");
             let mut query = sqlx::query::<Sqlite>(&sql);
-            for r in plan.inserts.iter().chain(&plan.updates) {
+            for r in &plan.inserts {
+                query = bind_row(query, r).bind(r.owner);
+            }
+            for r in &plan.updates {
                 query = bind_row(query, r);
             }
             for e in &plan.events {

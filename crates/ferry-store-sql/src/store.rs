@@ -144,6 +144,7 @@ pub(crate) fn task_row(tenant: &str, id: &str, task: &StoredTask, seq: u64) -> T
     TaskRow {
         tenant: tenant.to_owned(),
         id: id.to_owned(),
+        owner: task.owner.clone(),
         context_id: task.task.context_id.to_string(),
         state: task.state().as_str(),
         seq: stored(seq),
@@ -211,8 +212,8 @@ where
         Err(self.unavailable(reason))
     }
 
-    /// A stored snapshot read back; the columns are `seq, status_ms, expires_ms, snapshot`
-    /// from `first` on.
+    /// A stored snapshot read back; the columns are `seq, status_ms, expires_ms, snapshot,
+    /// owner` from `first` on.
     fn stored_task(
         &self,
         tenant: &str,
@@ -224,10 +225,12 @@ where
         let status_ms: i64 = row.try_get(first + 1).map_err(decode)?;
         let expires_ms: Option<i64> = row.try_get(first + 2).map_err(decode)?;
         let snapshot: &str = row.try_get(first + 3).map_err(decode)?;
+        let owner: Option<&str> = row.try_get(first + 4).map_err(decode)?;
         let task: Task = serde_json::from_str(snapshot)
             .map_err(|e| self.unavailable(format!("a stored snapshot does not parse: {e}")))?;
         Ok(StoredTask {
             tenant: tenant.to_owned(),
+            owner: owner.map(Arc::from),
             task: Arc::new(task),
             seq: loaded(seq),
             status_ms: loaded(status_ms),
@@ -281,7 +284,7 @@ where
         let result = tokio::time::timeout(
             self.statement_timeout,
             sqlx::query::<DB>(
-                "SELECT seq, status_ms, expires_ms, snapshot FROM tasks \
+                "SELECT seq, status_ms, expires_ms, snapshot, owner FROM tasks \
                  WHERE tenant = $1 AND id = $2",
             )
             .bind(key.tenant.as_str())
@@ -312,7 +315,7 @@ where
         // One more than a page: whether it exists says if there is a next page.
         let limit = select.bind(Bind::Int(stored(size as u64).saturating_add(1)));
         let page_sql = format!(
-            "SELECT id, seq, status_ms, expires_ms, snapshot FROM tasks{} \
+            "SELECT id, seq, status_ms, expires_ms, snapshot, owner FROM tasks{} \
              ORDER BY status_ms DESC, id ASC LIMIT {limit}",
             select.sql
         );
@@ -492,6 +495,13 @@ impl<'a> Select<'a> {
         if let Some(since) = query.status_since_ms {
             let p = select.bind(Bind::Int(stored(since)));
             select.sql.push_str(&format!(" AND status_ms >= {p}"));
+        }
+        // `ferry_store::visible_to`: the owner's tasks and those stored before owners were.
+        if let Some(owner) = &query.owner {
+            let p = select.bind(Bind::Text(owner));
+            select
+                .sql
+                .push_str(&format!(" AND (owner = {p} OR owner IS NULL)"));
         }
         select
     }

@@ -168,6 +168,7 @@ where
     for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
     for<'q> i64: Encode<'q, DB> + Type<DB>,
     for<'q> Option<i64>: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB> + Type<DB>,
     for<'q> &'q str: Encode<'q, DB> + Type<DB>,
     for<'r> i64: sqlx::Decode<'r, DB>,
     usize: sqlx::ColumnIndex<DB::Row>,
@@ -293,6 +294,7 @@ where
     for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
     for<'q> i64: Encode<'q, DB> + Type<DB>,
     for<'q> Option<i64>: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB> + Type<DB>,
     for<'q> &'q str: Encode<'q, DB> + Type<DB>,
     for<'r> i64: sqlx::Decode<'r, DB>,
     usize: sqlx::ColumnIndex<DB::Row>,
@@ -315,6 +317,9 @@ struct Slot<'a> {
     stored: bool,
     /// The row to write, when the batch changes the task.
     row: Option<&'a TaskRow>,
+    /// The owner its creation in this batch names (an insert writes it, whichever write's
+    /// row the batch keeps).
+    owner: Option<&'a str>,
 }
 
 /// The batch in a few statements: open the transaction and read (and lock) the sequence
@@ -349,6 +354,7 @@ async fn planned<DB: Dialect>(
             seq,
             stored: seq.is_some(),
             row: None,
+            owner: None,
         };
         let events_before = plan.events.len();
         for &i in writes {
@@ -364,7 +370,12 @@ async fn planned<DB: Dialect>(
                 } else {
                     &mut plan.inserts
                 };
-                rows.push(FinalRow { row, seq, snapshot });
+                rows.push(FinalRow {
+                    row,
+                    seq,
+                    snapshot,
+                    owner: slot.owner,
+                });
             }
             Err(e) => {
                 // Nothing of this task is written; the rest of the batch is.
@@ -398,6 +409,7 @@ fn decide<'a>(
             None => {
                 slot.seq = Some(row.seq);
                 slot.row = Some(row);
+                slot.owner = row.owner.as_deref();
                 Ok(0)
             }
         },
@@ -447,6 +459,7 @@ where
     for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
     for<'q> i64: Encode<'q, DB> + Type<DB>,
     for<'q> Option<i64>: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB> + Type<DB>,
     for<'q> &'q str: Encode<'q, DB> + Type<DB>,
     for<'r> i64: sqlx::Decode<'r, DB>,
     usize: sqlx::ColumnIndex<DB::Row>,
@@ -482,6 +495,7 @@ where
     for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
     for<'q> i64: Encode<'q, DB> + Type<DB>,
     for<'q> Option<i64>: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB> + Type<DB>,
     for<'q> &'q str: Encode<'q, DB> + Type<DB>,
 {
     let snapshot = match row.snapshot_json() {
@@ -489,8 +503,8 @@ where
         Err(e) => return Ok(Err(e)),
     };
     let done = sqlx::query::<DB>(
-        "INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, expires_ms, snapshot) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant, id) DO NOTHING",
+        "INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, expires_ms, snapshot, \
+         owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (tenant, id) DO NOTHING",
     )
     .bind(row.tenant.as_str())
     .bind(row.id.as_str())
@@ -500,6 +514,7 @@ where
     .bind(row.status_ms)
     .bind(row.expires_ms)
     .bind(snapshot.as_str())
+    .bind(row.owner.as_deref())
     .execute(&mut *conn)
     .await?;
     Ok(if DB::rows_affected(&done) == 0 {
@@ -521,6 +536,7 @@ where
     for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
     for<'q> i64: Encode<'q, DB> + Type<DB>,
     for<'q> Option<i64>: Encode<'q, DB> + Type<DB>,
+    for<'q> Option<&'q str>: Encode<'q, DB> + Type<DB>,
     for<'q> &'q str: Encode<'q, DB> + Type<DB>,
     for<'r> i64: sqlx::Decode<'r, DB>,
     usize: sqlx::ColumnIndex<DB::Row>,

@@ -249,3 +249,64 @@ async fn a_file_of_the_first_schema_keeps_its_events_after_the_upgrade() {
         .expect("count");
     assert_eq!(left, 0, "no event row is left behind");
 }
+
+/// A database made before task owners (migrations 1–3, with a task in it) opens with the
+/// owner column added: the old task has no owner, every caller of its tenant lists and reads
+/// it, and new tasks keep theirs.
+#[tokio::test]
+async fn a_store_from_before_owners_migrates_and_keeps_its_tasks_readable() {
+    let (dir, path) = temp_db();
+    let earlier = dir.path().join("earlier-migrations");
+    std::fs::create_dir(&earlier).expect("a directory for the earlier migrations");
+    let all = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite");
+    for name in [
+        "0001_tasks.sql",
+        "0002_events_without_rowid.sql",
+        "0003_profiles.sql",
+    ] {
+        std::fs::copy(all.join(name), earlier.join(name)).expect("copy a migration");
+    }
+    let mut conn = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(&path)
+        .create_if_missing(true)
+        .connect()
+        .await
+        .expect("a connection");
+    sqlx::migrate::Migrator::new(earlier.as_path())
+        .await
+        .expect("the earlier migrations")
+        .run(&mut conn)
+        .await
+        .expect("they run");
+    let old = conformance::task("", "old", "ctx", ferry_proto::TaskState::Completed, 10);
+    let snapshot = serde_json::to_string(&*old.task).expect("snapshot");
+    sqlx::query(
+        "INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, expires_ms, snapshot) \
+         VALUES ('', 'old', 'ctx', 'TASK_STATE_COMPLETED', 0, 10, NULL, ?)",
+    )
+    .bind(snapshot)
+    .execute(&mut conn)
+    .await
+    .expect("a task stored before owners");
+    let _ = conn.close().await;
+
+    let store = open_store(&path).await;
+    let got = store
+        .get(&ferry_store::TaskKey::new("", "old"))
+        .await
+        .expect("get")
+        .expect("the old task is there");
+    assert_eq!(got.owner, None, "it has no owner");
+    let new = conformance::owned_by(
+        "ada",
+        conformance::task("", "new", "ctx", ferry_proto::TaskState::Working, 20),
+    );
+    store.create(new).await.expect("create");
+    let for_bob = ferry_store::ListQuery {
+        owner: Some("bob".into()),
+        ..ferry_store::ListQuery::all("", 10)
+    };
+    let page = store.list(&for_bob).await.expect("list");
+    let ids: Vec<&str> = page.tasks.iter().map(|t| &*t.task.id).collect();
+    assert_eq!(ids, ["old"], "another caller lists the old task, not Ada's");
+}

@@ -11,7 +11,7 @@
 
 use crate::profiles::{Profile, ProfileOwner, ProfileStore};
 use crate::store::{StoreError, TaskStore};
-use crate::types::{Event, ListQuery, StoredTask, TaskKey};
+use crate::types::{Event, ListQuery, Page, StoredTask, TaskKey};
 use ferry_proto::{Part, StreamResponse, Task, TaskState, TaskStatus};
 use std::sync::Arc;
 
@@ -23,6 +23,7 @@ pub async fn run_all(store: &dyn TaskStore) {
     listing_filters_sorts_and_pages(store).await;
     expiry_forgets_only_what_is_due(store).await;
     tenants_never_meet(store).await;
+    owners_are_kept_and_filter_listings(store).await;
     unfinished_tasks_are_found_in_every_tenant(store).await;
     concurrent_writers_never_both_win(store).await;
     large_parts_round_trip(store).await;
@@ -72,6 +73,7 @@ where
 pub fn task(tenant: &str, id: &str, context: &str, state: TaskState, status_ms: u64) -> StoredTask {
     StoredTask {
         tenant: tenant.to_owned(),
+        owner: None,
         task: Arc::new(Task::new(id, context, TaskStatus::now(state, None))),
         seq: 0,
         status_ms,
@@ -346,6 +348,96 @@ pub async fn tenants_never_meet(store: &dyn TaskStore) {
         .await
         .expect("list");
     assert_eq!(page.total, 1, "a listing shows its tenant's tasks only");
+}
+
+/// `task` created by `owner`.
+pub fn owned_by(owner: &str, task: StoredTask) -> StoredTask {
+    StoredTask {
+        owner: Some(owner.into()),
+        ..task
+    }
+}
+
+/// A task keeps the owner it was created with, whatever later writes say; a listing for an
+/// owner shows that owner's tasks and the unowned ones (stored before owners were
+/// recorded), with totals and pages to match; a listing without one shows every task.
+pub async fn owners_are_kept_and_filter_listings(store: &dyn TaskStore) {
+    let tenant = "c-owner";
+    let ada = |id: &str, ms| owned_by("ada", task(tenant, id, "ctx", TaskState::Working, ms));
+    let bob = |id: &str, ms| owned_by("bob", task(tenant, id, "ctx", TaskState::Working, ms));
+    let written = [
+        ada("a-1", 10),
+        bob("b-1", 20),
+        ada("a-2", 30),
+        task(tenant, "old", "ctx", TaskState::Working, 40),
+        bob("b-2", 50),
+    ];
+    for t in &written {
+        store.create(t.clone()).await.expect("create");
+    }
+    let got = store.get(&written[0].key()).await.expect("get");
+    assert_eq!(
+        got.and_then(|t| t.owner),
+        Some("ada".into()),
+        "the owner reads back"
+    );
+    // A later snapshot that names nobody (or somebody else) leaves the owner as created.
+    let mut next = with_state(&written[1], TaskState::Completed);
+    next.owner = None;
+    next.status_ms = 60;
+    store
+        .append(&next.key(), 0, event(&next), next.clone())
+        .await
+        .expect("append");
+    let got = store.get(&next.key()).await.expect("get").expect("there");
+    assert_eq!(
+        got.owner.as_deref(),
+        Some("bob"),
+        "an append keeps the owner"
+    );
+    assert_eq!(got.state(), TaskState::Completed);
+
+    let listed = |owner: Option<&str>, page_size, page_token: Option<String>| ListQuery {
+        owner: owner.map(str::to_owned),
+        page_size,
+        page_token,
+        ..ListQuery::all(tenant, page_size)
+    };
+    let ids =
+        |page: &Page| -> Vec<String> { page.tasks.iter().map(|t| t.task.id.to_string()).collect() };
+    let page = store
+        .list(&listed(Some("ada"), 10, None))
+        .await
+        .expect("list");
+    assert_eq!(
+        ids(&page),
+        ["old", "a-2", "a-1"],
+        "ada's and the unowned, newest first"
+    );
+    assert_eq!(page.total, 3);
+    let page = store
+        .list(&listed(Some("bob"), 2, None))
+        .await
+        .expect("list");
+    assert_eq!(ids(&page), ["b-1", "b-2"], "bob's first page");
+    assert_eq!(page.total, 3);
+    let rest = store
+        .list(&listed(Some("bob"), 2, page.next_page_token))
+        .await
+        .expect("list");
+    assert_eq!(ids(&rest), ["old"], "bob's second page");
+    assert_eq!(rest.next_page_token, None);
+    let page = store
+        .list(&listed(Some("eve"), 10, None))
+        .await
+        .expect("list");
+    assert_eq!(
+        ids(&page),
+        ["old"],
+        "a caller without tasks sees only the unowned"
+    );
+    let page = store.list(&listed(None, 10, None)).await.expect("list");
+    assert_eq!(page.total, 5, "without an owner, every task");
 }
 
 /// `unfinished` names the SUBMITTED and WORKING tasks of every tenant, nothing else.

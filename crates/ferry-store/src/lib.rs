@@ -28,4 +28,6 @@ mod types;
 
 pub use memory::{MemoryLimits, MemoryStore};
 pub use store::{Queued, StoreError, StoreFuture, TaskStore};
-pub use types::{Event, ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher};
+pub use types::{
+    Event, ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher, visible_to,
+};

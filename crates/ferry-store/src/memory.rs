@@ -12,7 +12,9 @@
 
 use crate::size;
 use crate::store::{StoreError, StoreFuture, TaskStore};
-use crate::types::{Event, ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher};
+use crate::types::{
+    Event, ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher, visible_to,
+};
 use ferry_proto::{StreamResponse, Task, TaskState};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -61,6 +63,9 @@ struct Entry {
 #[derive(Debug)]
 struct Head {
     context_id: Arc<str>,
+    /// Who created the task (never changes). Its text is the caller's, shared by all of the
+    /// caller's tasks, so the budget does not count it per task.
+    owner: Option<Arc<str>>,
     state: TaskState,
     seq: u64,
     status_ms: u64,
@@ -71,6 +76,7 @@ impl Head {
     fn of(task: &StoredTask) -> Head {
         Head {
             context_id: task.task.context_id.clone(),
+            owner: task.owner.clone(),
             state: task.state(),
             seq: task.seq,
             status_ms: task.status_ms,
@@ -208,6 +214,7 @@ impl Entry {
         };
         Ok(StoredTask {
             tenant: tenant.to_owned(),
+            owner: self.head.owner.clone(),
             task,
             seq: self.head.seq,
             status_ms: self.head.status_ms,
@@ -503,6 +510,8 @@ impl MemoryStore {
             let seq = expected_seq + 1;
             entry.head = Head {
                 seq,
+                // The owner is the creation's, whatever a later snapshot says.
+                owner: entry.head.owner.take(),
                 ..Head::of(&snapshot)
             };
             *task = snapshot.task;
@@ -555,7 +564,8 @@ impl MemoryStore {
                         .as_ref()
                         .is_none_or(|c| *head.context_id == **c)
                     && query.state.is_none_or(|s| head.state == s)
-                    && query.status_since_ms.is_none_or(|t| head.status_ms >= t);
+                    && query.status_since_ms.is_none_or(|t| head.status_ms >= t)
+                    && visible_to(query.owner.as_deref(), head.owner.as_deref());
                 if keep {
                     matching.push((head.status_ms, key.clone()));
                 }

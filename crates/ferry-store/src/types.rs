@@ -55,6 +55,10 @@ pub type TaskKeyHasher = foldhash::fast::RandomState;
 pub struct StoredTask {
     /// The tenant it belongs to.
     pub tenant: String,
+    /// The caller that created it, as the server names callers; set at creation and never
+    /// changed (a write of a later snapshot keeps it). `None`: a task stored before owners
+    /// were recorded, which every caller of its tenant sees (see [`visible_to`]).
+    pub owner: Option<Arc<str>>,
     /// The snapshot (history and artifacts included). Shared, because a snapshot never
     /// changes once written: the next event makes a new one.
     pub task: Arc<Task>,
@@ -152,6 +156,8 @@ pub struct ListQuery {
     pub state: Option<TaskState>,
     /// Only tasks whose status changed at or after this time (ms since the epoch).
     pub status_since_ms: Option<u64>,
+    /// Only tasks this owner sees ([`visible_to`]); `None`: every owner's.
+    pub owner: Option<String>,
     /// At most this many tasks (1 or more).
     pub page_size: usize,
     /// Where the previous page ended (`Page::next_page_token`).
@@ -166,9 +172,20 @@ impl ListQuery {
             context_id: None,
             state: None,
             status_since_ms: None,
+            owner: None,
             page_size,
             page_token: None,
         }
+    }
+}
+
+/// Whether `viewer` sees a task of `owner`: a viewer of `None` sees every task; a named one
+/// its own tasks and those stored before owners were recorded (`owner` of `None`). The one
+/// rule of ownership, for listings and single lookups alike.
+pub fn visible_to(viewer: Option<&str>, owner: Option<&str>) -> bool {
+    match (viewer, owner) {
+        (None, _) | (_, None) => true,
+        (Some(viewer), Some(owner)) => viewer == owner,
     }
 }
 

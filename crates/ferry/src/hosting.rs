@@ -15,6 +15,7 @@
 //! kind = "exec"                         # the exec agent's settings follow
 //! command = ["./script.sh"]
 //! max_in_flight = 8                     # this agent's own limits
+//! shared_tasks = true                   # its callers see each other's tasks
 //! ```
 
 use anyhow::{Context, bail};
@@ -71,6 +72,8 @@ pub(crate) struct AgentEntry {
     pub(crate) id: String,
     pub(crate) kind: AgentKind,
     limits: AgentLimits,
+    /// `shared_tasks` of the entry (`None`: the server's).
+    shared_tasks: Option<bool>,
     settings: toml::Table,
 }
 
@@ -251,6 +254,11 @@ impl AgentEntry {
             max_in_flight: limit(&mut table, "max_in_flight")?,
             max_streams: limit(&mut table, "max_streams")?,
         };
+        let shared_tasks = match table.remove("shared_tasks") {
+            None => None,
+            Some(toml::Value::Boolean(shared)) => Some(shared),
+            Some(other) => bail!("agent {id:?}: shared_tasks must be true or false, not {other}"),
+        };
         if matches!(kind, AgentKind::Echo | AgentKind::Conformance) && !table.is_empty() {
             let keys: Vec<&String> = table.keys().collect();
             bail!(
@@ -263,6 +271,7 @@ impl AgentEntry {
             id,
             kind,
             limits,
+            shared_tasks,
             settings: table,
         })
     }
@@ -286,6 +295,9 @@ impl AgentEntry {
             if let Some(n) = value.and_then(|n| i64::try_from(n).ok()) {
                 out.insert(key.into(), n.into());
             }
+        }
+        if let Some(shared) = self.shared_tasks {
+            out.insert("shared_tasks".into(), shared.into());
         }
         out.extend(table);
         out
@@ -316,9 +328,13 @@ impl AgentEntry {
         Ok(self.mount_of(executor))
     }
 
-    /// `executor` mounted under this entry's id with its limits.
+    /// `executor` mounted under this entry's id with its limits and task sharing.
     pub(crate) fn mount_of(&self, executor: Arc<dyn ferry_agent::AgentExecutor>) -> AgentMount {
-        AgentMount::new(self.id.clone(), executor).limits(self.limits)
+        let mount = AgentMount::new(self.id.clone(), executor).limits(self.limits);
+        match self.shared_tasks {
+            Some(shared) => mount.shared_tasks(shared),
+            None => mount,
+        }
     }
 }
 

@@ -306,6 +306,7 @@ async fn two_callers(site: &TestSite) -> FormsServer {
         agents: vec![String::new()],
         read_only: false,
         caller: Some(caller.into()),
+        admin: false,
     };
     FormsServer::start_with(
         shop_config(site),

@@ -14,6 +14,8 @@ pub(crate) struct CallContext {
     pub caller: Option<std::sync::Arc<str>>,
     /// What the caller's credentials allow (the front door's verdict).
     pub access: Access,
+    /// Whose tasks the caller reaches besides its own (the front door's verdict).
+    pub reach: TaskReach,
     /// The client's address (from the connection), if known.
     pub client: Option<std::net::IpAddr>,
     /// The last event a reconnecting subscriber saw (SSE `Last-Event-ID`).
@@ -55,6 +57,16 @@ impl Access {
             Access::Anonymous => Ok(()),
         }
     }
+}
+
+/// Which tasks a caller reaches besides its own (the front door's verdict).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum TaskReach {
+    /// Its own tasks (and the unowned).
+    #[default]
+    Own,
+    /// Every caller's tasks: an admin.
+    All,
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use crate::core::call::CallContext;
 use crate::core::dedup::Dedup;
 use crate::core::live::{LiveItem, LiveTask, View};
 use crate::core::manager::{TaskManager, store_error};
+use crate::core::owner;
 use crate::core::stream::{Opening, TaskStream};
 use crate::core::turn::{TurnTarget, finish_turn, run_turn};
 use crate::core::turn_data::TurnDataSource;
@@ -203,13 +204,22 @@ impl RequestHandler {
         }
     }
 
-    /// The task `id` of the caller's tenant, followed from now on.
+    /// The task `id` of the caller's tenant, followed from now on; not found when it is
+    /// another caller's (see [`owner`]).
     async fn find(&self, call: &CallContext, id: &str) -> Result<Arc<LiveTask>, A2aError> {
         self.check_tenant(call)?;
         self.manager
-            .open(&TaskKey::new(self.store_tenant(call), id))
+            .open(
+                &TaskKey::new(self.store_tenant(call), id),
+                self.viewer(call),
+            )
             .await?
             .ok_or_else(|| A2aError::task_not_found(id))
+    }
+
+    /// Whose tasks `call` sees ([`owner::viewer`]).
+    fn viewer<'a>(&self, call: &'a CallContext) -> Option<&'a str> {
+        owner::viewer(call, self.config.shared_tasks)
     }
 
     /// `SendMessage`: creates or continues a task and, unless `returnImmediately`, waits for a
@@ -402,7 +412,8 @@ impl RequestHandler {
             TaskStatus::now(TaskState::Submitted, None),
         );
         task.history.push(Arc::new(message.clone()));
-        self.manager.begin(&self.store_tenant(call), task)
+        self.manager
+            .begin(&self.store_tenant(call), task, owner::owner_of(call))
     }
 
     /// The task `message` continues, which must be of the context the message names.
@@ -529,7 +540,10 @@ impl RequestHandler {
         self.check_tenant(call)?;
         let task = self
             .manager
-            .snapshot(&TaskKey::new(self.store_tenant(call), req.id.as_str()))
+            .snapshot(
+                &TaskKey::new(self.store_tenant(call), req.id.as_str()),
+                self.viewer(call),
+            )
             .await?
             .ok_or_else(|| A2aError::task_not_found(&req.id))?;
         Ok(Shaped::new(task, req.history_length, true))
@@ -569,9 +583,18 @@ impl RequestHandler {
             status_since_ms: req
                 .status_timestamp_after
                 .map(|t| u64::try_from((t.as_nanos() + 999_999) / 1_000_000).unwrap_or(0)),
+            owner: self.viewer(call).map(str::to_owned),
             page_size: usize::try_from(page_size).unwrap_or(1),
             page_token,
         };
+        if !owner::may_list(call, self.config.shared_tasks) {
+            return Ok(ListTasksResponse {
+                tasks: Vec::new(),
+                next_page_token: String::new(),
+                page_size,
+                total_size: 0,
+            });
+        }
         let page = self.manager.list(&query).await.map_err(|e| match e {
             StoreError::BadPageToken => bad_token(),
             other => store_error(other),

@@ -237,6 +237,8 @@ pub(crate) struct LiveTask {
     pub key: TaskKey,
     /// Its context.
     pub context_id: Arc<str>,
+    /// The caller that created it (`None`: stored before owners were recorded).
+    pub owner: Option<Arc<str>>,
     /// The cached snapshot and the live parts; held briefly, never across an await.
     pub view: Mutex<View>,
     /// Held by the one writer of the task while it stores an event (across the store call).
@@ -307,6 +309,7 @@ impl LiveTasks {
         task: Arc<Task>,
         seq: u64,
         published: bool,
+        owner: Option<Arc<str>>,
     ) -> Arc<LiveTask> {
         let key = TaskKey::new(tenant, task.id.clone());
         let mut shard = self.shard(&key).lock();
@@ -316,6 +319,7 @@ impl LiveTasks {
         let live = Arc::new(LiveTask {
             key: key.clone(),
             context_id: task.context_id.clone(),
+            owner,
             view: Mutex::new(View::new(task, seq, published)),
             writer: tokio::sync::Mutex::new(()),
             changed: Notify::new(),
@@ -369,8 +373,8 @@ mod tests {
     #[test]
     fn an_entry_lives_exactly_as_long_as_its_holders() {
         let map = LiveTasks::new();
-        let a = map.follow("", task("a"), 1, true);
-        let again = map.follow("", task("a"), 7, true);
+        let a = map.follow("", task("a"), 1, true, None);
+        let again = map.follow("", task("a"), 7, true, None);
         assert!(Arc::ptr_eq(&a, &again), "one live task per key");
         assert_eq!(again.view.lock().seq, 1, "the followed one, not a new one");
         drop(again);
@@ -378,7 +382,7 @@ mod tests {
         drop(a);
         assert_eq!(map.len(), 0, "the last holder's drop removed the entry");
         assert!(map.get(&TaskKey::new("", "a")).is_none());
-        let b = map.follow("t", task("a"), 2, true);
+        let b = map.follow("t", task("a"), 2, true, None);
         assert_eq!(map.len(), 1, "tenants are apart: a new entry");
         drop(b);
         assert_eq!(map.len(), 0);

@@ -17,7 +17,7 @@ use ferry_proto::{
     TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
 use ferry_store::{
-    Event, ListQuery, Page, StoreError, StoredEvent, StoredTask, TaskKey, TaskStore,
+    Event, ListQuery, Page, StoreError, StoredEvent, StoredTask, TaskKey, TaskStore, visible_to,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -95,15 +95,16 @@ impl TaskManager {
         )
     }
 
-    /// The stored form of `task` at `seq`.
-    fn stored(&self, tenant: &str, task: Arc<Task>, seq: u64) -> StoredTask {
+    /// The stored form of `live`'s snapshot `task` at `seq`.
+    fn stored(&self, live: &LiveTask, task: Arc<Task>, seq: u64) -> StoredTask {
         let status_ms = task
             .status
             .timestamp
             .map_or(0, |t| u64::try_from(t.as_millis()).unwrap_or(0));
         let expires_ms = self.expiry(task.status.state);
         StoredTask {
-            tenant: tenant.to_owned(),
+            tenant: live.key.tenant.clone(),
+            owner: live.owner.clone(),
             task,
             seq,
             status_ms,
@@ -111,40 +112,58 @@ impl TaskManager {
         }
     }
 
-    /// A new task, not stored until its first event: SUBMITTED, `message` its history.
-    pub(crate) fn begin(&self, tenant: &str, task: Task) -> Arc<LiveTask> {
-        self.live.follow(tenant, Arc::new(task), 0, false)
+    /// A new task of `owner`, not stored until its first event: SUBMITTED, `message` its
+    /// history.
+    pub(crate) fn begin(&self, tenant: &str, task: Task, owner: Arc<str>) -> Arc<LiveTask> {
+        self.live
+            .follow(tenant, Arc::new(task), 0, false, Some(owner))
     }
 
-    /// The task `key`, followed from now on: the live one, or loaded from the store. `None`
-    /// when there is no such (published) task.
-    pub(crate) async fn open(&self, key: &TaskKey) -> Result<Option<Arc<LiveTask>>, A2aError> {
+    /// The task `key` if `viewer` sees it ([`visible_to`]), followed from now on: the live
+    /// one, or loaded from the store. `None` when there is no such (published) task, or it is
+    /// another caller's: the same answer, and another's task is not followed.
+    pub(crate) async fn open(
+        &self,
+        key: &TaskKey,
+        viewer: Option<&str>,
+    ) -> Result<Option<Arc<LiveTask>>, A2aError> {
         if let Some(live) = self.live.get(key) {
             let published = live.view.lock().published;
-            return Ok(published.then_some(live));
+            let shown = published && visible_to(viewer, live.owner.as_deref());
+            return Ok(shown.then_some(live));
         }
         let Some(stored) = self.store.get(key).await.map_err(store_error)? else {
             return Ok(None);
         };
+        if !visible_to(viewer, stored.owner.as_deref()) {
+            return Ok(None);
+        }
         Ok(Some(self.live.follow(
             &key.tenant,
             stored.task,
             stored.seq,
             true,
+            stored.owner,
         )))
     }
 
-    /// The latest snapshot of `key`, without following it.
-    pub(crate) async fn snapshot(&self, key: &TaskKey) -> Result<Option<Arc<Task>>, A2aError> {
+    /// The latest snapshot of `key` if `viewer` sees it, without following it.
+    pub(crate) async fn snapshot(
+        &self,
+        key: &TaskKey,
+        viewer: Option<&str>,
+    ) -> Result<Option<Arc<Task>>, A2aError> {
         if let Some(live) = self.live.get(key) {
             let view = live.view.lock();
-            return Ok(view.published.then(|| view.task.clone()));
+            let shown = view.published && visible_to(viewer, live.owner.as_deref());
+            return Ok(shown.then(|| view.task.clone()));
         }
         Ok(self
             .store
             .get(key)
             .await
             .map_err(store_error)?
+            .filter(|t| visible_to(viewer, t.owner.as_deref()))
             .map(|t| t.task))
     }
 
@@ -266,7 +285,7 @@ impl TaskManager {
         seq: u64,
         change: Stored,
     ) -> Option<Result<(), EmitError>> {
-        let stored = self.stored(&live.key.tenant, change.task.clone(), seq);
+        let stored = self.stored(live, change.task.clone(), seq);
         let outcome = self
             .store
             .append(&live.key, seq, change.event.clone(), stored)
@@ -282,7 +301,7 @@ impl TaskManager {
 
     /// Queues `change` on top of event `seq` (a store that commits writes together).
     async fn enqueue(&self, live: &LiveTask, seq: u64, change: &Stored) -> Enqueued {
-        let stored = self.stored(&live.key.tenant, change.task.clone(), seq);
+        let stored = self.stored(live, change.task.clone(), seq);
         let queued = self
             .store
             .queue_append(&live.key, seq, change.event.clone(), stored)
@@ -301,7 +320,7 @@ impl TaskManager {
     /// is the request's answer (`early_error`).
     async fn publish(&self, live: &LiveTask, task: Arc<Task>) -> Result<(), EmitError> {
         let creation = Stored::creation(task);
-        let stored = self.stored(&live.key.tenant, creation.task.clone(), 0);
+        let stored = self.stored(live, creation.task.clone(), 0);
         let outcome = self.create_then_append(live, &creation.event, stored).await;
         settle(live, outcome, creation, None)
     }
@@ -318,7 +337,7 @@ impl TaskManager {
         task: Arc<Task>,
     ) -> Result<tokio::task::JoinHandle<()>, EmitError> {
         let creation = Stored::creation(task);
-        let stored = self.stored(&live.key.tenant, creation.task.clone(), 0);
+        let stored = self.stored(live, creation.task.clone(), 0);
         let queued = async {
             let created = self.store.queue_create(stored.clone()).await?;
             let appended = self
@@ -479,7 +498,8 @@ impl TaskManager {
         let keys = self.store.unfinished().await?;
         let mut failed = 0;
         for key in keys {
-            let Ok(Some(live)) = self.open(&key).await else {
+            // The server's own work on every caller's tasks: no viewer.
+            let Ok(Some(live)) = self.open(&key, None).await else {
                 continue;
             };
             let mut message = Message::agent(
@@ -831,7 +851,7 @@ mod tests {
             "c",
             TaskStatus::now(TaskState::Submitted, None),
         ));
-        let live = map.follow("", task.clone(), 0, false);
+        let live = map.follow("", task.clone(), 0, false, None);
         {
             let mut view = live.view.lock();
             view.publish_queued = true;

@@ -2,6 +2,7 @@
 //! request: its tenant and activated extensions, the caller and its access, the client's
 //! address and the stream resume point.
 
+use crate::core::call::TaskReach;
 use crate::core::call::{Access, CallContext};
 use crate::edge::front_door::Caller;
 use crate::edge::params::last_event_id;
@@ -16,6 +17,11 @@ pub(crate) fn call_context(tenant: String, extensions: Vec<String>, parts: &Part
         extensions,
         caller: caller_of(&parts.extensions),
         access: access_of(&parts.extensions),
+        reach: parts
+            .extensions
+            .get::<TaskReach>()
+            .copied()
+            .unwrap_or_default(),
         client: parts.extensions.get::<ClientAddr>().map(|c| c.0.ip()),
         resume_after: last_event_id(&parts.headers),
     }

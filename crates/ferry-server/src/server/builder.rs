@@ -435,16 +435,21 @@ fn build_agent(
         executor,
         extensions,
         limits,
+        shared_tasks,
     } = mount;
     // gRPC routes by method path alone, so only the agent at the root can have it.
-    let config = if several && !is_default && shared.config.serves_grpc() {
-        Arc::new(ServerConfig {
-            grpc: false,
-            ..(**shared.config).clone()
-        })
-    } else {
-        shared.config.clone()
-    };
+    let grpc = shared.config.serves_grpc() && (!several || is_default);
+    let shared_tasks = shared_tasks.unwrap_or(shared.config.shared_tasks);
+    let config =
+        if grpc == shared.config.serves_grpc() && shared_tasks == shared.config.shared_tasks {
+            shared.config.clone()
+        } else {
+            Arc::new(ServerConfig {
+                grpc,
+                shared_tasks,
+                ..(**shared.config).clone()
+            })
+        };
     let mut handler = RequestHandler::new(
         executor,
         shared.manager.clone(),

@@ -26,6 +26,8 @@ pub struct AgentMount {
     pub(crate) executor: Arc<dyn AgentExecutor>,
     pub(crate) extensions: Vec<Arc<dyn ServerExtension>>,
     pub(crate) limits: AgentLimits,
+    /// Whether its callers see each other's tasks (`None`: the server's `shared_tasks`).
+    pub(crate) shared_tasks: Option<bool>,
 }
 
 impl std::fmt::Debug for AgentMount {
@@ -35,6 +37,7 @@ impl std::fmt::Debug for AgentMount {
             .field("agent", &self.executor.describe().name)
             .field("extensions", &self.extensions)
             .field("limits", &self.limits)
+            .field("shared_tasks", &self.shared_tasks)
             .finish()
     }
 }
@@ -48,6 +51,7 @@ impl AgentMount {
             executor,
             extensions: Vec::new(),
             limits: AgentLimits::default(),
+            shared_tasks: None,
         }
     }
 
@@ -60,6 +64,14 @@ impl AgentMount {
     /// `/agents/{id}`), its per-turn data.
     pub fn extension(mut self, extension: Arc<dyn ServerExtension>) -> Self {
         self.extensions.push(extension);
+        self
+    }
+
+    /// Whether this agent's callers see each other's tasks (the server's `shared_tasks`, for
+    /// this agent only): true restores one task namespace per tenant; false keeps each
+    /// caller's tasks its own even where the server shares them.
+    pub fn shared_tasks(mut self, shared: bool) -> Self {
+        self.shared_tasks = Some(shared);
         self
     }
 

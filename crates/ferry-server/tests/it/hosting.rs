@@ -184,6 +184,7 @@ fn scoped() -> ServerConfig {
             agents: vec!["echo".into()],
             read_only: false,
             caller: None,
+            admin: false,
         }],
         ..loopback()
     }

@@ -31,6 +31,8 @@ mod durable;
 mod front_door;
 // Graded access: read-only tokens, anonymous callers, the agent's extended card.
 mod access;
+// Every task belongs to its caller: two callers, an admin, shared tasks.
+mod ownership;
 // Idempotent retries, metrics, signed cards and the extended card.
 mod ops;
 // What only gRPC has: its front door, protobuf decoding, size limit, unknown methods.

@@ -3,7 +3,7 @@
 //! transaction fails.
 
 use ferry_proto::TaskState;
-use ferry_store::conformance::{event, task, with_state};
+use ferry_store::conformance::{event, owned_by, task, with_state};
 use ferry_store::{StoreError, TaskStore};
 use std::future::Future;
 use std::sync::Arc;
@@ -61,22 +61,27 @@ pub(crate) async fn a_burst_of_appends_lands_with_consecutive_numbers(store: &dy
             "every append lands, in order: {results:?}"
         );
     }
-    // New tasks too: each create queued with its first appends, in one batch.
+    // New tasks too: each create queued with its first appends, in one batch. The creation
+    // names an owner and the appends do not: the batch inserts the task with its creation's.
     let fresh: Vec<_> = (0..10)
         .map(|i| {
-            task(
-                "s-burst",
-                &format!("new-{i:02}"),
-                "ctx",
-                TaskState::Submitted,
-                10,
+            owned_by(
+                "ada",
+                task(
+                    "s-burst",
+                    &format!("new-{i:02}"),
+                    "ctx",
+                    TaskState::Submitted,
+                    10,
+                ),
             )
         })
         .collect();
     let writes = fresh.iter().map(|t| async move {
         let creating = store.create(t.clone());
         let appends = (0..4u64).map(|n| {
-            let next = with_state(t, TaskState::Working);
+            let mut next = with_state(t, TaskState::Working);
+            next.owner = None;
             let key = t.key();
             async move { store.append(&key, n, event(&next), next).await }
         });
@@ -100,6 +105,7 @@ pub(crate) async fn a_burst_of_appends_lands_with_consecutive_numbers(store: &dy
             .map(|e| e.seq)
             .collect();
         assert_eq!(seqs, [1, 2, 3, 4], "consecutive events on {}", t.task.id);
+        assert_eq!(got.owner, t.owner, "the creation's owner on {}", t.task.id);
     }
 }
 

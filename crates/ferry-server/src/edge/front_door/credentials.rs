@@ -16,6 +16,7 @@
 use super::token::constant_time_eq;
 use crate::config::ServerConfig;
 use crate::core::call::Access;
+use crate::core::call::TaskReach;
 use axum::http::{HeaderMap, header};
 use std::sync::Arc;
 
@@ -41,6 +42,7 @@ struct Scoped {
     access: Access,
     scope: AgentScope,
     caller: Caller,
+    reach: TaskReach,
 }
 
 /// Who an authenticated request comes from, as agents see it (see the module docs); the
@@ -106,6 +108,8 @@ pub(crate) struct Grant {
     pub(crate) scope: AgentScope,
     /// Who is calling; `None` without credentials.
     pub(crate) caller: Option<Caller>,
+    /// Whose tasks it reaches besides its own.
+    pub(crate) reach: TaskReach,
 }
 
 impl Grant {
@@ -114,6 +118,7 @@ impl Grant {
             access,
             scope: AgentScope::all(),
             caller: caller.cloned(),
+            reach: TaskReach::Own,
         }
     }
 }
@@ -145,6 +150,11 @@ impl Credentials {
                         caller: match &t.caller {
                             Some(name) if !name.is_empty() => Caller(name.as_str().into()),
                             _ => Caller::of_token(&t.token),
+                        },
+                        reach: if t.admin {
+                            TaskReach::All
+                        } else {
+                            TaskReach::Own
                         },
                     })
                 })
@@ -193,12 +203,18 @@ impl Credentials {
         if let Some((_, caller)) = full {
             Some(Grant::everywhere(Access::Full, Some(caller)))
         } else if let Some(caller) = read_only {
-            Some(Grant::everywhere(Access::ReadOnly, Some(caller)))
+            // The server's read-only tokens watch every caller's tasks (a dashboard); a
+            // scoped read-only token reads its own caller's.
+            Some(Grant {
+                reach: TaskReach::All,
+                ..Grant::everywhere(Access::ReadOnly, Some(caller))
+            })
         } else {
             scoped.map(|s| Grant {
                 access: s.access,
                 scope: s.scope.clone(),
                 caller: Some(s.caller.clone()),
+                reach: s.reach,
             })
         }
     }
@@ -279,12 +295,14 @@ mod tests {
                     agents: vec!["echo".into()],
                     read_only: false,
                     caller: Some("acme".into()),
+                    admin: false,
                 },
                 crate::config::ScopedToken {
                     token: "auditor".into(),
                     agents: vec!["echo".into(), "forms".into()],
                     read_only: true,
                     caller: None,
+                    admin: false,
                 },
             ],
             ..ServerConfig::default()

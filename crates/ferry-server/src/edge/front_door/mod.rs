@@ -356,9 +356,11 @@ impl FrontDoor {
                 access,
                 scope,
                 caller,
+                reach,
             }) => {
                 request.extensions_mut().insert(access);
                 request.extensions_mut().insert(scope);
+                request.extensions_mut().insert(reach);
                 if let Some(caller) = caller {
                     request.extensions_mut().insert(caller);
                 }
