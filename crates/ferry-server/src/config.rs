@@ -111,6 +111,11 @@ pub struct ServerConfig {
     /// Host names (or `host:port`) accepted in the `Host` header besides loopback names and the
     /// host of `public_url` (DNS-rebinding defence).
     pub allowed_hosts: Vec<String>,
+    /// Web origins (`https://app.example.com`, `http://localhost:3000`) whose pages may call
+    /// the server from a browser, besides the server's own origin (that of the `Host` it was
+    /// called at, or of `public_url`). A request from any other origin (`null` included) is
+    /// refused with 403; allowed ones get CORS headers and their preflights are answered.
+    pub allowed_origins: Vec<String>,
     /// Seconds a client has to send a request's headers before the connection is closed
     /// (slowloris defence). Default 10.
     pub header_read_timeout_secs: u64,
@@ -238,6 +243,7 @@ impl Default for ServerConfig {
             shared_tasks: false,
             allow_anonymous: false,
             allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
             header_read_timeout_secs: 10,
             request_timeout_secs: 120,
             max_in_flight: 1024,
@@ -324,10 +330,13 @@ impl ServerConfig {
             .filter_map(|t| t.caller.as_deref())
             .find(|name| crate::core::owner::is_reserved_caller(name))
         {
-            return Err(crate::ServerError::Agents(format!(
-                "a scoped token's caller may not be named {name:?}: `anonymous` and names \
-                 starting with `token:`, `oidc:` or `cert:` are the ones ferry gives callers"
-            )));
+            return Err(crate::ServerError::Setting {
+                setting: "scoped_tokens",
+                problem: format!(
+                    "a caller may not be named {name:?}: `anonymous` and names starting with \
+                     `token:`, `oidc:` or `cert:` are the ones ferry gives callers"
+                ),
+            });
         }
         Ok(())
     }

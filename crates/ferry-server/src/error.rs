@@ -31,6 +31,15 @@ pub enum ServerError {
     /// server of one agent.
     #[error("agents: {0}")]
     Agents(String),
+    /// A setting whose value cannot be used (an `allowed_origins` entry that is no origin, a
+    /// caller name ferry keeps for itself).
+    #[error("{setting}: {problem}")]
+    Setting {
+        /// The setting.
+        setting: &'static str,
+        /// What is wrong with its value.
+        problem: String,
+    },
     /// The listening socket could not be bound.
     #[error("cannot listen on {bind}: {source}")]
     Bind {

@@ -114,6 +114,10 @@ pub(crate) struct ServeArgs {
     /// Accept this Host header besides loopback names and the --public-url host (repeatable).
     #[arg(long = "allowed-host", value_name = "HOST")]
     allowed_hosts: Vec<String>,
+    /// Let web pages of this origin (`https://app.example.com`) call the server from a browser,
+    /// besides the server's own origin (repeatable).
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    allowed_origins: Vec<String>,
     /// Where tasks are kept: memory, sqlite:PATH or postgres://user:password@host/db
     /// [default: memory]. Prefer FERRY_STORE for a URL with a password.
     #[arg(
@@ -288,6 +292,8 @@ impl ServeArgs {
         );
         c.allow_anonymous |= self.allow_anonymous;
         c.allowed_hosts.extend(self.allowed_hosts.iter().cloned());
+        c.allowed_origins
+            .extend(self.allowed_origins.iter().cloned());
         set(&mut c.store, &self.store);
         set(&mut c.task_capacity, &self.task_capacity);
         set(&mut c.max_store_bytes, &self.max_store_bytes);

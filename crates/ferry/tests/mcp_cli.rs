@@ -282,3 +282,54 @@ fn ferry_profile_keeps_each_callers_profiles_apart_and_durable() {
     );
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// `/mcp` sits behind the front door's `Origin` check, as the MCP transport asks: a page of
+/// the server's own origin (or one `--allowed-origin` names) initializes a session and may
+/// read the answer (CORS); any other origin, and `null`, is refused with 403 before the MCP
+/// server sees it.
+#[test]
+fn mcp_accepts_the_servers_own_origin_and_refuses_others() {
+    let tmp = ServerTmp(scratch_dir("mcp-origin-tmp"));
+    let dir = scratch_dir("mcp-origin");
+    let extra: Vec<OsString> = vec!["--allowed-origin".into(), "https://app.example.com".into()];
+    let server = two_callers_server(&dir, &tmp.0, &extra);
+    let root = server
+        .base_url
+        .strip_suffix("/agents/forms")
+        .expect("the forms agent's card line");
+    let url = format!("{root}/mcp/forms");
+    let own = root.to_owned();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"origin-test","version":"1"}}}"#;
+    let post = |origin: &str| {
+        support::http_request_with_headers(
+            "POST",
+            &url,
+            &[
+                ("Authorization", "Bearer alice-secret-token"),
+                ("Content-Type", "application/json"),
+                ("Accept", "application/json, text/event-stream"),
+                ("Origin", origin),
+            ],
+            init,
+        )
+    };
+    for origin in [own.as_str(), "https://app.example.com"] {
+        let (status, headers, body) = post(origin);
+        assert_eq!(status, 200, "{origin}: {}", String::from_utf8_lossy(&body));
+        assert!(
+            headers.contains(&format!("access-control-allow-origin: {origin}")),
+            "{origin}: {headers}"
+        );
+        assert!(
+            headers.contains("mcp-session-id:"),
+            "a session began: {headers}"
+        );
+    }
+    for origin in ["http://evil.example", "null", "http://localhost:1"] {
+        let (status, headers, body) = post(origin);
+        let body = String::from_utf8_lossy(&body);
+        assert_eq!(status, 403, "{origin}: {body}");
+        assert!(body.contains("ORIGIN_NOT_ALLOWED"), "{origin}: {body}");
+        assert!(!headers.contains("mcp-session-id:"), "{origin}: {headers}");
+    }
+}

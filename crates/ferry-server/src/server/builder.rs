@@ -12,7 +12,7 @@ use crate::clock::{Clock, TokioClock};
 use crate::config::ServerConfig;
 use crate::core::handler::RequestHandler;
 use crate::core::manager::{TaskLimits, TaskManager};
-use crate::edge::front_door::{AgentGate, FrontDoor};
+use crate::edge::front_door::{AgentGate, FrontDoor, is_origin};
 use crate::edge::metrics::Metrics;
 use crate::edge::service::{AgentService, ServerState};
 use crate::error::ServerError;
@@ -172,6 +172,7 @@ impl A2aServerBuilder {
             clock,
         } = self;
         config.validate()?;
+        check_origins(&config)?;
         check_agents(&agents, several, default_agent.as_deref(), &config)?;
         let (listener, local_addr) = listen(&config).await?;
         let manager = task_manager(&config, store, &clock).await?;
@@ -301,6 +302,20 @@ async fn task_manager(
         );
     }
     Ok(manager)
+}
+
+/// Every `allowed_origins` entry is an origin the front door can match.
+fn check_origins(config: &ServerConfig) -> Result<(), ServerError> {
+    match config.allowed_origins.iter().find(|o| !is_origin(o)) {
+        Some(bad) => Err(ServerError::Setting {
+            setting: "allowed_origins",
+            problem: format!(
+                "{bad:?} is not an origin (scheme://host[:port], http or https, nothing after \
+                 the host)"
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The front door for `config`, refusing gRPC calls as gRPC when the server serves it.

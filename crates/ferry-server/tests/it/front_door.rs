@@ -268,11 +268,21 @@ async fn card_is_public_and_declares_bearer() {
     );
 }
 
-/// A request with an `Origin` header (a web page) is refused on both bindings, whatever the
-/// origin, and runs nothing.
-async fn origin_is_refused(b: Binding) {
+/// A request from a web page of another origin is refused (403) on both bindings and runs
+/// nothing: another site, an origin this server does not list, `null`, the server's own host
+/// on another port, and another loopback name than the one called.
+async fn foreign_origins_are_refused(b: Binding) {
     let (srv, _remote) = TestServer::scripted().await;
-    for origin in ["http://evil.example", "http://localhost:3000", "null"] {
+    let port = srv.addr().port();
+    let other_port = format!("http://127.0.0.1:{}", port.wrapping_add(1));
+    let other_name = format!("http://localhost:{port}");
+    for origin in [
+        "http://evil.example",
+        "http://localhost:3000",
+        "null",
+        other_port.as_str(),
+        other_name.as_str(),
+    ] {
         let r = srv
             .refused(
                 b,
@@ -284,6 +294,100 @@ async fn origin_is_refused(b: Binding) {
         assert_refused(&r, 403, "ORIGIN_NOT_ALLOWED");
     }
     assert_eq!(task_count(&srv, b).await, 0, "nothing ran");
+}
+
+/// A page of the server's own origin (the one it was called at) and one of an allowed
+/// origin call it: the answer carries CORS headers for that origin; the preflight of an
+/// allowed origin is answered (204, without credentials), another's is refused.
+async fn own_and_allowed_origins_are_served(b: Binding) {
+    let config = ServerConfig {
+        token: Some("cors-token".into()),
+        allowed_origins: vec!["https://app.example.com".into()],
+        ..ServerConfig::default()
+    };
+    let srv = TestServer::with_config(ferry_agents::EchoAgent, config).await;
+    let own = format!("http://127.0.0.1:{}", srv.addr().port());
+    for origin in [own.as_str(), "https://app.example.com"] {
+        let answer = srv
+            .call_with(
+                b,
+                "SendMessage",
+                send_params("from a page"),
+                ServiceParams {
+                    headers: &[("Origin", origin)],
+                    ..ServiceParams::default()
+                },
+            )
+            .await;
+        let sent = answer
+            .result
+            .unwrap_or_else(|e| panic!("{origin} is served: {}", e.body));
+        assert!(sent.get("task").is_some(), "{sent}");
+        let header = |name: &str| answer.headers.get(name).and_then(|v| v.to_str().ok());
+        assert_eq!(header("access-control-allow-origin"), Some(origin));
+        assert_eq!(header("vary"), Some("Origin"));
+        assert!(
+            header("access-control-expose-headers").is_some_and(|h| h.contains("x-request-id")),
+            "the page may read the request id"
+        );
+    }
+    let path = match b {
+        Binding::Rest => "/rest/message:send",
+        _ => "/jsonrpc",
+    };
+    let preflight = |origin: &'static str| {
+        srv.http()
+            .request(Method::OPTIONS, srv.url(path))
+            .header("Origin", origin)
+            .header("Access-Control-Request-Method", "POST")
+            .header(
+                "Access-Control-Request-Headers",
+                "authorization, content-type",
+            )
+            .send()
+    };
+    let allowed = preflight("https://app.example.com")
+        .await
+        .expect("answered");
+    assert_eq!(allowed.status(), 204, "no token needed for a preflight");
+    let header = |name: &str| {
+        allowed
+            .headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(
+        header("access-control-allow-origin"),
+        "https://app.example.com"
+    );
+    assert!(header("access-control-allow-methods").contains("POST"));
+    assert!(header("access-control-allow-headers").contains("authorization"));
+    let refused = preflight("https://evil.example").await.expect("answered");
+    assert_eq!(refused.status(), 403);
+    assert!(
+        refused
+            .headers()
+            .get("access-control-allow-origin")
+            .is_none()
+    );
+}
+
+/// An `allowed_origins` entry that is no origin stops the server before it listens.
+async fn allowed_origins_must_be_origins() {
+    let config = ServerConfig {
+        allowed_origins: vec!["app.example.com".into()],
+        ..ServerConfig::default()
+    };
+    let agent: Arc<dyn AgentExecutor> = Arc::new(ferry_agents::EchoAgent);
+    let e = A2aServer::bind(agent, config)
+        .await
+        .expect_err("a bad origin is refused");
+    assert!(
+        matches!(&e, ferry_server::ServerError::Setting { setting, .. } if *setting == "allowed_origins"),
+        "{e}"
+    );
 }
 
 /// A foreign `Host` (DNS rebinding) is refused on both bindings and runs nothing.
@@ -916,7 +1020,8 @@ async fn drain_timeout_bounds_shutdown() {
 scenarios!(per_http_binding:
     token_guards_calls,
     token_guards_streams,
-    origin_is_refused,
+    foreign_origins_are_refused,
+    own_and_allowed_origins_are_served,
     foreign_host_is_refused,
     allowed_hosts_are_served,
     oversized_body_is_413,
@@ -928,6 +1033,7 @@ scenarios!(per_http_binding:
 );
 
 scenarios!(once:
+    allowed_origins_must_be_origins,
     non_loopback_bind_needs_a_token,
     card_is_public_and_declares_bearer,
     probes_answer_anyone,

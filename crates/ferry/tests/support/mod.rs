@@ -490,6 +490,23 @@ pub(crate) fn http_request(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, Vec<u8>) {
+    let mut all = vec![("Accept", "application/json")];
+    if !body.is_empty() {
+        all.push(("Content-Type", "application/json"));
+    }
+    all.extend_from_slice(headers);
+    let (status, _, body) = http_request_with_headers(method, url, &all, body);
+    (status, body)
+}
+
+/// One HTTP/1.0 exchange with exactly `headers` (besides `Host` and the body's
+/// `Content-Length`); returns the status, the response head (lower-cased) and the body.
+pub(crate) fn http_request_with_headers(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, Vec<u8>) {
     let rest = url
         .strip_prefix("http://")
         .unwrap_or_else(|| panic!("not an http:// URL: {url}"));
@@ -510,16 +527,12 @@ pub(crate) fn http_request(
     stream
         .set_write_timeout(Some(HTTP_TIMEOUT))
         .expect("set the write timeout");
-    let mut head =
-        format!("{method} {path} HTTP/1.0\r\nHost: {authority}\r\nAccept: application/json\r\n");
+    let mut head = format!("{method} {path} HTTP/1.0\r\nHost: {authority}\r\n");
     for (name, value) in headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     if !body.is_empty() {
-        head.push_str(&format!(
-            "Content-Type: application/json\r\nContent-Length: {}\r\n",
-            body.len()
-        ));
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
     }
     write!(stream, "{head}\r\n{body}").unwrap_or_else(|e| panic!("send {method} {url}: {e}"));
     let mut response = Vec::new();
@@ -535,13 +548,13 @@ pub(crate) fn http_request(
                 String::from_utf8_lossy(&response)
             )
         });
-    let head = String::from_utf8_lossy(&response[..split]).into_owned();
+    let head = String::from_utf8_lossy(&response[..split]).to_lowercase();
     let status = head
         .split_whitespace()
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("{method} {url}: bad status line in {head:?}"));
-    (status, response[split + 4..].to_vec())
+    (status, head, response[split + 4..].to_vec())
 }
 
 /// What the Python interpreter must import to run `interop/python/sdk_server.py`.

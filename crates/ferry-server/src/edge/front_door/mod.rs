@@ -14,6 +14,7 @@
 mod agent_gate;
 mod credentials;
 mod host;
+mod origin;
 mod rate;
 mod token;
 
@@ -21,6 +22,8 @@ pub(crate) use agent_gate::{AgentGate, check as agent_gate};
 pub use credentials::{AgentScope, Caller};
 pub(crate) use credentials::{Credentials, Grant};
 pub(crate) use host::HostPolicy;
+pub(crate) use origin::is_origin;
+use origin::{OriginPolicy, OriginVerdict};
 pub(crate) use rate::RateLimiter;
 
 use crate::config::ServerConfig;
@@ -29,7 +32,7 @@ use crate::edge::metrics::{CallLabel, Method, Metrics};
 use crate::edge::request_id::{self, ClientAddr, RequestId};
 use crate::edge::response::{RefusalReason, jsonrpc_error, rest_error};
 use axum::extract::{Request, State};
-use axum::http::header;
+use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::Response;
 use ferry_proto::{A2aError, ErrorKind, ErrorTable};
@@ -47,6 +50,7 @@ const CAPACITY_RETRY_SECS: u64 = 1;
 pub(crate) struct FrontDoor {
     credentials: Credentials,
     hosts: HostPolicy,
+    origins: OriginPolicy,
     rate: Option<RateLimiter>,
     in_flight: Arc<Semaphore>,
     /// Permits for open SSE streams (taken by the bindings, held by the stream body).
@@ -91,6 +95,7 @@ impl FrontDoor {
         Self {
             credentials: Credentials::new(config),
             hosts: HostPolicy::new(&config.allowed_hosts, public_host),
+            origins: OriginPolicy::new(&config.allowed_origins, config.public_url.as_deref()),
             rate: (config.rate_limit_per_sec > 0)
                 .then(|| RateLimiter::new(config.rate_limit_per_sec, burst, clock)),
             in_flight: Arc::new(Semaphore::new(config.max_in_flight.max(1))),
@@ -261,7 +266,31 @@ async fn admit_and_run(
     rid: &RequestId,
 ) -> Response {
     let dialect = door.classify(&mut request);
-    if let Err(refusal) = door.admit(&mut request) {
+    let origin = match door.admit_origin(&request) {
+        Ok(origin) => origin,
+        Err(refusal) => return refusal.respond(dialect, rid),
+    };
+    let mut response = match &origin {
+        // A browser asks before its call, without credentials.
+        Some(origin) if origin::is_preflight(&request) => origin::preflight(origin),
+        _ => run_admitted(door, request, next, rid, dialect).await,
+    };
+    if let Some(origin) = &origin {
+        origin::expose(&mut response, origin);
+    }
+    response
+}
+
+/// Runs a request from an accepted origin: its caller admitted, a slot in flight, bounded in
+/// time.
+async fn run_admitted(
+    door: &FrontDoor,
+    mut request: Request,
+    next: Next,
+    rid: &RequestId,
+    dialect: Dialect,
+) -> Response {
+    if let Err(refusal) = door.admit_caller(&mut request) {
         return refusal.respond(dialect, rid);
     }
     let Ok(_permit) = door.in_flight.clone().try_acquire_owned() else {
@@ -310,9 +339,9 @@ impl FrontDoor {
         dialect
     }
 
-    /// The checks a request passes before it is served: single headers, `Host`, `Origin`,
-    /// credentials (their grant goes on the request), the client's rate.
-    fn admit(&self, request: &mut Request) -> Result<(), Refusal> {
+    /// The checks of where a request comes from: single headers, `Host`, `Origin`. `Some`
+    /// names the allowed origin of a browser's call (its answer gets CORS headers).
+    fn admit_origin(&self, request: &Request) -> Result<Option<HeaderValue>, Refusal> {
         if let Some(name) = repeated_singleton(request.headers()) {
             return Err(Refusal::new(
                 ErrorKind::InvalidRequest,
@@ -327,13 +356,21 @@ impl FrontDoor {
                 "this Host is not served here (DNS rebinding defence); the server's operator can allow it",
             ));
         }
-        if request.headers().contains_key(header::ORIGIN) {
-            return Err(Refusal::new(
+        match self.origins.check(request) {
+            OriginVerdict::Absent => Ok(None),
+            OriginVerdict::Allowed(origin) => Ok(Some(origin)),
+            OriginVerdict::Refused => Err(Refusal::new(
                 ErrorKind::PermissionDenied,
                 "ORIGIN_NOT_ALLOWED",
-                "requests from web pages (with an Origin header) are refused",
-            ));
+                "requests from this web page's origin are refused; the server serves its own \
+                 origin and those its operator allows",
+            )),
         }
+    }
+
+    /// The checks of who sends a request: credentials (their grant goes on the request) and
+    /// the client's rate.
+    fn admit_caller(&self, request: &mut Request) -> Result<(), Refusal> {
         self.authenticate(request)?;
         if let (Some(rate), Some(addr)) = (&self.rate, request.extensions().get::<ClientAddr>())
             && let Err(wait) = rate.check(addr.0.ip())
