@@ -453,85 +453,94 @@ impl CardFetcher {
 
     /// GETs `url`, following same-origin redirects, and returns a JSON body of at most
     /// `limit` bytes.
-    async fn get_json(&self, mut url: Url, limit: usize) -> Result<Vec<u8>, FetchError> {
-        let net = |e| FetchError::from_net(e, self.timeout);
-        let mut redirects = 0;
-        let response = loop {
-            let response = self
-                .client
-                .get(&url, "application/json")
-                .await
-                .map_err(net)?;
-            let status = response.status();
-            if !matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308) {
-                break response;
-            }
-            if redirects == MAX_REDIRECTS {
-                return Err(RedirectError::TooMany {
-                    limit: MAX_REDIRECTS,
-                }
-                .into());
-            }
-            let location = response.headers().get(reqwest::header::LOCATION);
-            let next = location
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| url.join(v).ok())
-                .ok_or_else(|| RedirectError::BadLocation {
-                    location: location.map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
-                })?;
-            // An address refusal says more than "another host", so check it first.
-            self.client.check_url(&next).map_err(net)?;
-            if next.scheme() != url.scheme()
-                || next.host_str() != url.host_str()
-                || next.port_or_known_default() != url.port_or_known_default()
-            {
-                return Err(RedirectError::CrossHost {
-                    from: url.to_string(),
-                    to: next.to_string(),
-                }
-                .into());
-            }
-            redirects += 1;
-            url = next;
-        };
-        if response.status() != reqwest::StatusCode::OK {
-            return Err(FetchError::Status {
-                status: response.status().as_u16(),
-                url: url.to_string(),
-            });
+    async fn get_json(&self, url: Url, limit: usize) -> Result<Vec<u8>, FetchError> {
+        get_json(&self.client, self.timeout, url, limit).await
+    }
+}
+
+/// GETs `url` through `client`, following same-origin redirects (at most
+/// [`MAX_REDIRECTS`], each checked like the first URL), and returns a JSON body (status 200,
+/// a JSON content type) of at most `limit` bytes; `timeout` is for the messages (the caller
+/// bounds the time).
+pub(crate) async fn get_json(
+    client: &SafeClient,
+    timeout: Duration,
+    mut url: Url,
+    limit: usize,
+) -> Result<Vec<u8>, FetchError> {
+    let net = |e| FetchError::from_net(e, timeout);
+    let mut redirects = 0;
+    let response = loop {
+        let response = client.get(&url, "application/json").await.map_err(net)?;
+        let status = response.status();
+        if !matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308) {
+            break response;
         }
-        let content_type = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-        if !content_type.as_deref().is_some_and(is_json) {
-            return Err(FetchError::NotJson { content_type });
+        if redirects == MAX_REDIRECTS {
+            return Err(RedirectError::TooMany {
+                limit: MAX_REDIRECTS,
+            }
+            .into());
         }
-        if let Some(declared) = response.content_length()
-            && declared > limit as u64
+        let location = response.headers().get(reqwest::header::LOCATION);
+        let next = location
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| url.join(v).ok())
+            .ok_or_else(|| RedirectError::BadLocation {
+                location: location.map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned()),
+            })?;
+        // An address refusal says more than "another host", so check it first.
+        client.check_url(&next).map_err(net)?;
+        if next.scheme() != url.scheme()
+            || next.host_str() != url.host_str()
+            || next.port_or_known_default() != url.port_or_known_default()
         {
+            return Err(RedirectError::CrossHost {
+                from: url.to_string(),
+                to: next.to_string(),
+            }
+            .into());
+        }
+        redirects += 1;
+        url = next;
+    };
+    if response.status() != reqwest::StatusCode::OK {
+        return Err(FetchError::Status {
+            status: response.status().as_u16(),
+            url: url.to_string(),
+        });
+    }
+    let content_type = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    if !content_type.as_deref().is_some_and(is_json) {
+        return Err(FetchError::NotJson { content_type });
+    }
+    if let Some(declared) = response.content_length()
+        && declared > limit as u64
+    {
+        return Err(FetchError::TooLarge {
+            limit,
+            declared: Some(declared),
+        });
+    }
+    let mut response = response;
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| net(NetError::from_reqwest(&e)))?
+    {
+        if body.len() + chunk.len() > limit {
             return Err(FetchError::TooLarge {
                 limit,
-                declared: Some(declared),
+                declared: None,
             });
         }
-        let mut response = response;
-        let mut body = Vec::new();
-        while let Some(chunk) = response
-            .chunk()
-            .await
-            .map_err(|e| net(NetError::from_reqwest(&e)))?
-        {
-            if body.len() + chunk.len() > limit {
-                return Err(FetchError::TooLarge {
-                    limit,
-                    declared: None,
-                });
-            }
-            body.extend_from_slice(&chunk);
-        }
-        Ok(body)
+        body.extend_from_slice(&chunk);
     }
+    Ok(body)
 }
 
 /// `application/json` or any `+json` type, parameters ignored, case-insensitive.

@@ -85,8 +85,9 @@ pub enum JwsError {
         /// The parameter.
         name: &'static str,
     },
-    /// `typ` is present and not `JOSE`.
-    #[error("header typ {typ:?} is not JOSE")]
+    /// `typ` is present and not what the signed object is (`JOSE` for a card signature,
+    /// `JWT` or `at+jwt` for an access token).
+    #[error("header typ {typ:?} is not one this signed object may have")]
     BadType {
         /// The `typ` value.
         typ: String,
@@ -185,7 +186,7 @@ impl ProtectedHeader {
     }
 }
 
-fn b64_decode(s: &str, field: &'static str) -> Result<Vec<u8>, JwsError> {
+pub(crate) fn b64_decode(s: &str, field: &'static str) -> Result<Vec<u8>, JwsError> {
     URL_SAFE_NO_PAD
         .decode(s)
         .map_err(|_| JwsError::Base64 { field })
@@ -193,6 +194,15 @@ fn b64_decode(s: &str, field: &'static str) -> Result<Vec<u8>, JwsError> {
 
 /// Decodes and checks a protected header (see the module docs for the rules).
 pub fn parse_protected(protected: &str) -> Result<ProtectedHeader, JwsError> {
+    parse_header(protected, |typ| typ.eq_ignore_ascii_case("JOSE"))
+}
+
+/// Decodes and checks a protected header whose `typ`, if present, satisfies `typ_ok` (a
+/// card signature's is `JOSE`, an access token's `JWT` or `at+jwt`).
+pub(crate) fn parse_header(
+    protected: &str,
+    typ_ok: fn(&str) -> bool,
+) -> Result<ProtectedHeader, JwsError> {
     // 4 base64 characters per 3 bytes: refuse before decoding anything large.
     if protected.len() > MAX_HEADER_BYTES.div_ceil(3) * 4 {
         return Err(JwsError::HeaderTooLarge {
@@ -229,7 +239,7 @@ pub fn parse_protected(protected: &str) -> Result<ProtectedHeader, JwsError> {
         }
     }
     if let Some(typ) = string("typ")?
-        && !typ.eq_ignore_ascii_case("JOSE")
+        && !typ_ok(&typ)
     {
         return Err(JwsError::BadType { typ });
     }

@@ -636,6 +636,28 @@ impl KeySet {
         KeySet::new(out)
     }
 
+    /// Parses an OpenID provider's JWKS: like [`KeySet::from_jwks`], but a key this server
+    /// cannot verify with is skipped rather than refused — an encryption key (`use: enc`,
+    /// `alg: RSA-OAEP`), an algorithm outside the allowlist, a type we do not support — since
+    /// providers publish those beside their signing keys. A key with private members still
+    /// fails the whole set, and so does a repeated `kid`.
+    pub fn from_provider_jwks(text: &[u8]) -> Result<KeySet, KeyError> {
+        let doc = strict::parse_with(text, &jwk_limits())?;
+        let keys = doc
+            .get("keys")
+            .and_then(Value::as_array)
+            .ok_or(KeyError::NotAJwks)?;
+        let mut out = Vec::with_capacity(keys.len());
+        for jwk in keys {
+            match PublicKey::from_jwk(jwk) {
+                Ok(k) => out.push(k),
+                Err(e @ KeyError::PrivateMember { .. }) => return Err(e),
+                Err(_) => {}
+            }
+        }
+        KeySet::new(out)
+    }
+
     /// The key whose `kid` is exactly `kid`.
     pub fn get(&self, kid: &str) -> Option<&PublicKey> {
         self.keys.iter().find(|k| k.kid() == Some(kid))

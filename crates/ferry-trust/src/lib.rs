@@ -28,6 +28,7 @@ pub mod card;
 pub mod fetch;
 pub mod jcs;
 pub mod jws;
+pub mod jwt;
 pub mod keys;
 pub mod strict;
 
