@@ -30,6 +30,7 @@ pub mod jcs;
 pub mod jws;
 pub mod jwt;
 pub mod keys;
+pub mod oidc;
 pub mod strict;
 
 /// Any ferry-trust error, for callers that propagate with `?` and still want to branch on

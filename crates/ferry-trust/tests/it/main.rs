@@ -9,5 +9,7 @@ mod fetch;
 mod jcs;
 /// JWS: RFC 7515/8037 vectors, SDK-signed cards, the spec §6 EdDSA vector.
 mod jws;
+/// An OpenID provider on 127.0.0.1: keys fetched, rotated, refetched at most so often.
+mod oidc;
 /// Reading the shared vectors.
 mod support;
