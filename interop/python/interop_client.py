@@ -207,10 +207,11 @@ class Harness:
             )
         return card
 
-    def client(self, *, streaming: bool) -> Client:
+    def client(self, *, streaming: bool, interceptors: list | None = None) -> Client:
         """A new SDK client instance (own httpx client) for the requested binding."""
         assert self.card is not None, "resolve_card() first"
-        client = self._factory(self._new_http_client(), streaming=streaming).create(self.card)
+        factory = self._factory(self._new_http_client(), streaming=streaming)
+        client = factory.create(self.card, interceptors)
         self._clients.append(client)
         return client
 

@@ -9,8 +9,8 @@ use bytes::Bytes;
 use ferry_agent::AgentDescription;
 use ferry_proto::{
     AgentCapabilities, AgentCard, AgentExtension, AgentInterface, BINDING_GRPC, BINDING_HTTP_JSON,
-    BINDING_JSONRPC, HttpAuthSecurityScheme, PROTOCOL_VERSION, SecurityRequirement, SecurityScheme,
-    StringList, v03,
+    BINDING_JSONRPC, HttpAuthSecurityScheme, OpenIdConnectSecurityScheme, PROTOCOL_VERSION,
+    SecurityRequirement, SecurityScheme, StringList, v03,
 };
 
 pub use ferry_proto::WELL_KNOWN_CARD_PATH;
@@ -103,27 +103,7 @@ pub(crate) fn build_card(
             }),
         }
     }
-    // With a token, every call needs `Authorization: Bearer …`; the card says so (never the
-    // token itself). Where anonymous callers are let in, the scheme is declared (for the
-    // extended card) and not required.
-    let (security_schemes, security_requirements) = if config.has_token() {
-        let scheme = SecurityScheme::HttpAuthSecurityScheme(HttpAuthSecurityScheme {
-            description: "A bearer token given to you by the operator of this agent.".into(),
-            scheme: "Bearer".into(),
-            bearer_format: String::new(),
-        });
-        let requirement = SecurityRequirement {
-            schemes: [("bearer".to_owned(), StringList::default())].into(),
-        };
-        let requirements = if config.allow_anonymous {
-            Vec::new()
-        } else {
-            vec![requirement]
-        };
-        ([("bearer".to_owned(), scheme)].into(), requirements)
-    } else {
-        (Default::default(), Vec::new())
-    };
+    let (security_schemes, security_requirements) = security(config);
     AgentCard {
         name: description.name.clone(),
         description: description.description.clone(),
@@ -145,6 +125,49 @@ pub(crate) fn build_card(
         signatures: Vec::new(),
         icon_url: None,
     }
+}
+
+/// The card's security: with a static token, every call needs `Authorization: Bearer …`
+/// (never the token itself on the card); with a provider, its access tokens
+/// (`openIdConnect`, naming its discovery document). Either suffices, so each is its own
+/// requirement. Where anonymous callers are let in, the schemes are declared (for the
+/// extended card) and none is required.
+fn security(
+    config: &ServerConfig,
+) -> (
+    std::collections::BTreeMap<String, SecurityScheme>,
+    Vec<SecurityRequirement>,
+) {
+    let mut schemes = std::collections::BTreeMap::new();
+    if config.has_static_token() {
+        let scheme = SecurityScheme::HttpAuthSecurityScheme(HttpAuthSecurityScheme {
+            description: "A bearer token given to you by the operator of this agent.".into(),
+            scheme: "Bearer".into(),
+            bearer_format: String::new(),
+        });
+        schemes.insert("bearer".to_owned(), scheme);
+    }
+    if let Some(oidc) = &config.auth.oidc {
+        let scheme = SecurityScheme::OpenIdConnectSecurityScheme(OpenIdConnectSecurityScheme {
+            description: format!(
+                "An access token of this provider for the audience {:?}, sent as a bearer token.",
+                oidc.audience
+            ),
+            open_id_connect_url: ferry_trust::oidc::discovery_url(&oidc.issuer),
+        });
+        schemes.insert("oidc".to_owned(), scheme);
+    }
+    let requirements = if config.allow_anonymous {
+        Vec::new()
+    } else {
+        schemes
+            .keys()
+            .map(|name| SecurityRequirement {
+                schemes: [(name.clone(), StringList::default())].into(),
+            })
+            .collect()
+    };
+    (schemes, requirements)
 }
 
 /// The interfaces, JSON-RPC first (the one a client picks when it speaks every binding),

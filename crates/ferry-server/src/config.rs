@@ -148,6 +148,70 @@ pub struct ServerConfig {
     /// in the extended agent card served to authenticated callers (`GetExtendedAgentCard`).
     /// Needs a token.
     pub extended_card: Option<std::path::PathBuf>,
+    /// Identity from a provider besides the static tokens (`[auth.oidc]`).
+    pub auth: AuthConfig,
+}
+
+/// Who may call besides the holders of the static tokens (`[auth]` in the configuration
+/// file).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuthConfig {
+    /// Access tokens of an OpenID Connect / OAuth 2 provider (`[auth.oidc]`).
+    pub oidc: Option<OidcConfig>,
+}
+
+/// An OpenID Connect / OAuth 2 provider whose JWT access tokens the server accepts
+/// (`[auth.oidc]`). A token is accepted when its signature verifies with one of the
+/// provider's published keys, `iss` is `issuer`, `aud` names `audience`, and it has not
+/// expired; its subject becomes the caller `oidc:SUB`. Static tokens keep working beside it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OidcConfig {
+    /// The issuer URL (`https://login.example.com/realms/agents`); its discovery document is
+    /// `{issuer}/.well-known/openid-configuration`.
+    pub issuer: String,
+    /// The audience the tokens must name (`aud`): this server's identifier at the provider.
+    pub audience: String,
+    /// A PEM file of further root certificates to trust for the provider (a private CA).
+    pub ca_file: Option<std::path::PathBuf>,
+    /// Allow a provider on a loopback or private address, over plain http too (tests,
+    /// intranets). Default false: public https only.
+    pub allow_private: bool,
+    /// Each agent of a server of several needs the scope `{agent_scope_prefix}ID` (403
+    /// elsewhere). Default false: a valid token reaches every agent.
+    pub agent_scopes: bool,
+    /// The scope that makes a token read-only. Default `a2a:read`.
+    pub read_scope: String,
+    /// The scope that lets a token see every caller's tasks. Default `a2a:admin`.
+    pub admin_scope: String,
+    /// The prefix of the agent scopes (`agent_scopes`). Default `a2a:agent:`.
+    pub agent_scope_prefix: String,
+    /// Seconds of clock difference allowed for `exp`, `nbf` and `iat`. Default 60.
+    pub leeway_secs: u64,
+    /// Seconds after which the provider's keys are fetched again. Default 600.
+    pub refresh_secs: u64,
+    /// The fewest seconds between two fetches of the keys for tokens naming an unknown key
+    /// (a rotation). Default 30.
+    pub refetch_min_secs: u64,
+}
+
+impl Default for OidcConfig {
+    fn default() -> Self {
+        Self {
+            issuer: String::new(),
+            audience: String::new(),
+            ca_file: None,
+            allow_private: false,
+            agent_scopes: false,
+            read_scope: "a2a:read".into(),
+            admin_scope: "a2a:admin".into(),
+            agent_scope_prefix: "a2a:agent:".into(),
+            leeway_secs: 60,
+            refresh_secs: 600,
+            refetch_min_secs: 30,
+        }
+    }
 }
 
 /// A bearer token that reaches only the agents it names (`[[scoped_tokens]]` in the
@@ -256,6 +320,7 @@ impl Default for ServerConfig {
             signing_keys: Vec::new(),
             announced_keys: Vec::new(),
             extended_card: None,
+            auth: AuthConfig::default(),
         }
     }
 }
@@ -271,11 +336,16 @@ impl ServerConfig {
         Duration::from_secs(self.idle_ttl_secs)
     }
 
-    /// Whether callers must present a token: the token of full access or a scoped token is
-    /// set (an empty one counts as none).
-    pub fn has_token(&self) -> bool {
+    /// Whether a static bearer token is set (the token of full access or a scoped one).
+    pub(crate) fn has_static_token(&self) -> bool {
         self.token.as_deref().is_some_and(|t| !t.is_empty())
             || self.scoped_tokens.iter().any(|t| !t.token.is_empty())
+    }
+
+    /// Whether callers must present a token: the token of full access or a scoped token is
+    /// set (an empty one counts as none), or a provider's tokens are accepted.
+    pub fn has_token(&self) -> bool {
+        self.has_static_token() || self.auth.oidc.is_some()
     }
 
     /// Whether the gRPC binding is served: configured, and compiled in.
@@ -323,6 +393,14 @@ impl ServerConfig {
                 "a scoped token needs a token and at least one agent (agents = {:?})",
                 empty.agents
             )));
+        }
+        if let Some(oidc) = &self.auth.oidc
+            && (oidc.issuer.is_empty() || oidc.audience.is_empty())
+        {
+            return Err(crate::ServerError::Setting {
+                setting: "auth.oidc",
+                problem: "a provider needs its issuer and the audience its tokens name".into(),
+            });
         }
         if let Some(name) = self
             .scoped_tokens

@@ -164,15 +164,22 @@ pub fn verify(token: &str, keys: &KeySet, rules: &Rules, now: i64) -> Result<Cla
             reason: "not three dot-separated parts",
         });
     };
-    if header.is_empty() || payload.is_empty() || signature.is_empty() {
+    if header.is_empty() || payload.is_empty() {
         return Err(JwtError::Malformed {
             reason: "an empty part",
         });
     }
+    // The header is read before the signature is looked at, so an unsigned token (`alg:
+    // none`, an empty signature) is refused for its algorithm.
     let parsed = jws::parse_header(header, is_jwt_type).map_err(JwtError::Header)?;
     let alg = parsed.alg();
     if !rules.algorithms.contains(&alg) {
         return Err(JwtError::AlgorithmNotAccepted { alg });
+    }
+    if signature.is_empty() {
+        return Err(JwtError::Malformed {
+            reason: "an empty signature",
+        });
     }
     let key = key_for(&parsed, keys)?;
     let signature = jws::b64_decode(signature, "signature").map_err(JwtError::Header)?;

@@ -12,7 +12,7 @@
 //!   server from starting, and a token is refused (503 to its caller) until it answers.
 //! - **Keys**: kept and used for every token; fetched again after
 //!   [`ProviderSettings::refresh_after`] (a rotation that adds a key first), and when a token
-//!   names a key the set does not hold — at most once per
+//!   names a key the set does not hold — such fetches at most once per
 //!   [`ProviderSettings::refetch_min_interval`], so a stream of tokens with made-up `kid`s
 //!   cannot make the server hammer the provider. One fetch at a time; readers never wait
 //!   for one unless they need it.
@@ -23,7 +23,7 @@ use crate::keys::{KeyError, KeySet};
 use crate::strict::{self, Limits};
 use ferry_net::{SafeClient, SafeClientBuilder};
 use serde_json::Value;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 use tokio::time::Instant;
 use url::Url;
@@ -34,6 +34,14 @@ pub const MAX_DISCOVERY_BYTES: usize = 64 * 1024;
 pub const DEFAULT_REFRESH_AFTER: Duration = Duration::from_secs(600);
 /// The default shortest time between two fetches for an unknown key (30 s).
 pub const DEFAULT_REFETCH_MIN_INTERVAL: Duration = Duration::from_secs(30);
+
+/// The discovery document's URL of `issuer` (OpenID Connect Discovery §4).
+pub fn discovery_url(issuer: &str) -> String {
+    format!(
+        "{}/.well-known/openid-configuration",
+        issuer.trim_end_matches('/')
+    )
+}
 
 /// How to reach a provider and how often to ask it.
 #[derive(Debug, Clone)]
@@ -126,6 +134,10 @@ pub struct Provider {
     fetched: RwLock<Arc<Fetched>>,
     /// Held by the one fetch in progress.
     fetching: tokio::sync::Mutex<()>,
+    /// When a token naming an unknown key last made the keys be fetched: the rate limit of
+    /// such fetches counts from there, not from the scheduled fetches, so a rotation right
+    /// after one is still picked up at once.
+    last_refetch: Mutex<Option<Instant>>,
 }
 
 impl Provider {
@@ -143,11 +155,7 @@ impl Provider {
         if url.query().is_some() || url.fragment().is_some() {
             return Err(bad("an issuer has no query or fragment".into()));
         }
-        let discovery_url = Url::parse(&format!(
-            "{}/.well-known/openid-configuration",
-            issuer.trim_end_matches('/')
-        ))
-        .map_err(|e| bad(e.to_string()))?;
+        let discovery_url = Url::parse(&discovery_url(&issuer)).map_err(|e| bad(e.to_string()))?;
         let mut builder = SafeClientBuilder::default()
             .allow_private(settings.allow_private)
             .allow_loopback(settings.allow_private)
@@ -172,6 +180,7 @@ impl Provider {
                 at: None,
             })),
             fetching: tokio::sync::Mutex::new(()),
+            last_refetch: Mutex::new(None),
         })
     }
 
@@ -226,8 +235,9 @@ impl Provider {
         }
     }
 
-    /// After a token named a key `seen` lacks: the keys fetched again, unless a fetch was
-    /// made within `refetch_min_interval` (then `None`, or the newer keys it brought).
+    /// After a token named a key `seen` lacks: the keys fetched again, unless such a fetch
+    /// was made within `refetch_min_interval` (then `None`), or the newer keys another fetch
+    /// brought meanwhile.
     async fn refetch_for_unknown_key(
         &self,
         seen: &Arc<KeySet>,
@@ -236,11 +246,15 @@ impl Provider {
         if !Arc::ptr_eq(&held.keys, seen) {
             return Ok(Some(held.keys.clone()));
         }
-        let recent = held
-            .at
-            .is_some_and(|at| at.elapsed() < self.settings.refetch_min_interval);
-        if recent {
-            return Ok(None);
+        {
+            let mut last = self
+                .last_refetch
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if last.is_some_and(|at| at.elapsed() < self.settings.refetch_min_interval) {
+                return Ok(None);
+            }
+            *last = Some(Instant::now());
         }
         self.fetch_once(held.at).await.map(Some)
     }

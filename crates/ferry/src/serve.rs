@@ -111,6 +111,19 @@ pub(crate) struct ServeArgs {
     /// --token; a wrong token is still refused).
     #[arg(long)]
     allow_anonymous: bool,
+    /// Accept access tokens of this OpenID Connect provider (its issuer URL) besides any
+    /// static token; needs --oidc-audience. The config file's [auth.oidc] says more.
+    #[arg(long, value_name = "URL", requires = "oidc_audience")]
+    oidc_issuer: Option<String>,
+    /// The audience (`aud`) the provider's tokens must name: this server at the provider.
+    #[arg(long, value_name = "AUD")]
+    oidc_audience: Option<String>,
+    /// A PEM file of root certificates to trust for the provider (a private CA).
+    #[arg(long, value_name = "FILE")]
+    oidc_ca: Option<PathBuf>,
+    /// Allow a provider on a loopback or private address, over http too (tests, intranets).
+    #[arg(long)]
+    oidc_allow_private: bool,
     /// Accept this Host header besides loopback names and the --public-url host (repeatable).
     #[arg(long = "allowed-host", value_name = "HOST")]
     allowed_hosts: Vec<String>,
@@ -217,6 +230,24 @@ pub(crate) struct ServeArgs {
 }
 
 impl ServeArgs {
+    /// The provider flags over the file's `[auth.oidc]`: an issuer flag sets up a provider
+    /// (keeping the file's other settings), the others amend it.
+    fn apply_oidc(&self, auth: &mut ferry_server::AuthConfig) {
+        if let Some(issuer) = &self.oidc_issuer {
+            auth.oidc.get_or_insert_with(Default::default).issuer = issuer.clone();
+        }
+        let Some(oidc) = auth.oidc.as_mut() else {
+            return;
+        };
+        if let Some(audience) = &self.oidc_audience {
+            oidc.audience = audience.clone();
+        }
+        if let Some(ca) = &self.oidc_ca {
+            oidc.ca_file = Some(ca.clone());
+        }
+        oidc.allow_private |= self.oidc_allow_private;
+    }
+
     /// The effective configuration of the server and of the forms agent: defaults, then the
     /// file (the forms agent's settings in its `[forms]` table), then environment and flags.
     fn configs(&self) -> anyhow::Result<Configs> {
@@ -291,6 +322,7 @@ impl ServeArgs {
                 .cloned(),
         );
         c.allow_anonymous |= self.allow_anonymous;
+        self.apply_oidc(&mut c.auth);
         c.allowed_hosts.extend(self.allowed_hosts.iter().cloned());
         c.allowed_origins
             .extend(self.allowed_origins.iter().cloned());

@@ -53,24 +53,58 @@ fn with_request_id(e: &A2aError, rid: Option<&RequestId>) -> A2aError {
     }
 }
 
+/// The `ErrorInfo.metadata` key of an RFC 6750 error code (`invalid_token`,
+/// `insufficient_scope`), which the bearer challenge repeats.
+pub(crate) const BEARER_ERROR: &str = "bearerError";
+/// The key of its description.
+pub(crate) const BEARER_ERROR_DESCRIPTION: &str = "bearerErrorDescription";
+
 /// Adds `Retry-After` when the error says how long to wait and the bearer challenge to a 401
-/// (RFC 9110 §11.6.1 requires one), and marks refusals for the metrics.
+/// (RFC 9110 §11.6.1 requires one) or to a refusal with an RFC 6750 error code, and marks
+/// refusals for the metrics.
 fn with_error_headers(mut r: Response, e: &A2aError) -> Response {
     if let Some(secs) = e.retry_after_secs() {
         r.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from(secs));
     }
-    if e.kind == ErrorKind::Unauthenticated {
-        r.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            HeaderValue::from_static("Bearer realm=\"ferry\""),
-        );
+    if let Some(challenge) = bearer_challenge(e) {
+        r.headers_mut().insert(header::WWW_AUTHENTICATE, challenge);
     }
     // Errors with a server-specific reason are refusals: mark them for the metrics.
     if let Some(reason) = e.reason {
         r.extensions_mut().insert(RefusalReason(reason));
     }
     r
+}
+
+/// `Bearer realm="ferry"`, with `error` and `error_description` when the error carries an
+/// RFC 6750 code (a description loses the characters a quoted string cannot hold).
+fn bearer_challenge(e: &A2aError) -> Option<HeaderValue> {
+    let code = e.metadata.get(BEARER_ERROR).map(String::as_str);
+    if code.is_none() && e.kind != ErrorKind::Unauthenticated {
+        return None;
+    }
+    let mut challenge = String::from("Bearer realm=\"ferry\"");
+    if let Some(code) = code {
+        challenge.push_str(&format!(", error=\"{}\"", quotable(code)));
+        if let Some(description) = e.metadata.get(BEARER_ERROR_DESCRIPTION) {
+            challenge.push_str(&format!(
+                ", error_description=\"{}\"",
+                quotable(description)
+            ));
+        }
+    }
+    HeaderValue::from_str(&challenge)
+        .ok()
+        .or_else(|| Some(HeaderValue::from_static("Bearer realm=\"ferry\"")))
+}
+
+/// `text` with only what an RFC 6750 quoted string may hold (printable ASCII without `"` and
+/// `\`).
+fn quotable(text: &str) -> String {
+    text.chars()
+        .filter(|c| (' '..='~').contains(c) && *c != '"' && *c != '\\')
+        .collect()
 }
 
 /// Why a request was refused, put on the response for the metrics.

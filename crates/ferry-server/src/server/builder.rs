@@ -183,7 +183,7 @@ impl A2aServerBuilder {
             .trim_end_matches('/')
             .to_owned();
         let metrics = Arc::new(Metrics::default());
-        let front_door = front_door(&config, &metrics, &clock);
+        let front_door = front_door(&config, &metrics, &clock)?;
         let (keys, jwks) = signing_material(&config)?;
         let config = Arc::new(config);
         let closing = Arc::new(tokio::sync::watch::channel(false).0);
@@ -323,17 +323,17 @@ fn front_door(
     config: &ServerConfig,
     metrics: &Arc<Metrics>,
     clock: &Arc<dyn Clock>,
-) -> Arc<FrontDoor> {
+) -> Result<Arc<FrontDoor>, ServerError> {
     let front_door = FrontDoor::new(
         config,
         config.public_url.as_deref().and_then(url_host),
         public_paths(config),
         metrics.clone(),
         clock.clone(),
-    );
+    )?;
     #[cfg(feature = "grpc")]
     let front_door = front_door.with_grpc_refusal(crate::binding::grpc::status::refusal);
-    Arc::new(front_door)
+    Ok(Arc::new(front_door))
 }
 
 /// The keys that sign the cards, and the key set published beside them (with the announced

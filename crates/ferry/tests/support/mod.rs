@@ -9,6 +9,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod browser;
+pub(crate) mod oidc;
 pub(crate) mod otlp;
 
 use std::collections::HashMap;

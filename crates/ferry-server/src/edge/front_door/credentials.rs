@@ -20,6 +20,17 @@ use crate::core::call::TaskReach;
 use axum::http::{HeaderMap, header};
 use std::sync::Arc;
 
+/// What a request's `Authorization` comes to, before any provider is asked.
+#[derive(Debug)]
+pub(crate) enum Verdict<'h> {
+    /// Its grant.
+    Granted(Grant),
+    /// A bearer token that is none of the static tokens.
+    Unknown(&'h str),
+    /// No credentials where they are required, or not a bearer token.
+    Missing,
+}
+
 /// The tokens of the configuration.
 #[derive(Debug)]
 pub(crate) struct Credentials {
@@ -33,6 +44,8 @@ pub(crate) struct Credentials {
     anonymous: bool,
     /// The caller of every request to a server without tokens ([`Caller::LOCAL`]).
     local: Caller,
+    /// Whether a provider's tokens are accepted too (then credentials are required).
+    provider: bool,
 }
 
 /// A token limited to some agents.
@@ -113,7 +126,7 @@ pub(crate) struct Grant {
 }
 
 impl Grant {
-    fn everywhere(access: Access, caller: Option<&Caller>) -> Self {
+    pub(crate) fn everywhere(access: Access, caller: Option<&Caller>) -> Self {
         Self {
             access,
             scope: AgentScope::all(),
@@ -161,32 +174,47 @@ impl Credentials {
                 .collect(),
             anonymous: config.allow_anonymous,
             local: Caller(Caller::LOCAL.into()),
+            provider: config.auth.oidc.is_some(),
         }
     }
 
     /// Whether any credential is asked for at all.
     pub(crate) fn required(&self) -> bool {
-        self.full.is_some() || !self.scoped.is_empty()
+        self.full.is_some() || !self.scoped.is_empty() || self.provider
     }
 
-    /// What the request's credentials allow; `None` when they are refused: a token that is
-    /// none of the server's (never read as anonymous, even where anonymous callers are let
-    /// in), or no token where one is required.
-    pub(crate) fn grant(&self, headers: &HeaderMap) -> Option<Grant> {
+    /// What the request's credentials are: a grant, a bearer token that is none of the
+    /// static ones (a provider's, perhaps), or nothing usable — a token that is not a bearer
+    /// token, or no token where one is required (a token is never read as anonymous, even
+    /// where anonymous callers are let in).
+    pub(crate) fn verdict<'h>(&self, headers: &'h HeaderMap) -> Verdict<'h> {
         if !self.required() {
-            return Some(Grant::everywhere(Access::Full, Some(&self.local)));
+            return Verdict::Granted(Grant::everywhere(Access::Full, Some(&self.local)));
         }
         let Some(presented) = headers.get(header::AUTHORIZATION) else {
-            return self
-                .anonymous
-                .then(|| Grant::everywhere(Access::Anonymous, None));
+            return if self.anonymous {
+                Verdict::Granted(Grant::everywhere(Access::Anonymous, None))
+            } else {
+                Verdict::Missing
+            };
         };
-        let presented = presented
+        let Some(token) = presented
             .to_str()
             .ok()
             .and_then(|v| v.split_once(' '))
             .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-            .map(|(_, t)| t.trim().as_bytes())?;
+            .map(|(_, t)| t.trim())
+        else {
+            return Verdict::Missing;
+        };
+        match self.static_grant(token.as_bytes()) {
+            Some(grant) => Verdict::Granted(grant),
+            None => Verdict::Unknown(token),
+        }
+    }
+
+    /// The grant of a static token, if `presented` is one.
+    fn static_grant(&self, presented: &[u8]) -> Option<Grant> {
         // Every token is compared, so the time taken does not say which one matched.
         let full = self
             .full
@@ -219,11 +247,20 @@ impl Credentials {
         }
     }
 
-    /// What the request's credentials allow, wherever they may be used (see [`Self::grant`];
-    /// the front door uses the whole grant).
+    /// What the request's static credentials allow, wherever they may be used (see
+    /// [`Self::verdict`]; the front door uses the whole grant).
     #[cfg(test)]
     fn access(&self, headers: &HeaderMap) -> Option<Access> {
         self.grant(headers).map(|g| g.access)
+    }
+
+    /// The grant of the request's static credentials, if they give one.
+    #[cfg(test)]
+    fn grant(&self, headers: &HeaderMap) -> Option<Grant> {
+        match self.verdict(headers) {
+            Verdict::Granted(g) => Some(g),
+            _ => None,
+        }
     }
 }
 

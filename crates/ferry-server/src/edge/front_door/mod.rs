@@ -14,14 +14,17 @@
 mod agent_gate;
 mod credentials;
 mod host;
+mod oidc;
 mod origin;
 mod rate;
 mod token;
 
 pub(crate) use agent_gate::{AgentGate, check as agent_gate};
+use credentials::Verdict;
 pub use credentials::{AgentScope, Caller};
 pub(crate) use credentials::{Credentials, Grant};
 pub(crate) use host::HostPolicy;
+use oidc::{OidcGate, TokenRefused};
 pub(crate) use origin::is_origin;
 use origin::{OriginPolicy, OriginVerdict};
 pub(crate) use rate::RateLimiter;
@@ -30,7 +33,9 @@ use crate::config::ServerConfig;
 use crate::core::call::Access;
 use crate::edge::metrics::{CallLabel, Method, Metrics};
 use crate::edge::request_id::{self, ClientAddr, RequestId};
-use crate::edge::response::{RefusalReason, jsonrpc_error, rest_error};
+use crate::edge::response::{
+    BEARER_ERROR, BEARER_ERROR_DESCRIPTION, RefusalReason, jsonrpc_error, rest_error,
+};
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
@@ -43,12 +48,16 @@ use tracing::Instrument;
 
 /// Seconds a client is told to wait when the server is at a capacity limit.
 const CAPACITY_RETRY_SECS: u64 = 1;
+/// Seconds a client is told to wait when the identity provider could not be asked.
+const PROVIDER_RETRY_SECS: u64 = 5;
 
 /// The front door's settings and shared counters: everything the middleware needs, and
 /// nothing of the bindings behind it.
 #[derive(Debug)]
 pub(crate) struct FrontDoor {
     credentials: Credentials,
+    /// The provider whose access tokens are accepted besides the static tokens.
+    oidc: Option<OidcGate>,
     hosts: HostPolicy,
     origins: OriginPolicy,
     rate: Option<RateLimiter>,
@@ -86,14 +95,16 @@ impl FrontDoor {
         public_paths: Vec<String>,
         metrics: Arc<Metrics>,
         clock: Arc<dyn crate::clock::Clock>,
-    ) -> Self {
+    ) -> Result<Self, crate::ServerError> {
         let burst = if config.rate_limit_burst == 0 {
             config.rate_limit_per_sec.saturating_mul(2)
         } else {
             config.rate_limit_burst
         };
-        Self {
+        let oidc = config.auth.oidc.as_ref().map(OidcGate::new).transpose()?;
+        Ok(Self {
             credentials: Credentials::new(config),
+            oidc,
             hosts: HostPolicy::new(&config.allowed_hosts, public_host),
             origins: OriginPolicy::new(&config.allowed_origins, config.public_url.as_deref()),
             rate: (config.rate_limit_per_sec > 0)
@@ -105,7 +116,7 @@ impl FrontDoor {
             public_paths,
             metrics,
             grpc_refusal: None,
-        }
+        })
     }
 
     /// Refuses gRPC calls with statuses written by `write` (a server without gRPC answers
@@ -183,6 +194,16 @@ impl Refusal {
 
     fn retry_after(self, secs: u64) -> Self {
         Self(self.0.with_meta("retryAfterSeconds", secs.to_string()))
+    }
+
+    /// 401 for a presented token that is not valid: RFC 6750's `invalid_token`, and why (the
+    /// reason stays `UNAUTHENTICATED`, as for a missing token).
+    fn invalid_token(why: String) -> Self {
+        let error = A2aError::new(ErrorKind::Unauthenticated, why.clone())
+            .with_reason("UNAUTHENTICATED")
+            .with_meta(BEARER_ERROR, "invalid_token")
+            .with_meta(BEARER_ERROR_DESCRIPTION, why);
+        Self(error)
     }
 
     /// Renders the refusal: a gRPC status to a gRPC call; a JSON-RPC error on the JSON-RPC
@@ -290,7 +311,7 @@ async fn run_admitted(
     rid: &RequestId,
     dialect: Dialect,
 ) -> Response {
-    if let Err(refusal) = door.admit_caller(&mut request) {
+    if let Err(refusal) = door.admit_caller(&mut request).await {
         return refusal.respond(dialect, rid);
     }
     let Ok(_permit) = door.in_flight.clone().try_acquire_owned() else {
@@ -370,8 +391,8 @@ impl FrontDoor {
 
     /// The checks of who sends a request: credentials (their grant goes on the request) and
     /// the client's rate.
-    fn admit_caller(&self, request: &mut Request) -> Result<(), Refusal> {
-        self.authenticate(request)?;
+    async fn admit_caller(&self, request: &mut Request) -> Result<(), Refusal> {
+        self.authenticate(request).await?;
         if let (Some(rate), Some(addr)) = (&self.rate, request.extensions().get::<ClientAddr>())
             && let Err(wait) = rate.check(addr.0.ip())
         {
@@ -385,34 +406,61 @@ impl FrontDoor {
         Ok(())
     }
 
-    /// Puts the grant of the request's credentials on it (access, agent scope, caller); a
-    /// public path passes anonymously, anything else without credentials is refused.
-    fn authenticate(&self, request: &mut Request) -> Result<(), Refusal> {
-        match self.credentials.grant(request.headers()) {
-            Some(Grant {
-                access,
-                scope,
-                caller,
-                reach,
-            }) => {
-                request.extensions_mut().insert(access);
-                request.extensions_mut().insert(scope);
-                request.extensions_mut().insert(reach);
-                if let Some(caller) = caller {
-                    request.extensions_mut().insert(caller);
-                }
-                Ok(())
-            }
-            None if request.extensions().get::<PublicPath>().is_some() => {
-                request.extensions_mut().insert(Access::Anonymous);
-                Ok(())
-            }
-            None => Err(Refusal::new(
+    /// Puts the grant of the request's credentials on it (access, agent scope, caller): a
+    /// static token's, or a provider's token's once verified. A public path passes
+    /// anonymously; anything else without valid credentials is refused — 401 with the bearer
+    /// challenge (`invalid_token` and why, for a token that was presented), or 503 when the
+    /// provider that would decide could not be asked.
+    async fn authenticate(&self, request: &mut Request) -> Result<(), Refusal> {
+        let public = request.extensions().get::<PublicPath>().is_some();
+        let grant = match self.credentials.verdict(request.headers()) {
+            Verdict::Granted(grant) => Ok(grant),
+            Verdict::Unknown(token) => match &self.oidc {
+                Some(oidc) => oidc.grant(token).await.map_err(|refused| match refused {
+                    TokenRefused::Invalid(why) => Refusal::invalid_token(why),
+                    TokenRefused::ProviderUnavailable(why) => {
+                        Refusal::new(ErrorKind::Unavailable, "IDENTITY_PROVIDER_UNAVAILABLE", why)
+                            .retry_after(PROVIDER_RETRY_SECS)
+                    }
+                }),
+                None => Err(Refusal::invalid_token(
+                    "the bearer token is not one this server accepts".into(),
+                )),
+            },
+            Verdict::Missing => Err(Refusal::new(
                 ErrorKind::Unauthenticated,
                 "UNAUTHENTICATED",
                 "a valid bearer token is required (Authorization: Bearer …)",
             )),
+        };
+        match grant {
+            Ok(grant) => {
+                put_grant(request, grant);
+                Ok(())
+            }
+            // The card and its keys are for everyone, whatever token came along.
+            Err(_) if public => {
+                request.extensions_mut().insert(Access::Anonymous);
+                Ok(())
+            }
+            Err(refusal) => Err(refusal),
         }
+    }
+}
+
+/// Puts what a grant allows on the request, for the core and the agent's gate.
+fn put_grant(request: &mut Request, grant: Grant) {
+    let Grant {
+        access,
+        scope,
+        caller,
+        reach,
+    } = grant;
+    request.extensions_mut().insert(access);
+    request.extensions_mut().insert(scope);
+    request.extensions_mut().insert(reach);
+    if let Some(caller) = caller {
+        request.extensions_mut().insert(caller);
     }
 }
 

@@ -1,0 +1,311 @@
+//! Identity from an OpenID provider: `ferry serve --oidc-issuer … --oidc-audience …` accepts
+//! the provider's access tokens (and refuses forged, stale and foreign ones with a bearer
+//! challenge that says why), picks up a key rotation without a restart, maps scopes to
+//! access, and keeps each subject's tasks its own; the official Python SDK calls it with a
+//! token it obtained from the provider.
+//!
+//! The provider is `interop/python/oidc_provider.py` (see `support::oidc`); it and the SDK
+//! need the interpreter of `interop_python.rs` (skipped loudly without it, a failure in CI).
+
+mod support;
+
+use serde_json::{Value, json};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use support::oidc::{AUDIENCE, Provider};
+use support::{CARD_PATH, Server, http_get, http_request_with_headers, run_script, text};
+
+/// How long the Python client may take.
+const SCRIPT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `ferry serve --agent echo` accepting `provider`'s tokens, with `extra` flags.
+fn serve(provider: &Provider, extra: &[&str]) -> Server {
+    let mut args = vec!["--agent", "echo", "--bind", "127.0.0.1:0"];
+    let flags = provider.serve_flags();
+    args.extend(flags.iter().map(String::as_str));
+    args.extend_from_slice(extra);
+    Server::start(args)
+}
+
+/// One JSON-RPC call to `url` with `token` (if any): status, response head, JSON body.
+fn call(url: &str, token: Option<&str>, method: &str, params: &Value) -> (u16, String, Value) {
+    let bearer = token.map(|t| format!("Bearer {t}"));
+    let mut headers = vec![
+        ("A2A-Version", "1.0"),
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json"),
+    ];
+    if let Some(b) = &bearer {
+        headers.push(("Authorization", b));
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let (status, head, answer) = http_request_with_headers(
+        "POST",
+        &format!("{url}/jsonrpc"),
+        &headers,
+        &body.to_string(),
+    );
+    let answer = serde_json::from_slice(&answer).unwrap_or(Value::String(text(&answer)));
+    (status, head, answer)
+}
+
+/// SendMessage with `token`: status, head, body.
+fn send(url: &str, token: Option<&str>) -> (u16, String, Value) {
+    let message =
+        json!({"message": {"messageId": uuid(), "role": "ROLE_USER", "parts": [{"text": "hi"}]}});
+    call(url, token, "SendMessage", &message)
+}
+
+/// A fresh message id.
+fn uuid() -> String {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    format!("m-{}", N.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+}
+
+/// Seconds since the epoch.
+fn now() -> i64 {
+    let secs = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("after the epoch")
+        .as_secs();
+    i64::try_from(secs).expect("in range")
+}
+
+/// The `WWW-Authenticate` line of a response head (lower-cased, as the head is).
+fn challenge(head: &str) -> &str {
+    head.lines()
+        .find(|l| l.starts_with("www-authenticate:"))
+        .unwrap_or_else(|| panic!("no WWW-Authenticate in {head}"))
+}
+
+/// The card declares the provider (openIdConnect, its discovery document) and requires it;
+/// tokens signed with each of its algorithms are accepted; no token is 401 without an error
+/// code; every forged, stale or foreign token is 401 `invalid_token` with a description of
+/// what is wrong.
+#[test]
+fn provider_tokens_are_verified_and_bad_ones_refused_with_reasons() {
+    let test = "provider_tokens_are_verified_and_bad_ones_refused_with_reasons";
+    let Some(provider) = Provider::start(test, &[]) else {
+        return;
+    };
+    let server = serve(&provider, &[]);
+    let url = &server.base_url;
+
+    let (status, card) = http_get(&format!("{url}{CARD_PATH}"));
+    assert_eq!(status, 200);
+    let card: Value = serde_json::from_slice(&card).expect("card");
+    assert_eq!(
+        card["securitySchemes"]["oidc"]["openIdConnectSecurityScheme"]["openIdConnectUrl"],
+        format!("{}/.well-known/openid-configuration", provider.issuer),
+        "{card}"
+    );
+    assert_eq!(
+        card["securityRequirements"],
+        json!([{"schemes": {"oidc": {}}}]),
+        "{card}"
+    );
+
+    for alg in ["RS256", "ES256", "EdDSA"] {
+        let token = provider.mint(&json!({"alg": alg}));
+        let (status, _, body) = send(url, Some(&token));
+        assert_eq!(status, 200, "{alg}: {body}\n{}", server.output());
+        assert_eq!(
+            body["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED",
+            "{alg}: {body}"
+        );
+    }
+
+    let (status, head, _) = send(url, None);
+    assert_eq!(status, 401);
+    assert!(
+        !challenge(&head).contains("error="),
+        "no error code without credentials (RFC 6750 §3.1): {head}"
+    );
+
+    let t = now();
+    let refused: [(&str, Value, &str); 9] = [
+        (
+            "wrong issuer",
+            json!({"claims": {"iss": "https://elsewhere.example"}}),
+            "issuer",
+        ),
+        (
+            "wrong audience",
+            json!({"claims": {"aud": "someone-else"}}),
+            "audience",
+        ),
+        (
+            "expired",
+            json!({"claims": {"exp": t - 3600, "iat": t - 7200, "nbf": t - 7200}}),
+            "expired",
+        ),
+        (
+            "not yet valid",
+            json!({"claims": {"nbf": t + 3600}}),
+            "not valid yet",
+        ),
+        ("alg none", json!({"alg": "none"}), "algorithm"),
+        (
+            "HMAC with the public key",
+            json!({"alg": "HS256-public-key"}),
+            "algorithm",
+        ),
+        ("unknown kid", json!({"kid": "made-up"}), "key"),
+        ("tampered payload", json!({"tamper": true}), "signature"),
+        ("no subject", json!({"remove": ["sub"]}), "sub"),
+    ];
+    for (what, asked, why) in refused {
+        let token = provider.mint(&asked);
+        let (status, head, body) = send(url, Some(&token));
+        assert_eq!(status, 401, "{what}: {body}");
+        let challenge = challenge(&head);
+        assert!(
+            challenge.contains("error=\"invalid_token\""),
+            "{what}: {challenge}"
+        );
+        assert!(
+            challenge.contains("error_description=") && challenge.contains(why),
+            "{what}: the challenge says why ({why}): {challenge}"
+        );
+        assert_eq!(
+            body["error"]["details"][0]["reason"], "UNAUTHENTICATED",
+            "{what}: {body}"
+        );
+    }
+}
+
+/// The provider rotates its keys: a token of the new key is accepted without restarting
+/// ferry (the unknown key makes it fetch the keys again), and once the old key is no longer
+/// published its tokens are refused.
+#[test]
+fn a_key_rotation_is_picked_up_without_a_restart() {
+    let test = "a_key_rotation_is_picked_up_without_a_restart";
+    let Some(provider) = Provider::start(test, &[]) else {
+        return;
+    };
+    let server = serve(&provider, &[]);
+    let url = &server.base_url;
+    let old = provider.token("alice", "");
+    assert_eq!(send(url, Some(&old)).0, 200, "{}", server.output());
+    let kid = provider.post("/test/rotate", &json!({}))["kid"].clone();
+    assert_eq!(kid, "rs256-2");
+    let new = provider.token("alice", "");
+    let (status, _, body) = send(url, Some(&new));
+    assert_eq!(status, 200, "the new key's token: {body}");
+    let (status, head, _) = send(url, Some(&old));
+    assert_eq!(status, 401, "the old key is gone from the provider's set");
+    assert!(challenge(&head).contains("does not publish"), "{head}");
+}
+
+/// Two agents, `agent_scopes = true` and the default scope names: a token reaches the agents
+/// its `a2a:agent:ID` scopes name (403 elsewhere); `a2a:read` makes it read-only; each
+/// subject sees only its own tasks (another's is not found, and not listed) unless it holds
+/// `a2a:admin`.
+#[test]
+fn scopes_decide_agents_access_and_whose_tasks() {
+    let test = "scopes_decide_agents_access_and_whose_tasks";
+    let Some(provider) = Provider::start(test, &[]) else {
+        return;
+    };
+    let dir = support::scratch_dir("identity-scopes");
+    let config = format!(
+        "[[agents]]\nid = \"echo\"\nkind = \"echo\"\n\n[[agents]]\nid = \"other\"\nkind = \"echo\"\n\n\
+         [auth.oidc]\nissuer = \"{}\"\naudience = \"{AUDIENCE}\"\nallow_private = true\nagent_scopes = true\n",
+        provider.issuer
+    );
+    let file = support::write(&dir, "ferry.toml", &config);
+    let server = Server::start(["--config", support::s(&file), "--bind", "127.0.0.1:0"]);
+    let root = server
+        .base_url
+        .split("/agents/")
+        .next()
+        .expect("a root")
+        .to_owned();
+    let echo = format!("{root}/agents/echo");
+    let other = format!("{root}/agents/other");
+
+    let alice = provider.token("alice", "a2a:agent:echo");
+    let (status, _, body) = send(&echo, Some(&alice));
+    assert_eq!(status, 200, "{body}\n{}", server.output());
+    let task = body["result"]["task"]["id"]
+        .as_str()
+        .expect("a task id")
+        .to_owned();
+    let (status, _, body) = send(&other, Some(&alice));
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(
+        body["error"]["details"][0]["reason"], "AGENT_NOT_ALLOWED",
+        "{body}"
+    );
+
+    let reader = provider.token("alice", "a2a:agent:echo a2a:read");
+    let (status, _, body) = send(&echo, Some(&reader));
+    assert_eq!(status, 403, "a read-only token sends nothing: {body}");
+    let (status, _, body) = call(&echo, Some(&reader), "GetTask", &json!({"id": task}));
+    assert_eq!(status, 200, "it reads its subject's task: {body}");
+    assert_eq!(body["result"]["id"], task.as_str(), "{body}");
+
+    let bob = provider.token("bob", "a2a:agent:echo");
+    let (_, _, body) = call(&echo, Some(&bob), "GetTask", &json!({"id": task}));
+    assert_eq!(
+        body["error"]["code"], -32001,
+        "alice's task is not found for bob: {body}"
+    );
+    let (_, _, body) = call(&echo, Some(&bob), "ListTasks", &json!({}));
+    assert_eq!(body["result"]["tasks"], json!([]), "bob lists none: {body}");
+    let (_, _, body) = call(&echo, Some(&bob), "CancelTask", &json!({"id": task}));
+    assert_eq!(body["error"]["code"], -32001, "nor cancels it: {body}");
+
+    let admin = provider.token("carol", "a2a:agent:echo a2a:admin");
+    let (_, _, body) = call(&echo, Some(&admin), "GetTask", &json!({"id": task}));
+    assert_eq!(
+        body["result"]["id"],
+        task.as_str(),
+        "the admin scope sees it: {body}"
+    );
+    let (_, _, body) = call(&echo, Some(&admin), "ListTasks", &json!({}));
+    let listed: Vec<&str> = body["result"]["tasks"]
+        .as_array()
+        .map(|t| t.iter().filter_map(|t| t["id"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(listed, [task.as_str()], "{body}");
+}
+
+/// The official Python SDK follows the card's openIdConnect scheme to the provider, gets a
+/// token by client credentials and calls ferry with it over each binding (its own
+/// `AuthInterceptor` puts the token on the calls); without it, it is refused.
+#[test]
+fn the_python_sdk_calls_with_a_provider_token() {
+    let test = "the_python_sdk_calls_with_a_provider_token";
+    let Some(provider) = Provider::start(test, &["svc:svc-secret"]) else {
+        return;
+    };
+    let Some(python) = support::python_or_skip(test, "a2a.client.auth.interceptor, grpc.aio")
+    else {
+        return;
+    };
+    let server = serve(&provider, &[]);
+    for binding in ["JSONRPC", "HTTP+JSON", "GRPC"] {
+        let run = run_script(
+            &python,
+            "interop/python/oidc_client.py",
+            [
+                "--binding",
+                binding,
+                "--base",
+                &server.base_url,
+                "--client-id",
+                "svc",
+                "--client-secret",
+                "svc-secret",
+            ],
+            SCRIPT_TIMEOUT,
+        );
+        run.assert_passed(&format!("{test} over {binding}"), &server);
+        assert!(run.stdout.contains("PASS"), "{}", run.stdout);
+    }
+    assert_eq!(
+        provider.grants(),
+        ["client_credentials"; 3],
+        "one token per run, by client credentials"
+    );
+}
