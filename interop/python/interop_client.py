@@ -51,6 +51,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib.metadata
+import ssl
 import sys
 import traceback
 import uuid
@@ -114,9 +115,10 @@ class Observed:
         self.grpc_calls.append((target, method, version))
 
 
-def grpc_channel_factory(observed: Observed) -> Any:
-    """A ClientConfig.grpc_channel_factory: a plaintext channel to the card's `host:port`,
-    with interceptors that report every call to `observed`.
+def grpc_channel_factory(observed: Observed, ca_file: str | None = None) -> Any:
+    """A ClientConfig.grpc_channel_factory: a channel to the card's `host:port` (plaintext,
+    or TLS trusting the CA of `ca_file`), with interceptors that report every call to
+    `observed`.
 
     grpc is imported here, not at the top, so the HTTP bindings run without it.
     """
@@ -141,7 +143,12 @@ def grpc_channel_factory(observed: Observed) -> Any:
             return await continuation(client_call_details, request)
 
     def factory(url: str) -> grpc.aio.Channel:
-        return grpc.aio.insecure_channel(url, interceptors=[UnaryRecorder(url), StreamRecorder(url)])
+        interceptors = [UnaryRecorder(url), StreamRecorder(url)]
+        if ca_file:
+            with open(ca_file, "rb") as f:
+                credentials = grpc.ssl_channel_credentials(root_certificates=f.read())
+            return grpc.aio.secure_channel(url, credentials, interceptors=interceptors)
+        return grpc.aio.insecure_channel(url, interceptors=interceptors)
 
     return factory
 
@@ -149,9 +156,11 @@ def grpc_channel_factory(observed: Observed) -> Any:
 class Harness:
     """The SDK plumbing shared by the scenarios: card, clients, observation."""
 
-    def __init__(self, base_url: str, binding: str) -> None:
+    def __init__(self, base_url: str, binding: str, ca_file: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         self.binding = binding
+        # A private CA to trust (a ferry serving TLS with a test certificate).
+        self.ca_file = ca_file
         self.observed = Observed()
         self._http_clients: list[httpx.AsyncClient] = []
         self._clients: list[Client] = []
@@ -160,7 +169,9 @@ class Harness:
 
     def _new_http_client(self) -> httpx.AsyncClient:
         """A fresh httpx client (own connection pool) that reports to `observed`."""
+        verify: Any = ssl.create_default_context(cafile=self.ca_file) if self.ca_file else True
         http = httpx.AsyncClient(
+            verify=verify,
             timeout=httpx.Timeout(STEP_TIMEOUT),
             event_hooks={"request": [self.observed.hook]},
         )
@@ -175,7 +186,7 @@ class Harness:
         config = ClientConfig(
             streaming=streaming,
             httpx_client=http,
-            grpc_channel_factory=grpc_channel_factory(self.observed) if self.binding == GRPC else None,
+            grpc_channel_factory=grpc_channel_factory(self.observed, self.ca_file) if self.binding == GRPC else None,
             supported_protocol_bindings=[self.binding],
         )
         return ClientFactory(config)
@@ -565,7 +576,7 @@ SCENARIO_FUNCS = {"echo": scenario_echo, "turns": scenario_turns, "tasks": scena
 
 async def run(args: argparse.Namespace) -> None:
     """Resolves the card, runs the scenario, then checks the observed requests."""
-    h = Harness(args.base_url, args.binding)
+    h = Harness(args.base_url, args.binding, args.ca_file)
     try:
         await h.resolve_card()
         await SCENARIO_FUNCS[args.scenario](h)
@@ -580,6 +591,7 @@ def main() -> int:
     parser.add_argument("--binding", required=True, choices=BINDINGS, help="protocol binding to use")
     parser.add_argument("--scenario", required=True, choices=SCENARIOS)
     parser.add_argument("--timeout", type=float, default=20.0, help="overall limit in seconds (default 20)")
+    parser.add_argument("--ca-file", help="trust this CA (PEM) for an https server")
     args = parser.parse_args()
 
     sdk = importlib.metadata.version("a2a-sdk")

@@ -73,6 +73,10 @@ pub enum ClientError {
         /// The limit.
         limit: usize,
     },
+    /// The TLS material given to the client cannot be used (a CA or client certificate file
+    /// that holds no certificate, a key that is no key).
+    #[error("TLS settings: {0}")]
+    Tls(String),
 }
 
 impl ClientError {

@@ -17,7 +17,7 @@ use std::time::Duration;
 use tokio::net::TcpStream;
 use tonic::codegen::http::uri::PathAndQuery;
 use tonic::metadata::MetadataMap;
-use tonic::transport::{Channel, ClientTlsConfig, Endpoint, Uri};
+use tonic::transport::{Channel, Endpoint, Uri};
 use tonic::{Code, Status};
 use tonic_prost::ProstCodec;
 use tonic_types::StatusExt;
@@ -31,12 +31,12 @@ pub(crate) struct GrpcChannel {
 }
 
 impl GrpcChannel {
-    /// A channel to `target` (`host:port`, the card's `GRPC` interface URL), over TLS when
-    /// `tls`, dialling only addresses `policy` allows (any address when `None`: the caller
-    /// vouches for the target).
+    /// A channel to `target` (`host:port`, the card's `GRPC` interface URL), over TLS with
+    /// `tls` when given (the web's roots and its own), dialling only addresses `policy`
+    /// allows (any address when `None`: the caller vouches for the target).
     pub(crate) fn new(
         target: &str,
-        tls: bool,
+        tls: Option<&crate::ClientTls>,
         policy: Option<IpPolicy>,
         connect_timeout: Duration,
         max_response_bytes: usize,
@@ -50,14 +50,14 @@ impl GrpcChannel {
             .or_else(|| target.strip_prefix("https://"))
             .unwrap_or(target)
             .trim_end_matches('/');
-        let scheme = if tls { "https" } else { "http" };
+        let scheme = if tls.is_some() { "https" } else { "http" };
         let mut endpoint = Endpoint::from_shared(format!("{scheme}://{bare}"))
             .map_err(|e| invalid(e.to_string()))?
             .connect_timeout(connect_timeout)
             .http2_keep_alive_interval(Duration::from_secs(30));
-        if tls {
+        if let Some(tls) = tls {
             endpoint = endpoint
-                .tls_config(ClientTlsConfig::new().with_webpki_roots())
+                .tls_config(tls.tonic())
                 .map_err(|e| invalid(e.to_string()))?;
         }
         let connector = tower::service_fn(move |uri: Uri| {

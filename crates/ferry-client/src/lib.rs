@@ -20,6 +20,7 @@ mod grpc;
 pub mod parse;
 mod retry;
 pub mod sse;
+pub mod tls;
 mod trace;
 #[cfg(feature = "v03")]
 mod v03;
@@ -30,3 +31,4 @@ pub use endpoint::{Binding, Endpoint};
 pub use error::ClientError;
 pub use ferry_trust::fetch::Expect;
 pub use retry::RetryPolicy;
+pub use tls::ClientTls;

@@ -55,6 +55,8 @@ pub struct SafeClientBuilder {
     connect_timeout: Duration,
     roots: Vec<Vec<u8>>,
     only_given_roots: bool,
+    /// A client certificate chain and its key, PEM, for mutual TLS.
+    identity_pem: Option<Vec<u8>>,
     fixed: Vec<(String, Vec<IpAddr>)>,
     user_agent: String,
 }
@@ -69,6 +71,7 @@ impl Default for SafeClientBuilder {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             roots: Vec::new(),
             only_given_roots: false,
+            identity_pem: None,
             fixed: Vec::new(),
             user_agent: concat!("ferry/", env!("CARGO_PKG_VERSION")).to_owned(),
         }
@@ -142,6 +145,13 @@ impl SafeClientBuilder {
         self
     }
 
+    /// Presents a client certificate (mutual TLS): `pem` holds the certificate chain and its
+    /// private key.
+    pub fn identity_pem(mut self, pem: Vec<u8>) -> SafeClientBuilder {
+        self.identity_pem = Some(pem);
+        self
+    }
+
     /// Trusts only the certificates given with [`SafeClientBuilder::add_root_certificate`],
     /// not the platform's roots (reproducible tests, private PKI).
     pub fn only_given_roots(mut self, only: bool) -> SafeClientBuilder {
@@ -193,6 +203,12 @@ impl SafeClientBuilder {
             builder = builder.tls_certs_only(certs);
         } else if !certs.is_empty() {
             builder = builder.tls_certs_merge(certs);
+        }
+        if let Some(pem) = &self.identity_pem {
+            let identity = reqwest::Identity::from_pem(pem).map_err(|e| NetError::Build {
+                reason: format!("the client certificate: {}", error_chain(&e)),
+            })?;
+            builder = builder.identity(identity);
         }
         let inner = builder.build().map_err(|e| NetError::Build {
             reason: error_chain(&e),

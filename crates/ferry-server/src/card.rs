@@ -9,8 +9,8 @@ use bytes::Bytes;
 use ferry_agent::AgentDescription;
 use ferry_proto::{
     AgentCapabilities, AgentCard, AgentExtension, AgentInterface, BINDING_GRPC, BINDING_HTTP_JSON,
-    BINDING_JSONRPC, HttpAuthSecurityScheme, OpenIdConnectSecurityScheme, PROTOCOL_VERSION,
-    SecurityRequirement, SecurityScheme, StringList, v03,
+    BINDING_JSONRPC, HttpAuthSecurityScheme, MutualTlsSecurityScheme, OpenIdConnectSecurityScheme,
+    PROTOCOL_VERSION, SecurityRequirement, SecurityScheme, StringList, v03,
 };
 
 pub use ferry_proto::WELL_KNOWN_CARD_PATH;
@@ -156,6 +156,14 @@ fn security(
             open_id_connect_url: ferry_trust::oidc::discovery_url(&oidc.issuer),
         });
         schemes.insert("oidc".to_owned(), scheme);
+    }
+    if config.accepts_client_certs() {
+        let scheme = SecurityScheme::MtlsSecurityScheme(MutualTlsSecurityScheme {
+            description: "A client certificate of the CA this agent's operator names; its \
+                          subject's common name is the caller."
+                .into(),
+        });
+        schemes.insert("mtls".to_owned(), scheme);
     }
     let requirements = if config.allow_anonymous {
         Vec::new()

@@ -150,6 +150,61 @@ pub struct ServerConfig {
     pub extended_card: Option<std::path::PathBuf>,
     /// Identity from a provider besides the static tokens (`[auth.oidc]`).
     pub auth: AuthConfig,
+    /// TLS served by ferry itself (`[tls]`); plain HTTP without it.
+    pub tls: Option<TlsConfig>,
+}
+
+/// TLS served by ferry (`[tls]`), for a server without a proxy in front: every binding on
+/// the one port, HTTP/2 offered by ALPN, the files read again when they change. With
+/// `client_ca`, clients may authenticate with a certificate of that CA (mutual TLS): its
+/// subject's common name, else its first DNS or URI name, becomes the caller `cert:NAME`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    /// The server's certificate chain (PEM), leaf first.
+    pub cert: std::path::PathBuf,
+    /// Its private key (PEM: PKCS#8, PKCS#1 or SEC1).
+    pub key: std::path::PathBuf,
+    /// The CA (PEM) whose client certificates are accepted; none asks for no certificate.
+    #[serde(default)]
+    pub client_ca: Option<std::path::PathBuf>,
+    /// Whether a client certificate is required at the handshake (needs `client_ca`).
+    /// Default required.
+    #[serde(default)]
+    pub client_auth: ClientAuth,
+    /// Seconds between two looks at the files for a change. Default 10.
+    #[serde(default = "default_tls_reload_secs")]
+    pub reload_secs: u64,
+}
+
+fn default_tls_reload_secs() -> u64 {
+    10
+}
+
+impl TlsConfig {
+    /// TLS with the certificate chain `cert` and its key `key`, no client certificates.
+    pub fn new(cert: std::path::PathBuf, key: std::path::PathBuf) -> Self {
+        Self {
+            cert,
+            key,
+            client_ca: None,
+            client_auth: ClientAuth::default(),
+            reload_secs: default_tls_reload_secs(),
+        }
+    }
+}
+
+/// Whether clients must present a certificate (`[tls] client_auth`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientAuth {
+    /// The handshake fails without a certificate of the client CA (probes need one too).
+    #[default]
+    Required,
+    /// A certificate is asked for but may be missing: then a token is needed, as on a server
+    /// without mutual TLS, on every route but the probes. A certificate of another CA still
+    /// fails the handshake.
+    Optional,
 }
 
 /// Who may call besides the holders of the static tokens (`[auth]` in the configuration
@@ -321,6 +376,7 @@ impl Default for ServerConfig {
             announced_keys: Vec::new(),
             extended_card: None,
             auth: AuthConfig::default(),
+            tls: None,
         }
     }
 }
@@ -342,10 +398,21 @@ impl ServerConfig {
             || self.scoped_tokens.iter().any(|t| !t.token.is_empty())
     }
 
-    /// Whether callers must present a token: the token of full access or a scoped token is
-    /// set (an empty one counts as none), or a provider's tokens are accepted.
+    /// Whether callers must present credentials: the token of full access or a scoped token
+    /// is set (an empty one counts as none), a provider's tokens are accepted, or client
+    /// certificates are.
     pub fn has_token(&self) -> bool {
-        self.has_static_token() || self.auth.oidc.is_some()
+        self.has_static_token() || self.auth.oidc.is_some() || self.accepts_client_certs()
+    }
+
+    /// Whether verified client certificates name callers (`[tls] client_ca`).
+    pub(crate) fn accepts_client_certs(&self) -> bool {
+        self.tls.as_ref().is_some_and(|t| t.client_ca.is_some())
+    }
+
+    /// The scheme of the server's own URLs: `https` when it serves TLS.
+    pub(crate) fn scheme(&self) -> &'static str {
+        if self.tls.is_some() { "https" } else { "http" }
     }
 
     /// Whether the gRPC binding is served: configured, and compiled in.

@@ -48,6 +48,16 @@ pub(crate) struct ClientFlags {
     /// Refuse the agent unless its card is signed by this key (PEM or JWK).
     #[arg(long, value_name = "PUB.pem", global = true)]
     key: Option<PathBuf>,
+    /// Also trust the CA certificates of this PEM file (an agent with a private CA), on
+    /// every binding.
+    #[arg(long, value_name = "FILE", global = true)]
+    ca_file: Option<PathBuf>,
+    /// Present this client certificate chain (PEM) for mutual TLS; needs --client-key.
+    #[arg(long, value_name = "FILE", global = true, requires = "client_key")]
+    client_cert: Option<PathBuf>,
+    /// The private key of --client-cert (PEM).
+    #[arg(long, value_name = "FILE", global = true, requires = "client_cert")]
+    client_key: Option<PathBuf>,
     /// Allow private and loopback addresses and plain http (local work).
     #[arg(long, global = true)]
     insecure_allow_private: bool,
@@ -238,6 +248,24 @@ enum PushAction {
     },
 }
 
+/// The CA and client certificate of `--ca-file`, `--client-cert` and `--client-key`.
+fn client_tls(flags: &ClientFlags) -> anyhow::Result<ferry_client::ClientTls> {
+    let read =
+        |path: &PathBuf| std::fs::read(path).with_context(|| format!("reading {}", path.display()));
+    let mut tls = ferry_client::ClientTls::default();
+    if let Some(ca) = &flags.ca_file {
+        tls = tls
+            .with_ca_pem(&read(ca)?)
+            .with_context(|| format!("--ca-file {}", ca.display()))?;
+    }
+    if let (Some(cert), Some(key)) = (&flags.client_cert, &flags.client_key) {
+        tls = tls
+            .with_identity_pem(&read(cert)?, &read(key)?)
+            .context("--client-cert/--client-key")?;
+    }
+    Ok(tls)
+}
+
 /// Maps the flags onto the client's options and connects: the client fetches and checks the
 /// card (SSRF-safe, strict, verified when `--expect-digest` or `--key` is given) and the
 /// interface URL. What the library refuses, the binary explains with the flag that lifts it.
@@ -270,6 +298,7 @@ pub(crate) async fn connect(
             Some(key.with_context(|| format!("{} is not a public key", path.display()))?);
     }
     options.danger_allow_private = flags.insecure_allow_private;
+    options.tls = client_tls(flags)?;
     if let Some(token) = flags.token.as_deref().filter(|t| !t.is_empty()) {
         options = options.bearer(token)?;
     }

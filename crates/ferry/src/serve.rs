@@ -124,6 +124,20 @@ pub(crate) struct ServeArgs {
     /// Allow a provider on a loopback or private address, over http too (tests, intranets).
     #[arg(long)]
     oidc_allow_private: bool,
+    /// Serve TLS with this certificate chain (PEM; needs --tls-key). Read again when it
+    /// changes.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Accept client certificates of this CA (PEM; mutual TLS): a certificate's subject CN,
+    /// else its first DNS or URI name, is the caller `cert:NAME`.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_client_ca: Option<PathBuf>,
+    /// Whether the handshake requires a client certificate [default: required].
+    #[arg(long, value_name = "MODE", requires = "tls_client_ca", value_parser = ["required", "optional"])]
+    tls_client_auth: Option<String>,
     /// Accept this Host header besides loopback names and the --public-url host (repeatable).
     #[arg(long = "allowed-host", value_name = "HOST")]
     allowed_hosts: Vec<String>,
@@ -230,6 +244,31 @@ pub(crate) struct ServeArgs {
 }
 
 impl ServeArgs {
+    /// The TLS flags over the file's `[tls]`: a certificate flag sets up TLS (keeping the
+    /// file's other settings), the client flags amend it.
+    fn apply_tls(&self, tls: &mut Option<ferry_server::TlsConfig>) {
+        if let (Some(cert), Some(key)) = (&self.tls_cert, &self.tls_key) {
+            match tls {
+                Some(t) => {
+                    t.cert = cert.clone();
+                    t.key = key.clone();
+                }
+                None => *tls = Some(ferry_server::TlsConfig::new(cert.clone(), key.clone())),
+            }
+        }
+        let Some(tls) = tls.as_mut() else {
+            return;
+        };
+        if let Some(ca) = &self.tls_client_ca {
+            tls.client_ca = Some(ca.clone());
+        }
+        match self.tls_client_auth.as_deref() {
+            Some("optional") => tls.client_auth = ferry_server::ClientAuth::Optional,
+            Some(_) => tls.client_auth = ferry_server::ClientAuth::Required,
+            None => {}
+        }
+    }
+
     /// The provider flags over the file's `[auth.oidc]`: an issuer flag sets up a provider
     /// (keeping the file's other settings), the others amend it.
     fn apply_oidc(&self, auth: &mut ferry_server::AuthConfig) {
@@ -323,6 +362,7 @@ impl ServeArgs {
         );
         c.allow_anonymous |= self.allow_anonymous;
         self.apply_oidc(&mut c.auth);
+        self.apply_tls(&mut c.tls);
         c.allowed_hosts.extend(self.allowed_hosts.iter().cloned());
         c.allowed_origins
             .extend(self.allowed_origins.iter().cloned());

@@ -64,6 +64,8 @@ pub struct ClientOptions {
     /// intranet agent). With this, a card can point the client at any host of the local
     /// network; the cloud metadata addresses stay refused. Default false.
     pub danger_allow_private: bool,
+    /// A private CA to trust and a client certificate to present, on every binding.
+    pub tls: crate::ClientTls,
 }
 
 impl Default for ClientOptions {
@@ -78,6 +80,7 @@ impl Default for ClientOptions {
             max_card_bytes: ferry_trust::strict::Limits::CARD_MAX_BYTES,
             max_response_bytes: Self::DEFAULT_MAX_RESPONSE_BYTES,
             danger_allow_private: false,
+            tls: crate::ClientTls::default(),
         }
     }
 }
@@ -143,8 +146,10 @@ impl A2aClient {
             url: card_url.clone(),
             reason: e.to_string(),
         })?;
-        let net = SafeClientBuilder::for_given_url(&parsed, options.danger_allow_private)
-            .timeout(options.timeout);
+        let net = options.tls.apply(
+            SafeClientBuilder::for_given_url(&parsed, options.danger_allow_private)
+                .timeout(options.timeout),
+        );
         let safe = net.clone().build().map_err(ClientError::from_net)?;
         let fetcher = CardFetcher::builder()
             .net(net)
@@ -180,6 +185,8 @@ impl A2aClient {
         })?;
         safe.check_url(&interface)
             .map_err(|e| ClientError::blocked(&endpoint.url, &e))?;
+        #[cfg(feature = "grpc")]
+        let tls = options.tls.clone();
         let mut client = Self::with_http(safe.http().clone(), endpoint, options);
         if v03 {
             client = client.speaking_v03();
@@ -188,7 +195,7 @@ impl A2aClient {
         if client.endpoint.binding == Binding::Grpc {
             client.grpc = Some(GrpcChannel::new(
                 &client.endpoint.url,
-                interface.scheme() == "https",
+                (interface.scheme() == "https").then_some(&tls),
                 Some(safe.policy().clone()),
                 client.timeout,
                 client.max_response_bytes,
@@ -216,7 +223,7 @@ impl A2aClient {
             .then(|| {
                 GrpcChannel::new(
                     &endpoint.url,
-                    endpoint.url.starts_with("https://"),
+                    endpoint.url.starts_with("https://").then_some(&options.tls),
                     None,
                     options.timeout,
                     options.max_response_bytes,

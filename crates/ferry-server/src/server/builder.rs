@@ -174,12 +174,13 @@ impl A2aServerBuilder {
         config.validate()?;
         check_origins(&config)?;
         check_agents(&agents, several, default_agent.as_deref(), &config)?;
+        let tls = config.tls.as_ref().map(super::tls::Tls::load).transpose()?;
         let (listener, local_addr) = listen(&config).await?;
         let manager = task_manager(&config, store, &clock).await?;
         let base_url = config
             .public_url
             .clone()
-            .unwrap_or_else(|| format!("http://{local_addr}"))
+            .unwrap_or_else(|| format!("{}://{local_addr}", config.scheme()))
             .trim_end_matches('/')
             .to_owned();
         let metrics = Arc::new(Metrics::default());
@@ -223,6 +224,7 @@ impl A2aServerBuilder {
             server,
             routes,
             local_addr,
+            tls,
         })
     }
 }

@@ -7,6 +7,7 @@ mod preface;
 mod probes;
 mod routes;
 mod serve;
+mod tls;
 
 pub use builder::A2aServerBuilder;
 
@@ -29,6 +30,8 @@ pub struct A2aServer {
     server: Arc<ServerState>,
     routes: Router,
     local_addr: SocketAddr,
+    /// The TLS setup, on a server that serves TLS.
+    tls: Option<Arc<tls::Tls>>,
 }
 
 impl std::fmt::Debug for A2aServer {
@@ -86,7 +89,7 @@ impl A2aServer {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServerError> {
-        serve::serve(self.listener, self.server, self.routes, shutdown).await;
+        serve::serve(self.listener, self.server, self.routes, self.tls, shutdown).await;
         Ok(())
     }
 }

@@ -3,22 +3,26 @@
 //! shutdown that drains.
 
 use super::preface::UntilPreface;
+use super::tls::{Tls, client_caller};
 use crate::config::ServerConfig;
 use crate::core::manager::TaskManager;
+use crate::edge::front_door::{Caller, ClientCertificate};
 use crate::edge::request_id::ClientAddr;
 use crate::edge::service::ServerState;
 use axum::Router;
 use axum::extract::Request;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use hyper_util::service::TowerToHyperService;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinSet;
+use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
 /// Serves `routes` on `listener` until `shutdown` resolves, then drains (see
@@ -27,9 +31,11 @@ pub(super) async fn serve(
     listener: TcpListener,
     server: Arc<ServerState>,
     routes: Router,
+    tls: Option<Arc<Tls>>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let sweeper = spawn_sweeper(server.manager.clone());
+    let reloader = tls.as_ref().map(Tls::spawn_reloader);
     let http = connection_builder(&server.config);
     let header_timeout = header_timeout(&server.config);
     let graceful = GracefulShutdown::new();
@@ -41,7 +47,8 @@ pub(super) async fn serve(
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, peer)) => {
-                    let connection = Connection { stream, peer, header_timeout };
+                    let tls = tls.as_ref().map(|t| t.acceptor());
+                    let connection = Connection { stream, peer, header_timeout, tls };
                     connection.spawn(&http, &routes, &graceful, &mut connections);
                 }
                 Err(e) => {
@@ -57,6 +64,9 @@ pub(super) async fn serve(
     drain(&server, graceful).await;
     connections.shutdown().await;
     sweeper.abort();
+    if let Some(reloader) = reloader {
+        reloader.abort();
+    }
 }
 
 /// Expires what is due, every second, for as long as the server runs.
@@ -104,11 +114,14 @@ struct Connection {
     stream: TcpStream,
     peer: SocketAddr,
     header_timeout: Duration,
+    /// The TLS acceptor, on a server that serves TLS.
+    tls: Option<TlsAcceptor>,
 }
 
 impl Connection {
-    /// Serves the connection in a task of `connections`, watched by `graceful`: every request
-    /// carries the client's address.
+    /// Serves the connection in a task of `connections`, watched by `graceful`: the TLS
+    /// handshake first where TLS is served (within the header timeout), then HTTP; every
+    /// request carries the client's address, and the caller its verified certificate names.
     fn spawn(
         self,
         http: &Builder<TokioExecutor>,
@@ -120,27 +133,84 @@ impl Connection {
             stream,
             peer,
             header_timeout,
+            tls,
         } = self;
         let _ = stream.set_nodelay(true);
-        let service =
-            routes
-                .clone()
-                .map_request(move |mut request: Request<hyper::body::Incoming>| {
-                    request.extensions_mut().insert(ClientAddr(peer));
-                    request
-                });
-        // The header timeout runs from the accept, not only once hyper reads a head.
-        let stream = UntilPreface::new(stream, header_timeout);
-        let connection = http
-            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service))
-            .into_owned();
-        let connection = graceful.watch(connection);
+        let http = http.clone();
+        let routes = routes.clone();
+        let watcher = graceful.watcher();
         while connections.try_join_next().is_some() {}
         connections.spawn(async move {
-            if let Err(e) = connection.await {
-                tracing::debug!(error = %e, %peer, "connection ended with an error");
+            let Some(tls) = tls else {
+                let served = Served {
+                    peer,
+                    certified: None,
+                    header_timeout,
+                };
+                return served.serve(stream, &http, routes, watcher).await;
+            };
+            match tokio::time::timeout(header_timeout, tls.accept(stream)).await {
+                Ok(Ok(stream)) => {
+                    let certified = stream
+                        .get_ref()
+                        .1
+                        .peer_certificates()
+                        .and_then(<[_]>::first)
+                        .and_then(client_caller);
+                    let served = Served {
+                        peer,
+                        certified,
+                        header_timeout,
+                    };
+                    served.serve(stream, &http, routes, watcher).await;
+                }
+                Ok(Err(e)) => tracing::debug!(error = %e, %peer, "TLS handshake failed"),
+                Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
             }
         });
+    }
+}
+
+/// What every request of one connection carries.
+struct Served {
+    peer: SocketAddr,
+    /// The caller named by the client's verified certificate.
+    certified: Option<Caller>,
+    header_timeout: Duration,
+}
+
+impl Served {
+    /// Serves HTTP on `stream` until the connection ends or the drain closes it.
+    async fn serve<S>(
+        self,
+        stream: S,
+        http: &Builder<TokioExecutor>,
+        routes: Router,
+        watcher: Watcher,
+    ) where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let Served {
+            peer,
+            certified,
+            header_timeout,
+        } = self;
+        let service = routes.map_request(move |mut request: Request<hyper::body::Incoming>| {
+            request.extensions_mut().insert(ClientAddr(peer));
+            if let Some(caller) = &certified {
+                request
+                    .extensions_mut()
+                    .insert(ClientCertificate(caller.clone()));
+            }
+            request
+        });
+        // The header timeout runs from the accept, not only once hyper reads a head.
+        let stream = UntilPreface::new(stream, header_timeout);
+        let connection =
+            http.serve_connection(TokioIo::new(stream), TowerToHyperService::new(service));
+        if let Err(e) = watcher.watch(connection.into_owned()).await {
+            tracing::debug!(error = %e, %peer, "connection ended with an error");
+        }
     }
 }
 

@@ -11,6 +11,7 @@
 pub(crate) mod browser;
 pub(crate) mod oidc;
 pub(crate) mod otlp;
+pub(crate) mod pki;
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -174,19 +175,36 @@ pub(crate) fn sdk_python_or_skip(sdk: Sdk, test: &str, imports: &str) -> Option<
     }
 }
 
-/// Shared, growing copy of a child's output, for failure messages.
-pub(crate) type Log = Arc<Mutex<String>>;
+/// Shared, growing copy of a child's output, for failure messages, and the signal of each
+/// new line (for [`wait_for_log`]).
+pub(crate) type Log = Arc<(Mutex<String>, std::sync::Condvar)>;
 
 /// Appends a line to a log, tolerating a poisoned lock (a panicking reader thread).
 fn push_line(log: &Log, line: &str) {
-    let mut buf = log.lock().unwrap_or_else(|p| p.into_inner());
+    let mut buf = log.0.lock().unwrap_or_else(|p| p.into_inner());
     buf.push_str(line);
     buf.push('\n');
+    log.1.notify_all();
 }
 
 /// Snapshot of a log.
 pub(crate) fn read_log(log: &Log) -> String {
-    log.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    log.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// Waits until the log holds `text` (woken by each new line, not by a timer); panics after
+/// `limit` with the log.
+pub(crate) fn wait_for_log(log: &Log, text: &str, limit: Duration) {
+    let buf = log.0.lock().unwrap_or_else(|p| p.into_inner());
+    let (buf, waited) = log
+        .1
+        .wait_timeout_while(buf, limit, |b| !b.contains(text))
+        .unwrap_or_else(|p| p.into_inner());
+    assert!(
+        !waited.timed_out(),
+        "no {text:?} in the output within {limit:?}:\n{}",
+        *buf
+    );
 }
 
 /// A running `ferry serve`; killed (and reaped) on drop.
@@ -211,7 +229,7 @@ impl Drop for Server {
 fn base_url_from_card_line(line: &str) -> Option<String> {
     let url = line.trim().strip_prefix(CARD_LINE_PREFIX)?.trim();
     let base = url.strip_suffix(CARD_PATH)?;
-    base.starts_with("http://").then(|| base.to_owned())
+    (base.starts_with("http://") || base.starts_with("https://")).then(|| base.to_owned())
 }
 
 impl Server {

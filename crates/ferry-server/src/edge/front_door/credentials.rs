@@ -44,9 +44,14 @@ pub(crate) struct Credentials {
     anonymous: bool,
     /// The caller of every request to a server without tokens ([`Caller::LOCAL`]).
     local: Caller,
-    /// Whether a provider's tokens are accepted too (then credentials are required).
-    provider: bool,
+    /// Whether a provider's tokens or client certificates are accepted too (then
+    /// credentials are required).
+    other_credentials: bool,
 }
+
+/// The caller a connection's verified client certificate names, on each of its requests.
+#[derive(Debug, Clone)]
+pub(crate) struct ClientCertificate(pub(crate) Caller);
 
 /// A token limited to some agents.
 #[derive(Debug)]
@@ -174,13 +179,13 @@ impl Credentials {
                 .collect(),
             anonymous: config.allow_anonymous,
             local: Caller(Caller::LOCAL.into()),
-            provider: config.auth.oidc.is_some(),
+            other_credentials: config.auth.oidc.is_some() || config.accepts_client_certs(),
         }
     }
 
     /// Whether any credential is asked for at all.
     pub(crate) fn required(&self) -> bool {
-        self.full.is_some() || !self.scoped.is_empty() || self.provider
+        self.full.is_some() || !self.scoped.is_empty() || self.other_credentials
     }
 
     /// What the request's credentials are: a grant, a bearer token that is none of the

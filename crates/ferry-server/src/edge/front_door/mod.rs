@@ -22,7 +22,7 @@ mod token;
 pub(crate) use agent_gate::{AgentGate, check as agent_gate};
 use credentials::Verdict;
 pub use credentials::{AgentScope, Caller};
-pub(crate) use credentials::{Credentials, Grant};
+pub(crate) use credentials::{ClientCertificate, Credentials, Grant};
 pub(crate) use host::HostPolicy;
 use oidc::{OidcGate, TokenRefused};
 pub(crate) use origin::is_origin;
@@ -406,14 +406,41 @@ impl FrontDoor {
         Ok(())
     }
 
-    /// Puts the grant of the request's credentials on it (access, agent scope, caller): a
-    /// static token's, or a provider's token's once verified. A public path passes
-    /// anonymously; anything else without valid credentials is refused — 401 with the bearer
+    /// Puts the grant of the request's credentials on it (access, agent scope, caller). A
+    /// public path passes anonymously; anything else without valid credentials is refused
+    /// (see [`Self::grant`]).
+    async fn authenticate(&self, request: &mut Request) -> Result<(), Refusal> {
+        let certified = request.extensions().get::<ClientCertificate>().cloned();
+        match self.grant(request.headers(), certified).await {
+            Ok(grant) => {
+                put_grant(request, grant);
+                Ok(())
+            }
+            // The card and its keys are for everyone, whatever token came along.
+            Err(_) if request.extensions().get::<PublicPath>().is_some() => {
+                request.extensions_mut().insert(Access::Anonymous);
+                Ok(())
+            }
+            Err(refusal) => Err(refusal),
+        }
+    }
+
+    /// What the request's credentials give: a bearer token decides where one is sent (a
+    /// static token's grant, or a provider's token's once verified); without one, a verified
+    /// client certificate names the caller, with full access. Refused: 401 with the bearer
     /// challenge (`invalid_token` and why, for a token that was presented), or 503 when the
     /// provider that would decide could not be asked.
-    async fn authenticate(&self, request: &mut Request) -> Result<(), Refusal> {
-        let public = request.extensions().get::<PublicPath>().is_some();
-        let grant = match self.credentials.verdict(request.headers()) {
+    async fn grant(
+        &self,
+        headers: &axum::http::HeaderMap,
+        certified: Option<ClientCertificate>,
+    ) -> Result<Grant, Refusal> {
+        if !headers.contains_key(header::AUTHORIZATION)
+            && let Some(ClientCertificate(caller)) = certified
+        {
+            return Ok(Grant::everywhere(Access::Full, Some(&caller)));
+        }
+        match self.credentials.verdict(headers) {
             Verdict::Granted(grant) => Ok(grant),
             Verdict::Unknown(token) => match &self.oidc {
                 Some(oidc) => oidc.grant(token).await.map_err(|refused| match refused {
@@ -430,20 +457,8 @@ impl FrontDoor {
             Verdict::Missing => Err(Refusal::new(
                 ErrorKind::Unauthenticated,
                 "UNAUTHENTICATED",
-                "a valid bearer token is required (Authorization: Bearer …)",
+                "valid credentials are required (Authorization: Bearer …)",
             )),
-        };
-        match grant {
-            Ok(grant) => {
-                put_grant(request, grant);
-                Ok(())
-            }
-            // The card and its keys are for everyone, whatever token came along.
-            Err(_) if public => {
-                request.extensions_mut().insert(Access::Anonymous);
-                Ok(())
-            }
-            Err(refusal) => Err(refusal),
         }
     }
 }
