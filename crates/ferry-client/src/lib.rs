@@ -17,6 +17,7 @@ mod endpoint;
 mod error;
 #[cfg(feature = "grpc")]
 mod grpc;
+pub mod oauth;
 pub mod parse;
 mod retry;
 pub mod sse;

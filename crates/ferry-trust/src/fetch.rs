@@ -462,7 +462,7 @@ impl CardFetcher {
 /// [`MAX_REDIRECTS`], each checked like the first URL), and returns a JSON body (status 200,
 /// a JSON content type) of at most `limit` bytes; `timeout` is for the messages (the caller
 /// bounds the time).
-pub(crate) async fn get_json(
+pub async fn get_json(
     client: &SafeClient,
     timeout: Duration,
     mut url: Url,

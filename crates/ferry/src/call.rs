@@ -58,6 +58,9 @@ pub(crate) struct ClientFlags {
     /// The private key of --client-cert (PEM).
     #[arg(long, value_name = "FILE", global = true, requires = "client_cert")]
     client_key: Option<PathBuf>,
+    /// Tokens from the agent's OpenID provider.
+    #[command(flatten)]
+    pub(crate) oauth: crate::tokens::TokenFlags,
     /// Allow private and loopback addresses and plain http (local work).
     #[arg(long, global = true)]
     insecure_allow_private: bool,
@@ -249,7 +252,7 @@ enum PushAction {
 }
 
 /// The CA and client certificate of `--ca-file`, `--client-cert` and `--client-key`.
-fn client_tls(flags: &ClientFlags) -> anyhow::Result<ferry_client::ClientTls> {
+pub(crate) fn client_tls(flags: &ClientFlags) -> anyhow::Result<ferry_client::ClientTls> {
     let read =
         |path: &PathBuf| std::fs::read(path).with_context(|| format!("reading {}", path.display()));
     let mut tls = ferry_client::ClientTls::default();
@@ -270,6 +273,57 @@ fn client_tls(flags: &ClientFlags) -> anyhow::Result<ferry_client::ClientTls> {
 /// card (SSRF-safe, strict, verified when `--expect-digest` or `--key` is given) and the
 /// interface URL. What the library refuses, the binary explains with the flag that lifts it.
 pub(crate) async fn connect(
+    flags: &ClientFlags,
+    url: &str,
+) -> anyhow::Result<(A2aClient, AgentCard)> {
+    connect_renewing(flags, url, false).await
+}
+
+/// Connects, then runs `work` with the client; where the token came from the agent's
+/// provider and the agent refuses it (401), gets a fresh one and runs `work` once more (the
+/// agent refused before doing anything).
+pub(crate) async fn with_agent<T>(
+    flags: &ClientFlags,
+    url: &str,
+    work: impl AsyncFn(A2aClient) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let (client, _card) = connect(flags, url).await?;
+    match work(client).await {
+        Err(e) if provider_tokens(flags) && crate::tokens::is_unauthenticated(&e) => {
+            tracing::info!("the agent refused the token; getting a fresh one");
+            let (client, _card) = connect_renewing(flags, url, true).await?;
+            work(client).await
+        }
+        other => other,
+    }
+}
+
+/// Whether the token comes from the agent's provider (`--client-id`, no `--token`).
+fn provider_tokens(flags: &ClientFlags) -> bool {
+    flags.token.as_deref().is_none_or(str::is_empty) && flags.oauth.wants_tokens()
+}
+
+/// [`connect`], the provider's token renewed when `renew`.
+async fn connect_renewing(
+    flags: &ClientFlags,
+    url: &str,
+    renew: bool,
+) -> anyhow::Result<(A2aClient, AgentCard)> {
+    let (client, card) = connect_anonymously(flags, url).await?;
+    if !provider_tokens(flags) {
+        return Ok((client, card));
+    }
+    let tls = client_tls(flags)?;
+    let Some(tokens) = flags.oauth.tokens(&tls)? else {
+        return Ok((client, card));
+    };
+    let client = crate::tokens::authorize(client, &card, &tokens, renew).await?;
+    Ok((client, card))
+}
+
+/// [`connect`] without the provider's token (the card is public; `--token` and headers are
+/// sent as given).
+pub(crate) async fn connect_anonymously(
     flags: &ClientFlags,
     url: &str,
 ) -> anyhow::Result<(A2aClient, AgentCard)> {
@@ -361,73 +415,83 @@ pub(crate) fn run_command(
 pub(crate) fn send(args: SendArgs, otlp: &OtlpSettings) -> anyhow::Result<()> {
     let root = || tracing::info_span!("ferry.send", otel.status_code = tracing::field::Empty);
     run_command(otlp, root, async move {
-        let (client, _card) = connect(&args.flags, &args.url).await?;
-        let mut parts = Vec::new();
-        if let Some(text) = &args.text {
-            parts.push(Part::text(text.clone()));
-        }
-        if let Some(data) = &args.data {
-            let text = match data.strip_prefix('@') {
-                Some(path) => {
-                    std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?
-                }
-                None => data.clone(),
-            };
-            let value: serde_json::Value =
-                serde_json::from_str(&text).context("--data is not JSON")?;
-            parts.push(Part::data(value).with_media_type("application/json"));
-        }
-        if let Some(path) = &args.file {
-            let bytes =
-                std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-            let name = path
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            parts.push(
-                Part::new(PartContent::Raw(bytes))
-                    .with_filename(name)
-                    .with_media_type(media_type(path)),
-            );
-        }
-        if parts.is_empty() {
-            bail!("nothing to send: give TEXT, --data or --file");
-        }
-        let message_id = args
-            .message_id
-            .clone()
-            .filter(|id| !id.is_empty())
-            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-        let mut message = Message::user(message_id, parts);
-        message.task_id = args.task.clone().unwrap_or_default();
-        message.context_id = args.context.clone().unwrap_or_default();
-        let configuration = SendMessageConfiguration {
-            history_length: args.history,
-            return_immediately: args.asynchronous,
-            ..SendMessageConfiguration::default()
-        };
-        let req = SendMessageRequest {
-            tenant: String::new(),
-            message,
-            configuration: Some(configuration),
-            metadata: None,
-        };
-        if args.stream {
-            let stream = client.send_streaming(req).await?;
-            return follow(stream, args.flags.output).await;
-        }
-        let answer = client.send_message(req).await?;
-        match args.flags.output {
-            OutputFormat::Json => crate::out(format_args!("{}", serde_json::to_string(&answer)?))?,
-            OutputFormat::Text => match &answer {
-                SendMessageResponse::Task(t) => print_task(t)?,
-                SendMessageResponse::Message(m) => {
-                    crate::out(format_args!("message from the agent: {}", m.text()))?
-                }
-            },
-        }
-        Ok(())
+        let req = send_request(&args)?;
+        with_agent(&args.flags, &args.url, async |client| {
+            if args.stream {
+                let stream = client.send_streaming(req.clone()).await?;
+                return follow(stream, args.flags.output).await;
+            }
+            let answer = client.send_message(req.clone()).await?;
+            show_answer(&answer, args.flags.output)
+        })
+        .await
     })
+}
+
+/// The request `ferry send` sends.
+fn send_request(args: &SendArgs) -> anyhow::Result<SendMessageRequest> {
+    let mut parts = Vec::new();
+    if let Some(text) = &args.text {
+        parts.push(Part::text(text.clone()));
+    }
+    if let Some(data) = &args.data {
+        let text = match data.strip_prefix('@') {
+            Some(path) => {
+                std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?
+            }
+            None => data.clone(),
+        };
+        let value: serde_json::Value = serde_json::from_str(&text).context("--data is not JSON")?;
+        parts.push(Part::data(value).with_media_type("application/json"));
+    }
+    if let Some(path) = &args.file {
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        parts.push(
+            Part::new(PartContent::Raw(bytes))
+                .with_filename(name)
+                .with_media_type(media_type(path)),
+        );
+    }
+    if parts.is_empty() {
+        bail!("nothing to send: give TEXT, --data or --file");
+    }
+    let message_id = args
+        .message_id
+        .clone()
+        .filter(|id| !id.is_empty())
+        .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+    let mut message = Message::user(message_id, parts);
+    message.task_id = args.task.clone().unwrap_or_default();
+    message.context_id = args.context.clone().unwrap_or_default();
+    let configuration = SendMessageConfiguration {
+        history_length: args.history,
+        return_immediately: args.asynchronous,
+        ..SendMessageConfiguration::default()
+    };
+    Ok(SendMessageRequest {
+        tenant: String::new(),
+        message,
+        configuration: Some(configuration),
+        metadata: None,
+    })
+}
+
+/// Prints the answer to `ferry send`.
+fn show_answer(answer: &SendMessageResponse, output: OutputFormat) -> anyhow::Result<()> {
+    match output {
+        OutputFormat::Json => crate::out(format_args!("{}", serde_json::to_string(answer)?))?,
+        OutputFormat::Text => match answer {
+            SendMessageResponse::Task(t) => print_task(t)?,
+            SendMessageResponse::Message(m) => {
+                crate::out(format_args!("message from the agent: {}", m.text()))?
+            }
+        },
+    }
+    Ok(())
 }
 
 /// Prints a stream's events until it ends.
@@ -561,20 +625,26 @@ pub(crate) fn task(args: TaskArgs, otlp: &OtlpSettings) -> anyhow::Result<()> {
     run_command(otlp, root, async move {
         match args.action {
             TaskAction::Get { url, id, history } => {
-                let (client, _) = connect(&args.flags, &url).await?;
-                show_task(&client.get_task(&id, history).await?, output)
+                with_agent(&args.flags, &url, async |client| {
+                    show_task(&client.get_task(&id, history).await?, output)
+                })
+                .await
             }
             TaskAction::Cancel { url, id } => {
-                let (client, _) = connect(&args.flags, &url).await?;
-                show_task(&client.cancel_task(&id).await?, output)
+                with_agent(&args.flags, &url, async |client| {
+                    show_task(&client.cancel_task(&id).await?, output)
+                })
+                .await
             }
             TaskAction::Subscribe { url, id, after } => {
-                let (client, _) = connect(&args.flags, &url).await?;
-                let stream = match after {
-                    Some(after) => client.subscribe_after(&id, &after.to_string()).await?,
-                    None => client.subscribe(&id).await?,
-                };
-                follow(stream, output).await
+                with_agent(&args.flags, &url, async |client| {
+                    let stream = match after {
+                        Some(after) => client.subscribe_after(&id, &after.to_string()).await?,
+                        None => client.subscribe(&id).await?,
+                    };
+                    follow(stream, output).await
+                })
+                .await
             }
             TaskAction::List {
                 url,

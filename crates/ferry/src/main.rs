@@ -15,6 +15,7 @@ mod profile;
 mod serve;
 mod stores;
 mod telemetry;
+mod tokens;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -46,6 +47,8 @@ enum Command {
     Task(Box<call::TaskArgs>),
     /// Manage a task's push-notification configs.
     PushConfig(Box<call::PushArgs>),
+    /// Sign in at an agent's OpenID provider (device flow) for the calls that follow.
+    Login(Box<tokens::LoginArgs>),
     /// Serve the forms agent over MCP on stdin/stdout (for a coding agent to start).
     Mcp(Box<mcp::McpArgs>),
     /// Manage your saved profiles on a forms agent (what `"auto": true` fills from).
@@ -73,6 +76,7 @@ fn main() -> ExitCode {
         Command::Send(args) => call::send(*args, &cli.otlp),
         Command::Task(args) => call::task(*args, &cli.otlp),
         Command::PushConfig(args) => call::push(*args, &cli.otlp),
+        Command::Login(args) => tokens::login(*args, &cli.otlp),
         Command::Mcp(args) => mcp::run(*args, &cli.otlp),
         Command::Profile(args) => profile::run(*args, &cli.otlp),
         Command::Completion { shell } => {

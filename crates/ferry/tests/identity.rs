@@ -309,3 +309,208 @@ fn the_python_sdk_calls_with_a_provider_token() {
         "one token per run, by client credentials"
     );
 }
+
+/// The status of a SendMessage with `token`.
+fn send_with(url: &str, token: &str) -> u16 {
+    send(url, Some(token)).0
+}
+
+/// `ferry ARGS` with `env`; its output.
+fn ferry_with(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut cmd = support::ferry();
+    cmd.args(args);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    support::run_with_timeout(&mut cmd, None, Duration::from_secs(60))
+}
+
+/// The files of the token cache `dir`.
+fn cached(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default()
+}
+
+/// `ferry send --client-id` with the secret in FERRY_CLIENT_SECRET: a token by client
+/// credentials, kept (mode 0600) and used again; renewed when it is about to expire, and
+/// once more when the agent refuses it (here: the provider rotated its keys). The secret
+/// goes only to a provider the user names.
+#[test]
+fn ferry_send_gets_a_token_by_client_credentials() {
+    let test = "ferry_send_gets_a_token_by_client_credentials";
+    let Some(provider) = Provider::start(test, &["svc:svc-secret"]) else {
+        return;
+    };
+    let server = serve(&provider, &[]);
+    let cache = support::scratch_dir("identity-cache");
+    let env = [
+        ("FERRY_CLIENT_SECRET", "svc-secret"),
+        ("FERRY_TOKEN_CACHE", support::s(&cache)),
+    ];
+    let send = |extra: &[&str]| {
+        let mut args = vec![
+            "send",
+            &server.base_url,
+            "hi",
+            "-o",
+            "json",
+            "--client-id",
+            "svc",
+            "--oidc-allow-private",
+        ];
+        args.extend_from_slice(extra);
+        ferry_with(&args, &env)
+    };
+    let named = ["--oidc-issuer", provider.issuer.as_str()];
+
+    let refused = send(&[]);
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused.stderr).contains("--oidc-issuer"),
+        "the card alone does not get the secret: {}",
+        text(&refused.stderr)
+    );
+    assert!(
+        provider.grants().is_empty(),
+        "nothing was sent to the provider"
+    );
+
+    let first = send(&named);
+    assert!(
+        first.status.success(),
+        "{}\n{}",
+        text(&first.stderr),
+        server.output()
+    );
+    let second = send(&named);
+    assert!(second.status.success(), "{}", text(&second.stderr));
+    assert_eq!(
+        provider.grants(),
+        ["client_credentials"],
+        "the kept token is used again"
+    );
+    let files = cached(&cache);
+    assert_eq!(files.len(), 1, "{files:?}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&files[0])
+            .expect("the cache file")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "only its owner reads the cache");
+    }
+
+    // The agent refuses the kept token (its key is gone): a fresh one, and the call again.
+    provider.post("/test/rotate", &json!({}));
+    let fresh = provider.token("someone", "");
+    assert_eq!(
+        send_with(&server.base_url, &fresh),
+        200,
+        "the server now holds only the new key"
+    );
+    let after_rotation = send(&named);
+    assert!(
+        after_rotation.status.success(),
+        "{}",
+        text(&after_rotation.stderr)
+    );
+    assert_eq!(provider.grants(), ["client_credentials"; 2]);
+
+    // A token that expires within the renewal margin (60 s) is renewed before it is used.
+    provider.post("/test/settings", &json!({"access_ttl": 30}));
+    for file in cached(&cache) {
+        std::fs::remove_file(file).expect("empty the cache");
+    }
+    assert!(send(&named).status.success(), "a short-lived token");
+    assert_eq!(provider.grants(), ["client_credentials"; 3]);
+    assert!(send(&named).status.success(), "renewed before use");
+    assert_eq!(provider.grants(), ["client_credentials"; 4]);
+}
+
+/// `ferry login --client-id` (a public client): the device flow — the test approves the
+/// code it prints through the provider — then `ferry send` with the kept token, its subject
+/// the caller; a token about to expire is refreshed with its refresh token.
+#[test]
+fn ferry_login_signs_in_with_the_device_flow() {
+    let test = "ferry_login_signs_in_with_the_device_flow";
+    let Some(provider) = Provider::start(test, &["cli::"]) else {
+        return;
+    };
+    let server = serve(&provider, &[]);
+    let cache = support::scratch_dir("identity-device");
+    let env = [("FERRY_TOKEN_CACHE", support::s(&cache))];
+    provider.post("/test/settings", &json!({"access_ttl": 30}));
+
+    let mut login = support::ferry();
+    login
+        .args([
+            "login",
+            &server.base_url,
+            "--client-id",
+            "cli",
+            "--oidc-allow-private",
+        ])
+        .env("FERRY_TOKEN_CACHE", support::s(&cache));
+    let (mut running, lines) = support::spawn_lines(&mut login);
+    let code = loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("ferry login prints the code");
+        if let Some(code) = line.strip_prefix("code: ") {
+            break code.to_owned();
+        }
+    };
+    provider.post(
+        "/test/approve",
+        &json!({"user_code": code, "subject": "ada"}),
+    );
+    let status = running.0.wait().expect("ferry login ends");
+    assert!(status.success(), "ferry login failed");
+
+    let send = ferry_with(
+        &[
+            "send",
+            &server.base_url,
+            "hi",
+            "-o",
+            "json",
+            "--client-id",
+            "cli",
+            "--oidc-allow-private",
+        ],
+        &env,
+    );
+    assert!(send.status.success(), "{}", text(&send.stderr));
+    let grants = provider.grants();
+    assert_eq!(
+        grants.last().map(String::as_str),
+        Some("refresh_token"),
+        "{grants:?}"
+    );
+    assert!(
+        !grants.iter().any(|g| g == "client_credentials"),
+        "{grants:?}"
+    );
+
+    // The token is ada's: a token of another subject does not see her task.
+    let answer: Value = serde_json::from_slice(&send.stdout).expect("JSON");
+    let task = answer["task"]["id"].as_str().expect("a task");
+    let bob = provider.token("bob", "");
+    let (_, _, body) = call(
+        &server.base_url,
+        Some(&bob),
+        "GetTask",
+        &json!({"id": task}),
+    );
+    assert_eq!(body["error"]["code"], -32001, "{body}");
+    let ada = provider.token("ada", "");
+    let (_, _, body) = call(
+        &server.base_url,
+        Some(&ada),
+        "GetTask",
+        &json!({"id": task}),
+    );
+    assert_eq!(body["result"]["id"], task, "{body}");
+}

@@ -245,6 +245,16 @@ impl A2aClient {
         }
     }
 
+    /// The same client, sending `Authorization: Bearer <token>` (a token got after the card
+    /// was read, such as one from the provider its card names: see [`crate::oauth`]).
+    pub fn with_bearer(mut self, token: &str) -> Result<Self, ClientError> {
+        let mut v = HeaderValue::from_str(&format!("Bearer {token}"))
+            .map_err(|_| ClientError::Decode("the token is not a valid header value".into()))?;
+        v.set_sensitive(true);
+        self.headers.insert(reqwest::header::AUTHORIZATION, v);
+        Ok(self)
+    }
+
     /// The same client, speaking A2A v0.3 JSON-RPC (`message/send`, …) to a v0.3 agent: each
     /// call is translated to v0.3 and each answer back, so the caller sees the same v1.0
     /// types. `A2A-Version: 0.3` is sent, and the extensions in v0.3's header as well.
@@ -746,7 +756,7 @@ fn config_ref(task_id: &str, id: &str) -> TaskPushNotificationConfigRef {
 
 /// Reads a body of at most `limit` bytes: a declared length over it is refused before
 /// reading, a longer body as soon as it is.
-async fn read_capped(
+pub(crate) async fn read_capped(
     mut response: reqwest::Response,
     limit: usize,
 ) -> Result<bytes::Bytes, ClientError> {

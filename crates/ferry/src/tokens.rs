@@ -1,0 +1,142 @@
+//! Tokens the CLI gets for itself from the agent's OpenID provider (`--client-id`): by
+//! client credentials (the secret in `FERRY_CLIENT_SECRET`) or by `ferry login` (the device
+//! flow), kept under the user's cache directory, renewed before they expire and once more
+//! when the agent refuses one.
+
+use anyhow::Context;
+use clap::Args;
+use ferry_client::oauth::{DeviceCode, TokenSettings, Tokens};
+use ferry_client::{A2aClient, ClientError, ClientTls};
+use ferry_proto::{AgentCard, ErrorKind};
+use std::path::PathBuf;
+
+/// The variable that holds the client secret (never a flag: command lines are visible to
+/// the other users of a machine).
+pub(crate) const CLIENT_SECRET_VAR: &str = "FERRY_CLIENT_SECRET";
+
+/// How the CLI gets tokens from a provider.
+#[derive(Debug, Args)]
+pub(crate) struct TokenFlags {
+    /// Get tokens from the agent's OpenID provider as this client: by client credentials
+    /// when FERRY_CLIENT_SECRET is set, else those `ferry login` got.
+    #[arg(long, env = "FERRY_CLIENT_ID", global = true, value_name = "ID")]
+    client_id: Option<String>,
+    /// The provider to trust with the client's credentials (its issuer URL); the card's
+    /// must be the same. Needed to send a client secret.
+    #[arg(long, env = "FERRY_OIDC_ISSUER", global = true, value_name = "URL")]
+    oidc_issuer: Option<String>,
+    /// The audience to ask the provider for.
+    #[arg(long, global = true, value_name = "AUD")]
+    audience: Option<String>,
+    /// The scopes to ask the provider for (space-separated).
+    #[arg(long, global = true, value_name = "SCOPES")]
+    scope: Option<String>,
+    /// Allow a provider on a loopback or private address, over http too.
+    #[arg(long, global = true)]
+    oidc_allow_private: bool,
+}
+
+impl TokenFlags {
+    /// Whether tokens are to come from a provider (`--client-id`).
+    pub(crate) fn wants_tokens(&self) -> bool {
+        self.client_id.as_deref().is_some_and(|c| !c.is_empty())
+    }
+
+    /// The token source these flags describe, if any (`--client-id`).
+    pub(crate) fn tokens(&self, tls: &ClientTls) -> anyhow::Result<Option<Tokens>> {
+        let Some(client_id) = self.client_id.clone().filter(|c| !c.is_empty()) else {
+            return Ok(None);
+        };
+        let settings = TokenSettings {
+            issuer: self.oidc_issuer.clone(),
+            client_id,
+            client_secret: std::env::var(CLIENT_SECRET_VAR)
+                .ok()
+                .filter(|s| !s.is_empty()),
+            audience: self.audience.clone(),
+            scope: self.scope.clone(),
+            cache_dir: cache_dir(),
+            allow_private: self.oidc_allow_private,
+            tls: tls.clone(),
+        };
+        Ok(Some(Tokens::new(settings)?))
+    }
+}
+
+/// Where tokens are kept: `$FERRY_TOKEN_CACHE`, else `ferry/tokens` under
+/// `$XDG_CACHE_HOME`, else under `~/.cache`.
+fn cache_dir() -> Option<PathBuf> {
+    let var = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = var("FERRY_TOKEN_CACHE") {
+        return Some(dir.into());
+    }
+    let base = var("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| var("HOME").map(|home| PathBuf::from(home).join(".cache")))?;
+    Some(base.join("ferry").join("tokens"))
+}
+
+/// `client` with a token of `tokens` for the agent of `card` (renewed when `renew`).
+pub(crate) async fn authorize(
+    client: A2aClient,
+    card: &AgentCard,
+    tokens: &Tokens,
+    renew: bool,
+) -> anyhow::Result<A2aClient> {
+    let token = tokens
+        .token(card, renew)
+        .await
+        .context("getting a token from the agent's provider")?;
+    Ok(client.with_bearer(&token)?)
+}
+
+/// Whether `e` is the agent refusing the credentials as unauthenticated (401).
+pub(crate) fn is_unauthenticated(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<ClientError>())
+        .any(|c| match c {
+            ClientError::Auth { status } => *status == 401,
+            ClientError::Protocol(a2a) => a2a.kind == ErrorKind::Unauthenticated,
+            _ => false,
+        })
+}
+
+/// Tells the person where to approve this device: the lines a script can read on stdout.
+pub(crate) fn show_device_code(code: &DeviceCode) {
+    let open = code
+        .verification_uri_complete
+        .as_deref()
+        .unwrap_or(&code.verification_uri);
+    eprintln!("To sign in, open the page below and confirm the code.");
+    // Nothing sensible to do if stdout is gone: the person can still not approve.
+    let _ = crate::out(format_args!("open: {open}"));
+    let _ = crate::out(format_args!("code: {}", code.user_code));
+}
+
+/// `ferry login URL`: sign in at the agent's OpenID provider with the device flow.
+#[derive(Debug, Args)]
+pub(crate) struct LoginArgs {
+    /// The agent's base URL (its card names the provider).
+    url: String,
+    #[command(flatten)]
+    flags: crate::call::ClientFlags,
+}
+
+/// Runs `ferry login`: reads the card, asks the provider for a device code, shows where to
+/// approve it, waits for the approval and keeps the token (and its refresh token) for the
+/// calls that follow with the same `--client-id`.
+pub(crate) fn login(args: LoginArgs, otlp: &crate::telemetry::OtlpSettings) -> anyhow::Result<()> {
+    let root = || tracing::info_span!("ferry.login", otel.status_code = tracing::field::Empty);
+    crate::call::run_command(otlp, root, async move {
+        let (_client, card) = crate::call::connect_anonymously(&args.flags, &args.url).await?;
+        let tls = crate::call::client_tls(&args.flags)?;
+        let tokens = args
+            .flags
+            .oauth
+            .tokens(&tls)?
+            .context("--client-id (or FERRY_CLIENT_ID) names the client to sign in as")?;
+        tokens.login(&card, show_device_code).await?;
+        eprintln!("Signed in; the token is kept for the calls that follow.");
+        Ok(())
+    })
+}
