@@ -10,6 +10,7 @@ mod card;
 mod forms_args;
 mod hosting;
 mod log_fields;
+mod login;
 mod mcp;
 mod profile;
 mod serve;
@@ -48,7 +49,7 @@ enum Command {
     /// Manage a task's push-notification configs.
     PushConfig(Box<call::PushArgs>),
     /// Sign in at an agent's OpenID provider (device flow) for the calls that follow.
-    Login(Box<tokens::LoginArgs>),
+    Login(Box<login::LoginArgs>),
     /// Serve the forms agent over MCP on stdin/stdout (for a coding agent to start).
     Mcp(Box<mcp::McpArgs>),
     /// Manage your saved profiles on a forms agent (what `"auto": true` fills from).
@@ -76,7 +77,7 @@ fn main() -> ExitCode {
         Command::Send(args) => call::send(*args, &cli.otlp),
         Command::Task(args) => call::task(*args, &cli.otlp),
         Command::PushConfig(args) => call::push(*args, &cli.otlp),
-        Command::Login(args) => tokens::login(*args, &cli.otlp),
+        Command::Login(args) => login::run(*args, &cli.otlp),
         Command::Mcp(args) => mcp::run(*args, &cli.otlp),
         Command::Profile(args) => profile::run(*args, &cli.otlp),
         Command::Completion { shell } => {
