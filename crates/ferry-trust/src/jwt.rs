@@ -437,8 +437,15 @@ mod tests {
             b64(json!({"alg": "none"}).to_string().as_bytes()),
             b64(claims().to_string().as_bytes())
         );
+        // Refused for its algorithm, before its empty signature is looked at.
         assert!(matches!(
             verify(&unsigned, &keys, &rules, NOW),
+            Err(JwtError::Header(JwsError::AlgorithmNotAllowed { .. }))
+        ));
+        let signed = token(&key, header(&key), claims());
+        let (head, _) = signed.rsplit_once('.').expect("three parts");
+        assert!(matches!(
+            verify(&format!("{head}."), &keys, &rules, NOW),
             Err(JwtError::Malformed { .. })
         ));
         let none = format!("{unsigned}AAAA");

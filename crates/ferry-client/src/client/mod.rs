@@ -91,10 +91,8 @@ impl ClientOptions {
 
     /// Adds `Authorization: Bearer <token>`.
     pub fn bearer(mut self, token: &str) -> Result<Self, ClientError> {
-        let mut v = HeaderValue::from_str(&format!("Bearer {token}"))
-            .map_err(|_| ClientError::Decode("the token is not a valid header value".into()))?;
-        v.set_sensitive(true);
-        self.headers.insert(reqwest::header::AUTHORIZATION, v);
+        self.headers
+            .insert(reqwest::header::AUTHORIZATION, bearer_value(token)?);
         Ok(self)
     }
 }
@@ -248,10 +246,8 @@ impl A2aClient {
     /// The same client, sending `Authorization: Bearer <token>` (a token got after the card
     /// was read, such as one from the provider its card names: see [`crate::oauth`]).
     pub fn with_bearer(mut self, token: &str) -> Result<Self, ClientError> {
-        let mut v = HeaderValue::from_str(&format!("Bearer {token}"))
-            .map_err(|_| ClientError::Decode("the token is not a valid header value".into()))?;
-        v.set_sensitive(true);
-        self.headers.insert(reqwest::header::AUTHORIZATION, v);
+        self.headers
+            .insert(reqwest::header::AUTHORIZATION, bearer_value(token)?);
         Ok(self)
     }
 
@@ -726,6 +722,14 @@ impl A2aClient {
             Err(e) => Err(e),
         }
     }
+}
+
+/// `Bearer <token>`, marked sensitive (kept out of debug output and HTTP/2 header tables).
+fn bearer_value(token: &str) -> Result<HeaderValue, ClientError> {
+    let mut v = HeaderValue::from_str(&format!("Bearer {token}"))
+        .map_err(|_| ClientError::Decode("the token is not a valid header value".into()))?;
+    v.set_sensitive(true);
+    Ok(v)
 }
 
 /// The host and port of an interface URL (`host:port` for gRPC), without anything else the
