@@ -21,6 +21,11 @@ pub(crate) trait Dialect: Database {
     /// serializes writers already.
     const LOCK_PROFILE_OWNER: Option<&'static str>;
 
+    /// Reads the task `$1` tenant, `$2` id in a write transaction and holds it there until
+    /// the transaction ends, so that the writers of one task's push configs wait for each
+    /// other (no two count the same configs).
+    const LOCK_TASK: &'static str;
+
     /// How many rows a statement changed.
     fn rows_affected(result: &Self::QueryResult) -> u64;
 

@@ -51,6 +51,7 @@ mod error;
 mod plan;
 mod postgres;
 mod profiles;
+mod push;
 mod sqlite;
 mod store;
 mod writer;

@@ -41,6 +41,7 @@ impl Dialect for Postgres {
     // count after it sees every profile committed before it was granted.
     const LOCK_PROFILE_OWNER: Option<&'static str> =
         Some("SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))");
+    const LOCK_TASK: &'static str = "SELECT 1 FROM tasks WHERE tenant = $1 AND id = $2 FOR UPDATE";
     // The rows are locked in key order, the order write batches lock them in (see the
     // writer), so that expiry and the writers of several replicas never deadlock.
     const EXPIRE: &'static str = "WITH gone AS ( \
@@ -49,6 +50,8 @@ impl Dialect for Postgres {
            RETURNING tenant, id \
          ), their_events AS ( \
            DELETE FROM events e USING gone g WHERE e.tenant = g.tenant AND e.task_id = g.id \
+         ), their_push_configs AS ( \
+           DELETE FROM push_configs p USING gone g WHERE p.tenant = g.tenant AND p.task_id = g.id \
          ) \
          SELECT tenant, id FROM gone";
 
@@ -284,3 +287,4 @@ impl PostgresStore {
 
 crate::store::delegate_task_store!(PostgresStore);
 crate::profiles::delegate_profile_store!(PostgresStore);
+crate::push::delegate_push_config_store!(PostgresStore);

@@ -38,6 +38,7 @@ impl Dialect for Sqlite {
     const BEGIN_WRITE: &'static str = "BEGIN IMMEDIATE";
     // BEGIN IMMEDIATE takes the database's write lock.
     const LOCK_PROFILE_OWNER: Option<&'static str> = None;
+    const LOCK_TASK: &'static str = "SELECT 1 FROM tasks WHERE tenant = $1 AND id = $2";
     const EXPIRE: &'static str =
         "DELETE FROM tasks WHERE expires_ms IS NOT NULL AND expires_ms <= $1 RETURNING tenant, id";
 
@@ -292,6 +293,7 @@ impl SqliteStore {
 
 crate::store::delegate_task_store!(SqliteStore);
 crate::profiles::delegate_profile_store!(SqliteStore);
+crate::push::delegate_push_config_store!(SqliteStore);
 
 #[cfg(test)]
 mod tests {

@@ -121,6 +121,37 @@ async fn the_postgresql_store_passes_the_conformance_suite() {
 }
 
 #[tokio::test]
+async fn postgresql_push_configs_pass_the_push_checks_across_two_replicas() {
+    let Some(schema) = TestSchema::create().await else {
+        return;
+    };
+    let url = schema.url.clone();
+    schema
+        .run(async {
+            conformance::run_push_checks(&open_store(&url).await).await;
+            // A second process on the same schema sees them, and shares the limit.
+            let other = open_store(&url).await;
+            let key = ferry_store::TaskKey::new("c-push-race", "t-1");
+            let kept = ferry_store::push::PushConfigStore::list_push_configs(&other, &key)
+                .await
+                .expect("list");
+            assert_eq!(kept.len(), 3, "{kept:?}");
+            let refused = ferry_store::push::PushConfigStore::put_push_config(
+                &other,
+                &key,
+                conformance::push_config("late", "https://x", 99),
+                3,
+            )
+            .await;
+            assert_eq!(
+                refused,
+                Err(ferry_store::StoreError::PushConfigLimit { limit: 3 })
+            );
+        })
+        .await;
+}
+
+#[tokio::test]
 async fn postgresql_profiles_pass_the_profile_checks_across_two_replicas() {
     let Some(schema) = TestSchema::create().await else {
         return;

@@ -44,6 +44,18 @@ async fn an_event_is_serialized_once_and_read_back_as_kept() {
 }
 
 #[tokio::test]
+async fn sqlite_push_configs_pass_the_push_checks_and_survive_a_reopen() {
+    let (_dir, path) = temp_db();
+    conformance::run_push_checks(&open_store(&path).await).await;
+    let again = open_store(&path).await;
+    let key = ferry_store::TaskKey::new("c-push", "t-1");
+    let kept = ferry_store::push::PushConfigStore::list_push_configs(&again, &key)
+        .await
+        .expect("list");
+    assert_eq!(kept.len(), 2, "{kept:?}");
+}
+
+#[tokio::test]
 async fn sqlite_profiles_pass_the_profile_checks_and_survive_a_reopen() {
     let (_dir, path) = temp_db();
     conformance::run_profile_checks(&open_store(&path).await).await;

@@ -10,6 +10,7 @@
 //! ```
 
 use crate::profiles::{Profile, ProfileOwner, ProfileStore};
+use crate::push::{PushConfig, PushConfigStore};
 use crate::store::{StoreError, TaskStore};
 use crate::types::{Event, ListQuery, Page, StoredTask, TaskKey};
 use ferry_proto::{Part, StreamResponse, Task, TaskState, TaskStatus};
@@ -821,5 +822,157 @@ pub async fn the_profile_limit_holds_under_concurrent_creates(store: &dyn Profil
             .await,
         Ok(1),
         "a delete makes room"
+    );
+}
+
+/// Every push-config check, on a store that keeps tasks and their push configs.
+pub async fn run_push_checks<S: TaskStore + PushConfigStore + ?Sized>(store: &S) {
+    push_configs_are_kept_per_task(store).await;
+    push_configs_go_with_their_task(store).await;
+    the_push_config_limit_holds_under_concurrent_puts(store).await;
+}
+
+/// The most configs one task may keep, in these checks.
+const MAX_PUSH_CONFIGS: usize = 3;
+
+/// A config with `id` for `url`, first stored at `ms`.
+pub fn push_config(id: &str, url: &str, ms: u64) -> PushConfig {
+    PushConfig {
+        id: id.to_owned(),
+        config: format!(r#"{{"id":"{id}","url":"{url}","token":"secret-{id}"}}"#).into(),
+        created_ms: ms,
+    }
+}
+
+/// Configs read back whole (credentials included), are listed oldest first, replace by id
+/// (keeping their first time), stop at the limit, are deleted one by one, and belong to one
+/// task: another task, tenant or a missing task sees none of them.
+pub async fn push_configs_are_kept_per_task<S: TaskStore + PushConfigStore + ?Sized>(store: &S) {
+    let tenant = "c-push";
+    let t = task(tenant, "t-1", "ctx", TaskState::Working, 10);
+    let other = task(tenant, "t-2", "ctx", TaskState::Working, 10);
+    let elsewhere = task("c-push-other", "t-1", "ctx", TaskState::Working, 10);
+    for each in [&t, &other, &elsewhere] {
+        store.create(each.clone()).await.expect("create");
+    }
+    let missing = TaskKey::new(tenant, "nope");
+    assert_eq!(
+        store
+            .put_push_config(&missing, push_config("a", "https://x", 1), MAX_PUSH_CONFIGS)
+            .await,
+        Err(StoreError::NotFound("nope".into()))
+    );
+    let key = t.key();
+    for (id, ms) in [("b", 20), ("a", 20), ("c", 10)] {
+        store
+            .put_push_config(
+                &key,
+                push_config(id, "https://hook.example/1", ms),
+                MAX_PUSH_CONFIGS,
+            )
+            .await
+            .expect("put");
+    }
+    let ids = |all: Vec<PushConfig>| all.into_iter().map(|c| c.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(store.list_push_configs(&key).await.expect("list")),
+        ["c", "a", "b"],
+        "oldest first, ties by id"
+    );
+    let got = store.get_push_config(&key, "a").await.expect("get");
+    assert_eq!(got, Some(push_config("a", "https://hook.example/1", 20)));
+    assert_eq!(
+        store
+            .put_push_config(&key, push_config("d", "https://x", 30), MAX_PUSH_CONFIGS)
+            .await,
+        Err(StoreError::PushConfigLimit {
+            limit: MAX_PUSH_CONFIGS
+        }),
+        "a fourth config is over the limit"
+    );
+    store
+        .put_push_config(
+            &key,
+            push_config("a", "https://hook.example/2", 99),
+            MAX_PUSH_CONFIGS,
+        )
+        .await
+        .expect("a replacement is not a new config");
+    let replaced = store
+        .get_push_config(&key, "a")
+        .await
+        .expect("get")
+        .expect("kept");
+    assert!(replaced.config.contains("/2"), "{}", replaced.config);
+    assert_eq!(
+        replaced.created_ms, 20,
+        "a replacement keeps its first time"
+    );
+    for unseen in [other.key(), elsewhere.key(), missing.clone()] {
+        assert_eq!(store.list_push_configs(&unseen).await, Ok(vec![]));
+        assert_eq!(store.get_push_config(&unseen, "a").await, Ok(None));
+        assert_eq!(store.delete_push_config(&unseen, "a").await, Ok(false));
+    }
+    assert_eq!(store.delete_push_config(&key, "a").await, Ok(true));
+    assert_eq!(store.delete_push_config(&key, "a").await, Ok(false));
+    assert_eq!(
+        ids(store.list_push_configs(&key).await.expect("list")),
+        ["c", "b"]
+    );
+}
+
+/// A task's configs are forgotten with it (expiry), and a new task of the same id starts
+/// without them.
+pub async fn push_configs_go_with_their_task<S: TaskStore + PushConfigStore + ?Sized>(store: &S) {
+    let tenant = "c-push-expire";
+    let mut t = task(tenant, "t-1", "ctx", TaskState::Completed, 10);
+    t.expires_ms = Some(1_000);
+    store.create(t.clone()).await.expect("create");
+    store
+        .put_push_config(&t.key(), push_config("a", "https://x", 1), MAX_PUSH_CONFIGS)
+        .await
+        .expect("put");
+    assert_eq!(store.expire(1_000).await, Ok(vec![t.key()]));
+    assert_eq!(store.list_push_configs(&t.key()).await, Ok(vec![]));
+    let again = task(tenant, "t-1", "ctx", TaskState::Working, 20);
+    store
+        .create(again.clone())
+        .await
+        .expect("a new task of the id");
+    assert_eq!(store.get_push_config(&again.key(), "a").await, Ok(None));
+}
+
+/// Writers adding configs to one task at once never take it past the limit.
+pub async fn the_push_config_limit_holds_under_concurrent_puts<
+    S: TaskStore + PushConfigStore + ?Sized,
+>(
+    store: &S,
+) {
+    let t = task("c-push-race", "t-1", "ctx", TaskState::Working, 10);
+    store.create(t.clone()).await.expect("create");
+    let key = t.key();
+    let puts = (0..12).map(|n| {
+        let key = key.clone();
+        async move {
+            store
+                .put_push_config(
+                    &key,
+                    push_config(&format!("c{n:02}"), "https://x", n),
+                    MAX_PUSH_CONFIGS,
+                )
+                .await
+        }
+    });
+    let outcomes = futures_util::future::join_all(puts).await;
+    let kept = outcomes.iter().filter(|o| o.is_ok()).count();
+    assert_eq!(kept, MAX_PUSH_CONFIGS, "{outcomes:?}");
+    assert!(
+        outcomes
+            .iter()
+            .all(|o| matches!(o, Ok(()) | Err(StoreError::PushConfigLimit { .. })))
+    );
+    assert_eq!(
+        store.list_push_configs(&key).await.map(|c| c.len()),
+        Ok(MAX_PUSH_CONFIGS)
     );
 }

@@ -14,7 +14,8 @@
 //!
 //! Beside the tasks, a store may keep saved [`profiles`]: named form values per caller, which
 //! the forms agent fills forms from ([`profiles::ProfileStore`], in memory
-//! [`profiles::MemoryProfiles`]).
+//! [`profiles::MemoryProfiles`]), and each task's push-notification configs
+//! ([`push::PushConfigStore`]).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -22,6 +23,7 @@
 pub mod conformance;
 mod memory;
 pub mod profiles;
+pub mod push;
 pub mod size;
 mod store;
 mod types;

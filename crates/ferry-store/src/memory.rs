@@ -10,6 +10,7 @@
 //! evict the store is [`StoreError::Full`]. An event that ends a task is always accepted, so
 //! that a full store can still finish (and then evict) what it holds.
 
+use crate::push::{PushConfig, PushConfigStore};
 use crate::size;
 use crate::store::{StoreError, StoreFuture, TaskStore};
 use crate::types::{
@@ -57,6 +58,8 @@ struct Entry {
     bytes: usize,
     /// What its snapshot counts of that (so an append measures only what its event changed).
     snapshot_bytes: usize,
+    /// Its push-notification configs, oldest first (they go with the entry).
+    push: Vec<PushConfig>,
 }
 
 /// The parts of a stored task that filters and budgets look at.
@@ -199,6 +202,7 @@ impl Entry {
             },
             bytes,
             snapshot_bytes: bytes,
+            push: Vec::new(),
         };
         if entry.head.state.is_terminal() {
             entry.seal(tenant_len);
@@ -773,5 +777,88 @@ impl TaskStore for MemoryStore {
     fn count_by_state(&self) -> StoreFuture<'_, Vec<(TaskState, u64)>> {
         let counts = self.counts_now();
         Box::pin(async move { Ok(counts) })
+    }
+}
+
+/// What a config counts against the byte budget.
+fn config_bytes(config: &PushConfig) -> usize {
+    config.id.len() + config.config.len() + std::mem::size_of::<PushConfig>()
+}
+
+impl PushConfigStore for MemoryStore {
+    fn put_push_config(
+        &self,
+        key: &TaskKey,
+        config: PushConfig,
+        max_per_task: usize,
+    ) -> StoreFuture<'_, ()> {
+        let outcome = (|| {
+            let mut shard = self.shard(key);
+            let entry = shard
+                .tasks
+                .get_mut(key)
+                .ok_or_else(|| StoreError::NotFound(key.id.to_string()))?;
+            let added = config_bytes(&config);
+            let count = entry.push.len();
+            match entry.push.iter_mut().find(|c| c.id == config.id) {
+                Some(kept) => {
+                    let removed = config_bytes(kept);
+                    *kept = PushConfig {
+                        created_ms: kept.created_ms,
+                        ..config
+                    };
+                    entry.bytes = entry.bytes.saturating_sub(removed) + added;
+                    self.bytes.fetch_sub(removed, Ordering::AcqRel);
+                }
+                None if count >= max_per_task => {
+                    return Err(StoreError::PushConfigLimit {
+                        limit: max_per_task,
+                    });
+                }
+                None => {
+                    entry.push.push(config);
+                    entry.bytes += added;
+                }
+            }
+            self.bytes.fetch_add(added, Ordering::AcqRel);
+            crate::push::sort_configs(&mut entry.push);
+            Ok(())
+        })();
+        Box::pin(async move { outcome })
+    }
+
+    fn get_push_config(&self, key: &TaskKey, id: &str) -> StoreFuture<'_, Option<PushConfig>> {
+        let found = self
+            .shard(key)
+            .tasks
+            .get(key)
+            .and_then(|e| e.push.iter().find(|c| c.id == id).cloned());
+        Box::pin(async move { Ok(found) })
+    }
+
+    fn list_push_configs(&self, key: &TaskKey) -> StoreFuture<'_, Vec<PushConfig>> {
+        let all = self
+            .shard(key)
+            .tasks
+            .get(key)
+            .map(|e| e.push.clone())
+            .unwrap_or_default();
+        Box::pin(async move { Ok(all) })
+    }
+
+    fn delete_push_config(&self, key: &TaskKey, id: &str) -> StoreFuture<'_, bool> {
+        let mut shard = self.shard(key);
+        let removed = shard.tasks.get_mut(key).and_then(|entry| {
+            let at = entry.push.iter().position(|c| c.id == id)?;
+            let gone = entry.push.remove(at);
+            let bytes = config_bytes(&gone);
+            entry.bytes = entry.bytes.saturating_sub(bytes);
+            Some(bytes)
+        });
+        drop(shard);
+        if let Some(bytes) = removed {
+            self.bytes.fetch_sub(bytes, Ordering::AcqRel);
+        }
+        Box::pin(async move { Ok(removed.is_some()) })
     }
 }

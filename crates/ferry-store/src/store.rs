@@ -50,6 +50,14 @@ pub enum StoreError {
         /// The most profiles one owner may keep, as the writer asked.
         limit: usize,
     },
+    /// A new push-notification config was refused: its task keeps `limit` configs already.
+    #[error(
+        "the task keeps {limit} push-notification configs already, the most it may; delete one first"
+    )]
+    PushConfigLimit {
+        /// The most configs one task may keep, as the writer asked.
+        limit: usize,
+    },
     /// A page token this store did not issue.
     #[error("invalid page token")]
     BadPageToken,

@@ -11,6 +11,11 @@ async fn the_memory_store_passes_the_conformance_suite() {
 }
 
 #[tokio::test]
+async fn memory_push_configs_pass_the_push_checks() {
+    conformance::run_push_checks(&MemoryStore::default()).await;
+}
+
+#[tokio::test]
 async fn memory_profiles_pass_the_profile_checks() {
     conformance::run_profile_checks(&ferry_store::profiles::MemoryProfiles::new()).await;
 }
