@@ -19,6 +19,7 @@ mod error;
 mod grpc;
 pub mod oauth;
 pub mod parse;
+pub mod push;
 mod retry;
 pub mod sse;
 pub mod tls;

@@ -31,6 +31,7 @@ pub mod jws;
 pub mod jwt;
 pub mod keys;
 pub mod oidc;
+pub mod push_signature;
 pub mod strict;
 
 /// Any ferry-trust error, for callers that propagate with `?` and still want to branch on
