@@ -17,6 +17,7 @@ mod serve;
 mod stores;
 mod telemetry;
 mod tokens;
+mod webhook;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -50,6 +51,8 @@ enum Command {
     PushConfig(Box<call::PushArgs>),
     /// Sign in at an agent's OpenID provider (device flow) for the calls that follow.
     Login(Box<login::LoginArgs>),
+    /// Receive an agent's push notifications (`listen`), checking their token and signature.
+    Webhook(Box<webhook::WebhookArgs>),
     /// Serve the forms agent over MCP on stdin/stdout (for a coding agent to start).
     Mcp(Box<mcp::McpArgs>),
     /// Manage your saved profiles on a forms agent (what `"auto": true` fills from).
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
         Command::Task(args) => call::task(*args, &cli.otlp),
         Command::PushConfig(args) => call::push(*args, &cli.otlp),
         Command::Login(args) => login::run(*args, &cli.otlp),
+        Command::Webhook(args) => webhook::run(*args),
         Command::Mcp(args) => mcp::run(*args, &cli.otlp),
         Command::Profile(args) => profile::run(*args, &cli.otlp),
         Command::Completion { shell } => {
