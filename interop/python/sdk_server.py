@@ -5,7 +5,7 @@ over each binding. It is a test fixture, not a product.
 
 Usage::
 
-    python interop/python/sdk_server.py [--port N] [--grpc-port N]
+    python interop/python/sdk_server.py [--port N] [--grpc-port N] [--push]
 
 ``--port 0`` (the default) picks a free port. ``--grpc-port N`` also serves the SDK's gRPC
 server (``GrpcHandler`` on ``grpc.aio.server``, plaintext HTTP/2) on a second port, ``0`` for
@@ -18,7 +18,9 @@ What it serves (all on 127.0.0.1):
 
 * ``GET /.well-known/agent-card.json``: the card, JSON-RPC first (``/a2a/jsonrpc``), then
   HTTP+JSON (``/a2a/rest``), then, with ``--grpc-port``, GRPC (``127.0.0.1:GRPCPORT``: a gRPC
-  interface URL is ``host:port``); streaming on, push notifications off.
+  interface URL is ``host:port``); streaming on, push notifications off (``--push``: on, with
+  the SDK's in-memory config store and its sender, which posts every event of a task to its
+  configs' webhooks).
 * The SDK's ``DefaultRequestHandler`` with an in-memory task store behind every binding (one
   handler, so a task made over one binding is seen over the others).
 * With ``--grpc-port``, ``GET /_test/grpc-calls``: every gRPC call received so far, in order,
@@ -48,6 +50,7 @@ import asyncio
 import socket
 import sys
 
+import httpx
 import uvicorn
 from starlette.applications import Starlette
 
@@ -143,7 +146,7 @@ class InteropExecutor(AgentExecutor):
         await TaskUpdater(event_queue, task_id, context_id).cancel()
 
 
-def agent_card(base: str, grpc_target: str | None) -> AgentCard:
+def agent_card(base: str, grpc_target: str | None, push: bool = False) -> AgentCard:
     """The card: JSON-RPC first, then HTTP+JSON, then GRPC when `grpc_target` is given."""
     interfaces = [
         AgentInterface(url=base + JSONRPC_PATH, protocol_binding="JSONRPC", protocol_version="1.0"),
@@ -158,7 +161,7 @@ def agent_card(base: str, grpc_target: str | None) -> AgentCard:
         description="Echoes messages; messageId ferry-turns-3… plays a three-turn conversation.",
         version="1.0.0",
         supported_interfaces=interfaces,
-        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=push),
         default_input_modes=["text/plain", "application/json"],
         default_output_modes=["text/plain", "application/json"],
         skills=[
@@ -192,7 +195,7 @@ def recording_grpc_server(calls: list[dict[str, str | None]]):  # -> grpc.aio.Se
     return grpc.aio.server(interceptors=[Recorder()])
 
 
-async def serve(sock: socket.socket, grpc_port: int | None) -> None:
+async def serve(sock: socket.socket, grpc_port: int | None, push: bool = False) -> None:
     """Starts the gRPC server (if asked for), prints the card line, serves HTTP until killed."""
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     grpc_server = None
@@ -206,11 +209,23 @@ async def serve(sock: socket.socket, grpc_port: int | None) -> None:
             raise SystemExit(f"cannot bind gRPC on 127.0.0.1:{grpc_port}")
         grpc_target = f"127.0.0.1:{bound}"
 
-    card = agent_card(base, grpc_target)
+    card = agent_card(base, grpc_target, push)
+    push_parts = {}
+    if push:
+        # The SDK's own push support: configs in memory, its sender posting each event.
+        from a2a.server.tasks import (  # noqa: PLC0415
+            BasePushNotificationSender,
+            InMemoryPushNotificationConfigStore,
+        )
+
+        configs = InMemoryPushNotificationConfigStore()
+        sender = BasePushNotificationSender(httpx.AsyncClient(timeout=10), configs)
+        push_parts = {"push_config_store": configs, "push_sender": sender}
     handler = DefaultRequestHandler(
         agent_executor=InteropExecutor(),
         task_store=InMemoryTaskStore(),
         agent_card=card,
+        **push_parts,
     )
     routes = [
         *create_agent_card_routes(card),
@@ -249,6 +264,11 @@ def main() -> int:
         default=None,
         help="also serve gRPC on this port of 127.0.0.1 (0: any free one); default: no gRPC",
     )
+    parser.add_argument(
+        "--push",
+        action="store_true",
+        help="declare and send push notifications (the SDK's in-memory config store and sender)",
+    )
     args = parser.parse_args()
 
     # Bind first, so the card can name the real port even with --port 0.
@@ -257,7 +277,7 @@ def main() -> int:
     sock.bind(("127.0.0.1", args.port))
     sock.listen(128)
 
-    asyncio.run(serve(sock, args.grpc_port))
+    asyncio.run(serve(sock, args.grpc_port, args.push))
     return 0
 
 

@@ -223,6 +223,10 @@ enum PushAction {
         /// Credentials for that scheme.
         #[arg(long, hide_env_values = true)]
         auth_credentials: Option<String>,
+        /// A token the agent sends with every notification (X-A2A-Notification-Token), for
+        /// the webhook to check.
+        #[arg(long, value_name = "TOKEN")]
+        token: Option<String>,
     },
     /// Show one config.
     Get {
@@ -740,6 +744,7 @@ pub(crate) fn push(args: PushArgs, otlp: &OtlpSettings) -> anyhow::Result<()> {
                 id,
                 auth_scheme,
                 auth_credentials,
+                token,
             } => {
                 let (client, _) = connect(&args.flags, &url).await?;
                 let authentication = auth_scheme.map(|scheme| AuthenticationInfo {
@@ -750,6 +755,7 @@ pub(crate) fn push(args: PushArgs, otlp: &OtlpSettings) -> anyhow::Result<()> {
                     id: id.unwrap_or_default(),
                     task_id: task,
                     url: webhook,
+                    token: token.unwrap_or_default(),
                     authentication,
                     ..TaskPushNotificationConfig::default()
                 };

@@ -218,3 +218,98 @@ fn webhook_listen_takes_the_agents_published_keys() {
     let (status, line) = listener.post(BODY, "", &token);
     assert_eq!(status, 401, "{line}");
 }
+
+/// The other way round: the official Python SDK's server sends its push notifications (its
+/// own sender, registered with `ferry push-config create`) to `ferry webhook listen`, which
+/// checks their token and prints them.
+#[test]
+fn the_python_sdk_server_pushes_to_ferry_webhook_listen() {
+    let test = "the_python_sdk_server_pushes_to_ferry_webhook_listen";
+    let Some(sdk) = support::spawn_sdk_server(test, support::SDK_SERVER_IMPORTS, &["--push"])
+    else {
+        return;
+    };
+    let mut cmd = ferry();
+    cmd.args([
+        "webhook",
+        "listen",
+        "--bind",
+        "127.0.0.1:0",
+        "--token",
+        "sdk-token",
+        "-o",
+        "json",
+    ]);
+    let (_process, lines) = spawn_lines(&mut cmd);
+    let first = lines.recv_timeout(WAIT).expect("the listening line");
+    let hook = format!("{}hook", first.trim_start_matches("listening: "));
+    let run = |args: &[&str]| {
+        let out = support::run_with_timeout(ferry().args(args), None, WAIT);
+        assert!(
+            out.status.success(),
+            "ferry {args:?}: {}\n{}",
+            support::text(&out.stderr),
+            sdk.output()
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap_or(Value::Null)
+    };
+    let url = sdk.base_url.as_str();
+    let first_turn = run(&[
+        "send",
+        url,
+        "one",
+        "--message-id",
+        "ferry-turns-3-1",
+        "-o",
+        "json",
+    ]);
+    let task = first_turn["task"]["id"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
+    run(&[
+        "push-config",
+        "create",
+        url,
+        &task,
+        "--webhook",
+        &hook,
+        "--token",
+        "sdk-token",
+        "-o",
+        "json",
+    ]);
+    for (n, text) in [(2, "two"), (3, "three")] {
+        let id = format!("ferry-turns-3-{n}");
+        run(&[
+            "send",
+            url,
+            text,
+            "--message-id",
+            &id,
+            "--task",
+            &task,
+            "-o",
+            "json",
+        ]);
+    }
+    // Every event of turns 2 and 3 is delivered; the last one says the task completed.
+    let mut delivered = Vec::new();
+    while !delivered
+        .iter()
+        .any(|d: &Value| d.to_string().contains("TASK_STATE_COMPLETED"))
+    {
+        let line = lines.recv_timeout(WAIT).expect("a delivery");
+        let delivery: Value = serde_json::from_str(&line).expect("a JSON line");
+        assert!(delivery.get("refused").is_none(), "{delivery}");
+        delivered.push(delivery);
+    }
+    assert!(delivered.len() >= 2, "{delivered:?}");
+    for d in &delivered {
+        let event = d["event"].to_string();
+        assert!(
+            event.contains(&task),
+            "each delivery is about the task: {event}"
+        );
+    }
+}
