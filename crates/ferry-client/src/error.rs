@@ -19,10 +19,12 @@ pub enum ClientError {
         body: String,
     },
     /// The server refused the credentials (401 or 403).
-    #[error("authentication refused (HTTP {status})")]
+    #[error("authentication refused (HTTP {status}){}", if reason.is_empty() { String::new() } else { format!(": {reason}") })]
     Auth {
         /// 401 or 403.
         status: u16,
+        /// What the server said, if anything (its error's message).
+        reason: String,
     },
     /// The agent could not be reached (connect, DNS, TLS, reset).
     #[error("cannot reach the agent: {0}")]
@@ -129,7 +131,10 @@ impl ClientError {
             FetchError::Status {
                 status: status @ (401 | 403),
                 ..
-            } => Self::Auth { status },
+            } => Self::Auth {
+                status,
+                reason: String::new(),
+            },
             other => Self::Card(other),
         }
     }

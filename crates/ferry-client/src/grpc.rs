@@ -168,8 +168,8 @@ pub(crate) fn error_of(status: &Status) -> ClientError {
     {
         // Credentials refused are the same class on every binding (HTTP says 401 / 403).
         match kind {
-            ErrorKind::Unauthenticated => return ClientError::Auth { status: 401 },
-            ErrorKind::PermissionDenied => return ClientError::Auth { status: 403 },
+            ErrorKind::Unauthenticated => return auth_refused(401, status.message()),
+            ErrorKind::PermissionDenied => return auth_refused(403, status.message()),
             _ => {}
         }
         let mut e = A2aError::new(kind, status.message());
@@ -184,8 +184,8 @@ pub(crate) fn error_of(status: &Status) -> ClientError {
         return ClientError::Protocol(e);
     }
     match status.code() {
-        Code::Unauthenticated => ClientError::Auth { status: 401 },
-        Code::PermissionDenied => ClientError::Auth { status: 403 },
+        Code::Unauthenticated => auth_refused(401, status.message()),
+        Code::PermissionDenied => auth_refused(403, status.message()),
         Code::DeadlineExceeded => ClientError::Timeout,
         // tonic's own transport failures (connect, reset) come as UNAVAILABLE or UNKNOWN
         // with a source error.
@@ -235,5 +235,13 @@ fn code_name(code: Code) -> &'static str {
         Code::Unavailable => "UNAVAILABLE",
         Code::DataLoss => "DATA_LOSS",
         Code::Unauthenticated => "UNAUTHENTICATED",
+    }
+}
+
+/// Credentials refused, with the status's message.
+fn auth_refused(status: u16, message: &str) -> ClientError {
+    ClientError::Auth {
+        status,
+        reason: message.to_owned(),
     }
 }

@@ -95,7 +95,7 @@ pub(crate) fn is_unauthenticated(e: &anyhow::Error) -> bool {
     e.chain()
         .filter_map(|c| c.downcast_ref::<ClientError>())
         .any(|c| match c {
-            ClientError::Auth { status } => *status == 401,
+            ClientError::Auth { status, .. } => *status == 401,
             ClientError::Protocol(a2a) => a2a.kind == ErrorKind::Unauthenticated,
             _ => false,
         })

@@ -175,7 +175,7 @@ impl ErrorMapper {
                 "proxy.unreachable",
                 format!("cannot reach the remote agent at {url}: {why}"),
             ),
-            ClientError::Auth { status } => infra(
+            ClientError::Auth { status, .. } => infra(
                 "proxy.auth",
                 format!(
                     "the remote agent at {url} refused the proxy's credentials (HTTP {status}); check the proxy's token"
@@ -257,7 +257,13 @@ mod tests {
             code(ClientError::Unreachable("refused".into())),
             "proxy.unreachable"
         );
-        assert_eq!(code(ClientError::Auth { status: 401 }), "proxy.auth");
+        assert_eq!(
+            code(ClientError::Auth {
+                status: 401,
+                reason: String::new()
+            }),
+            "proxy.auth"
+        );
         assert_eq!(
             code(ClientError::Http {
                 status: 400,

@@ -724,6 +724,18 @@ impl A2aClient {
     }
 }
 
+/// The `error.message` of an error body (AIP-193 and JSON-RPC both have one), or nothing.
+fn error_message(bytes: &[u8]) -> String {
+    serde_json::from_slice::<Value>(bytes)
+        .ok()
+        .and_then(|v| {
+            v["error"]["message"]
+                .as_str()
+                .map(|m| m.chars().take(300).collect())
+        })
+        .unwrap_or_default()
+}
+
 /// `Bearer <token>`, marked sensitive (kept out of debug output and HTTP/2 header tables).
 fn bearer_value(token: &str) -> Result<HeaderValue, ClientError> {
     let mut v = HeaderValue::from_str(&format!("Bearer {token}"))
@@ -790,7 +802,10 @@ pub(crate) fn decode_answer<R: DeserializeOwned>(
     bytes: &[u8],
 ) -> Result<R, ClientError> {
     if status == 401 || status == 403 {
-        return Err(ClientError::Auth { status });
+        return Err(ClientError::Auth {
+            status,
+            reason: error_message(bytes),
+        });
     }
     if status == 200 && bytes.trim_ascii().is_empty() {
         // An empty success (a Go server's DeleteTaskPushNotificationConfig) is a null result.
