@@ -657,7 +657,6 @@ pub(crate) fn task(args: TaskArgs, otlp: &OtlpSettings) -> anyhow::Result<()> {
                 page_size,
                 all,
             } => {
-                let (client, _) = connect(&args.flags, &url).await?;
                 let status = match status {
                     None => TaskState::Unspecified,
                     Some(s) => {
@@ -673,35 +672,41 @@ pub(crate) fn task(args: TaskArgs, otlp: &OtlpSettings) -> anyhow::Result<()> {
                     page_size,
                     ..ListTasksRequest::default()
                 };
-                let tasks = if all {
-                    client.list_all_tasks(&req).await?
-                } else {
-                    client.list_tasks(&req).await?.tasks
-                };
-                match output {
-                    OutputFormat::Json => {
-                        crate::out(format_args!("{}", serde_json::to_string(&tasks)?))?
-                    }
-                    OutputFormat::Text => {
-                        for t in &tasks {
-                            let when = t
-                                .status
-                                .timestamp
-                                .map(|t| t.to_string())
-                                .unwrap_or_default();
-                            crate::out(format_args!(
-                                "{}  {:<15}  {}  {when}",
-                                t.id,
-                                state(t.status.state),
-                                t.context_id
-                            ))?;
-                        }
-                    }
-                }
-                Ok(())
+                let tasks = with_agent(&args.flags, &url, async |client| {
+                    Ok(if all {
+                        client.list_all_tasks(&req).await?
+                    } else {
+                        client.list_tasks(&req).await?.tasks
+                    })
+                })
+                .await?;
+                show_tasks(&tasks, output)
             }
         }
     })
+}
+
+/// Prints the tasks `ferry task list` found.
+fn show_tasks(tasks: &[Task], output: OutputFormat) -> anyhow::Result<()> {
+    match output {
+        OutputFormat::Json => crate::out(format_args!("{}", serde_json::to_string(tasks)?))?,
+        OutputFormat::Text => {
+            for t in tasks {
+                let when = t
+                    .status
+                    .timestamp
+                    .map(|t| t.to_string())
+                    .unwrap_or_default();
+                crate::out(format_args!(
+                    "{}  {:<15}  {}  {when}",
+                    t.id,
+                    state(t.status.state),
+                    t.context_id
+                ))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn show_task(t: &Task, output: OutputFormat) -> anyhow::Result<()> {
@@ -746,7 +751,6 @@ pub(crate) fn push(args: PushArgs, otlp: &OtlpSettings) -> anyhow::Result<()> {
                 auth_credentials,
                 token,
             } => {
-                let (client, _) = connect(&args.flags, &url).await?;
                 let authentication = auth_scheme.map(|scheme| AuthenticationInfo {
                     scheme,
                     credentials: auth_credentials.unwrap_or_default(),
@@ -759,22 +763,34 @@ pub(crate) fn push(args: PushArgs, otlp: &OtlpSettings) -> anyhow::Result<()> {
                     authentication,
                     ..TaskPushNotificationConfig::default()
                 };
-                print(&client.create_push_config(config).await?)
+                let made = with_agent(&args.flags, &url, async |client| {
+                    Ok(client.create_push_config(config.clone()).await?)
+                })
+                .await?;
+                print(&made)
             }
             PushAction::Get { url, task, id } => {
-                let (client, _) = connect(&args.flags, &url).await?;
-                print(&client.get_push_config(&task, &id).await?)
+                let got = with_agent(&args.flags, &url, async |client| {
+                    Ok(client.get_push_config(&task, &id).await?)
+                })
+                .await?;
+                print(&got)
             }
             PushAction::List { url, task } => {
-                let (client, _) = connect(&args.flags, &url).await?;
-                for c in client.list_push_configs(&task).await?.configs {
+                let listed = with_agent(&args.flags, &url, async |client| {
+                    Ok(client.list_push_configs(&task).await?)
+                })
+                .await?;
+                for c in listed.configs {
                     print(&c)?;
                 }
                 Ok(())
             }
             PushAction::Delete { url, task, id } => {
-                let (client, _) = connect(&args.flags, &url).await?;
-                client.delete_push_config(&task, &id).await?;
+                with_agent(&args.flags, &url, async |client| {
+                    Ok(client.delete_push_config(&task, &id).await?)
+                })
+                .await?;
                 if output == OutputFormat::Json {
                     crate::out(format_args!("{{}}"))?;
                 }

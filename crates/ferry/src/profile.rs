@@ -3,7 +3,7 @@
 //! agent's own profile command (`{"profile": {"set": …}}`) as a data part and prints its
 //! answer; it never reads the store directly.
 
-use crate::call::{ClientFlags, OutputFormat, connect, run_command};
+use crate::call::{ClientFlags, OutputFormat, run_command, with_agent};
 use crate::telemetry::OtlpSettings;
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
@@ -121,19 +121,20 @@ pub(crate) fn run(args: ProfileArgs, otlp: &OtlpSettings) -> anyhow::Result<()> 
     let root = || tracing::info_span!("ferry.profile", otel.status_code = tracing::field::Empty);
     run_command(otlp, root, async move {
         let command = args.action.command()?;
-        let (client, _card) = connect(&args.flags, args.action.url()).await?;
         let message = Message::user(
             uuid::Uuid::new_v4().to_string(),
             vec![Part::data(json!({"profile": command})).with_media_type("application/json")],
         );
-        let answer = client
-            .send_message(SendMessageRequest {
-                tenant: String::new(),
-                message,
-                configuration: None,
-                metadata: None,
-            })
-            .await?;
+        let req = SendMessageRequest {
+            tenant: String::new(),
+            message,
+            configuration: None,
+            metadata: None,
+        };
+        let answer = with_agent(&args.flags, args.action.url(), async |client| {
+            Ok(client.send_message(req.clone()).await?)
+        })
+        .await?;
         let SendMessageResponse::Message(reply) = answer else {
             bail!(
                 "the agent answered with a task, not a profile answer: is it a ferry forms agent?"
