@@ -9,8 +9,10 @@
 
 mod support;
 
+use support::unix_now;
+
 use serde_json::{Value, json};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use support::oidc::{AUDIENCE, Provider};
 use support::{CARD_PATH, Server, http_get, http_request_with_headers, run_script, text};
 
@@ -59,15 +61,6 @@ fn send(url: &str, token: Option<&str>) -> (u16, String, Value) {
 fn uuid() -> String {
     static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     format!("m-{}", N.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
-}
-
-/// Seconds since the epoch.
-fn now() -> i64 {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("after the epoch")
-        .as_secs();
-    i64::try_from(secs).expect("in range")
 }
 
 /// The `WWW-Authenticate` line of a response head (lower-cased, as the head is).
@@ -121,7 +114,7 @@ fn provider_tokens_are_verified_and_bad_ones_refused_with_reasons() {
         "no error code without credentials (RFC 6750 §3.1): {head}"
     );
 
-    let t = now();
+    let t = unix_now();
     let refused: [(&str, Value, &str); 9] = [
         (
             "wrong issuer",

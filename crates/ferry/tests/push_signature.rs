@@ -8,10 +8,12 @@
 
 mod support;
 
+use support::unix_now;
+
 use ferry_trust::keys::{Algorithm, KeySet, SigningKey};
 use ferry_trust::push_signature::{DEFAULT_LIFETIME, Delivery, sign};
 use std::process::Command;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use support::{output_with_timeout, python_or_skip, text};
 
 const CARD: &str = "http://127.0.0.1:8765/.well-known/agent-card.json";
@@ -35,14 +37,6 @@ try:
 except jwt.PyJWTError as e:
     print("refused:", type(e).__name__)
 "#;
-
-fn now() -> i64 {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("after the epoch")
-        .as_secs();
-    i64::try_from(secs).expect("in range")
-}
 
 #[test]
 fn pyjwt_verifies_a_signed_delivery_and_refuses_a_swapped_one() {
@@ -77,7 +71,7 @@ fn pyjwt_verifies_a_signed_delivery_and_refuses_a_swapped_one() {
             task_id: "t-1",
             body: BODY.as_bytes(),
         };
-        let token = sign(&key, &delivery, now(), DEFAULT_LIFETIME).expect("signed");
+        let token = sign(&key, &delivery, unix_now(), DEFAULT_LIFETIME).expect("signed");
         assert_eq!(
             receive(&jwks, &token, BODY, HOOK),
             "verified d-1 t-1",
@@ -93,7 +87,7 @@ fn pyjwt_verifies_a_signed_delivery_and_refuses_a_swapped_one() {
             "refused: InvalidAudienceError",
             "{alg:?}"
         );
-        let old = sign(&key, &delivery, now() - 3600, DEFAULT_LIFETIME).expect("signed");
+        let old = sign(&key, &delivery, unix_now() - 3600, DEFAULT_LIFETIME).expect("signed");
         assert_eq!(
             receive(&jwks, &old, BODY, HOOK),
             "refused: ExpiredSignatureError",

@@ -5,24 +5,18 @@
 
 mod support;
 
+use support::unix_now;
+
 use ferry_trust::keys::{Algorithm, KeySet, SigningKey};
 use ferry_trust::push_signature::{DEFAULT_LIFETIME, Delivery, sign};
 use serde_json::Value;
 use std::sync::mpsc::Receiver;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use support::{Running, ferry, http_request_with_headers, scratch_dir, spawn_lines, write};
 
 const CARD: &str = "http://127.0.0.1:8765/.well-known/agent-card.json";
 const BODY: &str = r#"{"statusUpdate":{"taskId":"t-1","contextId":"c-1","status":{"state":"TASK_STATE_COMPLETED"}}}"#;
 const WAIT: Duration = Duration::from_secs(30);
-
-fn now() -> i64 {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .expect("after the epoch")
-        .as_secs();
-    i64::try_from(secs).expect("in range")
-}
 
 /// A running receiver, its base URL and its stdout lines.
 struct Listener {
@@ -50,21 +44,26 @@ fn listen(key: &SigningKey, extra: &[&str]) -> Listener {
     ])
     .args(["--jwks", support::s(&file), "--issuer", CARD, "-o", "json"])
     .args(extra);
-    let (process, lines) = spawn_lines(&mut cmd);
-    let first = lines.recv_timeout(WAIT).expect("the listening line");
-    let base = first
-        .strip_prefix("listening: ")
-        .unwrap_or_else(|| panic!("not a listening line: {first}"))
-        .trim_end_matches('/')
-        .to_owned();
-    Listener {
-        process,
-        base,
-        lines,
-    }
+    Listener::spawn(&mut cmd)
 }
 
 impl Listener {
+    /// Runs `cmd` (a `ferry webhook listen`) and waits for its listening line.
+    fn spawn(cmd: &mut std::process::Command) -> Listener {
+        let (process, lines) = spawn_lines(cmd);
+        let first = lines.recv_timeout(WAIT).expect("the listening line");
+        let base = first
+            .strip_prefix("listening: ")
+            .unwrap_or_else(|| panic!("not a listening line: {first}"))
+            .trim_end_matches('/')
+            .to_owned();
+        Listener {
+            process,
+            base,
+            lines,
+        }
+    }
+
     /// POSTs `body` to `/hook` with the token `token` and the signature `signature`; the
     /// status, and the line the receiver printed.
     fn post(&self, body: &str, token: &str, signature: &str) -> (u16, Value) {
@@ -98,7 +97,7 @@ fn webhook_listen_checks_token_signature_and_replays() {
     let listener = listen(&key, &[]);
     let hook = format!("{}/hook", listener.base);
 
-    let good = signed(&key, &hook, "d-1", now());
+    let good = signed(&key, &hook, "d-1", unix_now());
     let (status, line) = listener.post(BODY, "tok", &good);
     assert_eq!(status, 200, "{line}");
     assert_eq!(line["deliveryId"], "d-1", "{line}");
@@ -115,7 +114,7 @@ fn webhook_listen_checks_token_signature_and_replays() {
         "a retry is dropped: {line}"
     );
 
-    let fresh = signed(&key, &hook, "d-2", now());
+    let fresh = signed(&key, &hook, "d-2", unix_now());
     let refusals = [
         ("wrong token", BODY, "nope", fresh.clone(), "token"),
         ("swapped body", "{}", "tok", fresh.clone(), "body_sha256"),
@@ -123,14 +122,14 @@ fn webhook_listen_checks_token_signature_and_replays() {
             "another audience",
             BODY,
             "tok",
-            signed(&key, "http://127.0.0.1:1/elsewhere", "d-3", now()),
+            signed(&key, "http://127.0.0.1:1/elsewhere", "d-3", unix_now()),
             "audience",
         ),
         (
             "expired",
             BODY,
             "tok",
-            signed(&key, &hook, "d-4", now() - 3600),
+            signed(&key, &hook, "d-4", unix_now() - 3600),
             "expired",
         ),
     ];
@@ -148,9 +147,9 @@ fn webhook_listen_strict_exits_at_the_first_refusal() {
     let key = SigningKey::generate(Algorithm::EdDsa, "push-1").expect("a key");
     let mut listener = listen(&key, &["--strict"]);
     let hook = format!("{}/hook", listener.base);
-    let (status, _) = listener.post(BODY, "tok", &signed(&key, &hook, "d-1", now()));
+    let (status, _) = listener.post(BODY, "tok", &signed(&key, &hook, "d-1", unix_now()));
     assert_eq!(status, 200);
-    let (status, _) = listener.post("{}", "tok", &signed(&key, &hook, "d-2", now()));
+    let (status, _) = listener.post("{}", "tok", &signed(&key, &hook, "d-2", unix_now()));
     assert_eq!(status, 401);
     let exit = listener.process.0.wait().expect("the receiver ends");
     assert!(!exit.success(), "--strict exits non-zero");
@@ -184,17 +183,7 @@ fn webhook_listen_takes_the_agents_published_keys() {
         "-o",
         "json",
     ]);
-    let (process, lines) = spawn_lines(&mut cmd);
-    let first = lines.recv_timeout(WAIT).expect("the listening line");
-    let base = first
-        .trim_start_matches("listening: ")
-        .trim_end_matches('/')
-        .to_owned();
-    let listener = Listener {
-        process,
-        base,
-        lines,
-    };
+    let listener = Listener::spawn(&mut cmd);
     let hook = format!("{}/hook", listener.base);
     let card = format!("{}/.well-known/agent-card.json", agent.base_url);
     let delivery = Delivery {
@@ -204,7 +193,7 @@ fn webhook_listen_takes_the_agents_published_keys() {
         task_id: "t-1",
         body: BODY.as_bytes(),
     };
-    let token = sign(&key, &delivery, now(), DEFAULT_LIFETIME).expect("signed");
+    let token = sign(&key, &delivery, unix_now(), DEFAULT_LIFETIME).expect("signed");
     let (status, line) = listener.post(BODY, "", &token);
     assert_eq!(status, 200, "{line}");
     assert_eq!(line["signatureVerified"], true, "{line}");
@@ -214,7 +203,7 @@ fn webhook_listen_takes_the_agents_published_keys() {
         delivery_id: "d-2",
         ..delivery
     };
-    let token = sign(&key, &elsewhere, now(), DEFAULT_LIFETIME).expect("signed");
+    let token = sign(&key, &elsewhere, unix_now(), DEFAULT_LIFETIME).expect("signed");
     let (status, line) = listener.post(BODY, "", &token);
     assert_eq!(status, 401, "{line}");
 }

@@ -43,6 +43,15 @@ pub(crate) fn workspace_root() -> PathBuf {
     PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../"))
 }
 
+/// Seconds since the Unix epoch, for the times in tokens and signatures.
+pub(crate) fn unix_now() -> i64 {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after the epoch")
+        .as_secs();
+    i64::try_from(secs).expect("in range")
+}
+
 /// True when running in CI (`CI=true`), where a missing prerequisite is a failure.
 pub(crate) fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true"))
