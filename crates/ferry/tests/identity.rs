@@ -507,3 +507,32 @@ fn ferry_login_signs_in_with_the_device_flow() {
     );
     assert_eq!(body["result"]["id"], task, "{body}");
 }
+
+/// A static token keeps working beside the provider: the card declares both schemes, each
+/// its own requirement (either suffices); the static token is its fingerprint's caller, the
+/// provider's token its subject's.
+#[test]
+fn static_tokens_work_beside_the_provider() {
+    let test = "static_tokens_work_beside_the_provider";
+    let Some(provider) = Provider::start(test, &[]) else {
+        return;
+    };
+    let server = serve(&provider, &["--token", "static-token-0123456789"]);
+    let url = &server.base_url;
+    let (_, card) = http_get(&format!("{url}{CARD_PATH}"));
+    let card: Value = serde_json::from_slice(&card).expect("card");
+    assert_eq!(
+        card["securityRequirements"],
+        json!([{"schemes": {"bearer": {}}}, {"schemes": {"oidc": {}}}]),
+        "{card}"
+    );
+    let (status, _, by_static) = send(url, Some("static-token-0123456789"));
+    assert_eq!(status, 200, "{by_static}");
+    let ada = provider.token("ada", "");
+    let (status, _, _) = send(url, Some(&ada));
+    assert_eq!(status, 200);
+    // The static token's task is not ada's.
+    let task = by_static["result"]["task"]["id"].as_str().expect("a task");
+    let (_, _, body) = call(url, Some(&ada), "GetTask", &json!({"id": task}));
+    assert_eq!(body["error"]["code"], -32001, "{body}");
+}
