@@ -23,7 +23,8 @@ Modes:
     input-required, which ADK hands on as a call of its input function with the
     agent's question ("more input please"); the second continues the same task
     (same task id; ferry picks the behaviour from the task's first message, so a
-    new task would be echoed instead) and completes it ("multi-turn complete");
+    new task would be echoed instead) and completes it ("multi-turn complete")
+    without ADK asking the first turn's question again;
   - with ``--streaming``, a streamed turn (``tck-stream-basic``) whose artifact
     ("streamed content") reaches ADK.
 
@@ -166,6 +167,10 @@ async def expect_works(card_url: str, transport: str, streaming: bool) -> None:
     check(
         "multi-turn complete" in second.texts and second.task_ids == first.task_ids,
         f"the second turn continues the same task and completes it ({how}): {second}",
+    )
+    check(
+        not second.asked,
+        f"the second turn does not ask the first turn's question again ({how}): {second}",
     )
 
     if streaming:

@@ -451,9 +451,13 @@ impl RequestHandler {
             self.check_continuable(live, &view)?;
             let before = Task::clone(&view.task);
             // Stored with the turn's first event (a follow-up is answered only after it).
-            Arc::make_mut(&mut view.task)
-                .history
-                .push(Arc::new(message.clone()));
+            // The task works on the reply now: its status no longer carries the previous
+            // turn's question (that is in the history), so a stream of this turn does not
+            // start by asking it again (Google ADK would hand the question back to its
+            // caller).
+            let task = Arc::make_mut(&mut view.task);
+            task.history.push(Arc::new(message.clone()));
+            task.status = TaskStatus::now(TaskState::Working, None);
             Some(before)
         };
         view.turns_started += 1;
