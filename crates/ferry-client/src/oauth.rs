@@ -258,6 +258,8 @@ impl Tokens {
                 .map(|u| u.secret().clone()),
             user_code: details.user_code().secret().clone(),
         });
+        // The provider says how often it may be polled (RFC 8628 §3.4); waiting that long
+        // between polls is the protocol, not a guess at when the person is done.
         let answer = client
             .exchange_device_access_token(&details)
             .request_async(&http, tokio::time::sleep, None)

@@ -273,16 +273,6 @@ pub(crate) fn client_tls(flags: &ClientFlags) -> anyhow::Result<ferry_client::Cl
     Ok(tls)
 }
 
-/// Maps the flags onto the client's options and connects: the client fetches and checks the
-/// card (SSRF-safe, strict, verified when `--expect-digest` or `--key` is given) and the
-/// interface URL. What the library refuses, the binary explains with the flag that lifts it.
-pub(crate) async fn connect(
-    flags: &ClientFlags,
-    url: &str,
-) -> anyhow::Result<(A2aClient, AgentCard)> {
-    connect_renewing(flags, url, false).await
-}
-
 /// Connects, then runs `work` with the client; where the token came from the agent's
 /// provider and the agent refuses it (401), gets a fresh one and runs `work` once more (the
 /// agent refused before doing anything).
@@ -291,7 +281,7 @@ pub(crate) async fn with_agent<T>(
     url: &str,
     work: impl AsyncFn(A2aClient) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
-    let (client, _card) = connect(flags, url).await?;
+    let (client, _card) = connect_renewing(flags, url, false).await?;
     match work(client).await {
         Err(e) if provider_tokens(flags) && crate::tokens::is_unauthenticated(&e) => {
             tracing::info!("the agent refused the token; getting a fresh one");
@@ -307,7 +297,9 @@ fn provider_tokens(flags: &ClientFlags) -> bool {
     flags.token.as_deref().is_none_or(str::is_empty) && flags.oauth.wants_tokens()
 }
 
-/// [`connect`], the provider's token renewed when `renew`.
+/// Connects: the client fetches and checks the card (SSRF-safe, strict, verified when
+/// `--expect-digest` or `--key` is given) and the interface URL, then gets the provider's
+/// token where `--client-id` asks for one (renewed when `renew`).
 async fn connect_renewing(
     flags: &ClientFlags,
     url: &str,
@@ -325,8 +317,9 @@ async fn connect_renewing(
     Ok((client, card))
 }
 
-/// [`connect`] without the provider's token (the card is public; `--token` and headers are
+/// Connects without the provider's token (the card is public; `--token` and headers are
 /// sent as given).
+/// What the library refuses, the binary explains with the flag that lifts it.
 pub(crate) async fn connect_anonymously(
     flags: &ClientFlags,
     url: &str,

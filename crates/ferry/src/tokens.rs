@@ -44,7 +44,7 @@ impl TokenFlags {
 
     /// The token source these flags describe, if any (`--client-id`).
     pub(crate) fn tokens(&self, tls: &ClientTls) -> anyhow::Result<Option<Tokens>> {
-        let Some(client_id) = self.client_id.clone().filter(|c| !c.is_empty()) else {
+        let Some(client_id) = self.client_id.clone().filter(|_| self.wants_tokens()) else {
             return Ok(None);
         };
         let settings = TokenSettings {

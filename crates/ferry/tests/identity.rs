@@ -237,30 +237,55 @@ fn scopes_decide_agents_access_and_whose_tasks() {
     assert_eq!(status, 200, "it reads its subject's task: {body}");
     assert_eq!(body["result"]["id"], task.as_str(), "{body}");
 
-    let bob = provider.token("bob", "a2a:agent:echo");
-    let (_, _, body) = call(&echo, Some(&bob), "GetTask", &json!({"id": task}));
+    subjects_never_meet(&provider, &echo, &task, "a2a:agent:echo");
+}
+
+/// `task` is alice's: bob neither reads, lists nor cancels it (not found), a token with the
+/// admin scope sees it. `scopes` go on every token.
+fn subjects_never_meet(provider: &Provider, url: &str, task: &str, scopes: &str) {
+    let bob = provider.token("bob", scopes);
+    let (_, _, body) = call(url, Some(&bob), "GetTask", &json!({"id": task}));
     assert_eq!(
         body["error"]["code"], -32001,
         "alice's task is not found for bob: {body}"
     );
-    let (_, _, body) = call(&echo, Some(&bob), "ListTasks", &json!({}));
+    let (_, _, body) = call(url, Some(&bob), "ListTasks", &json!({}));
     assert_eq!(body["result"]["tasks"], json!([]), "bob lists none: {body}");
-    let (_, _, body) = call(&echo, Some(&bob), "CancelTask", &json!({"id": task}));
+    let (_, _, body) = call(url, Some(&bob), "CancelTask", &json!({"id": task}));
     assert_eq!(body["error"]["code"], -32001, "nor cancels it: {body}");
 
-    let admin = provider.token("carol", "a2a:agent:echo a2a:admin");
-    let (_, _, body) = call(&echo, Some(&admin), "GetTask", &json!({"id": task}));
+    let admin = provider.token("carol", &format!("{scopes} a2a:admin"));
+    let (_, _, body) = call(url, Some(&admin), "GetTask", &json!({"id": task}));
     assert_eq!(
-        body["result"]["id"],
-        task.as_str(),
+        body["result"]["id"], task,
         "the admin scope sees it: {body}"
     );
-    let (_, _, body) = call(&echo, Some(&admin), "ListTasks", &json!({}));
+    let (_, _, body) = call(url, Some(&admin), "ListTasks", &json!({}));
     let listed: Vec<&str> = body["result"]["tasks"]
         .as_array()
         .map(|t| t.iter().filter_map(|t| t["id"].as_str()).collect())
         .unwrap_or_default();
-    assert_eq!(listed, [task.as_str()], "{body}");
+    assert_eq!(listed, [task], "{body}");
+}
+
+/// The same in PostgreSQL: each subject's tasks are its own there too (a schema of the
+/// machine's server; skipped loudly without it, a failure in CI).
+#[test]
+fn subjects_keep_their_tasks_in_postgresql() {
+    let test = "subjects_keep_their_tasks_in_postgresql";
+    let Some(provider) = Provider::start(test, &[]) else {
+        return;
+    };
+    let Some(schema) = support::PgSchema::create_or_skip(test) else {
+        return;
+    };
+    let store = schema.store_url();
+    let server = serve(&provider, &["--store", &store]);
+    let alice = provider.token("alice", "");
+    let (status, _, body) = send(&server.base_url, Some(&alice));
+    assert_eq!(status, 200, "{body}\n{}", server.output());
+    let task = body["result"]["task"]["id"].as_str().expect("a task id");
+    subjects_never_meet(&provider, &server.base_url, task, "");
 }
 
 /// The official Python SDK follows the card's openIdConnect scheme to the provider, gets a

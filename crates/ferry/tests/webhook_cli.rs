@@ -33,24 +33,26 @@ fn listen(key: &SigningKey, extra: &[&str]) -> Listener {
         .expect("a set")
         .to_jwks();
     let file = write(&dir, "jwks.json", &jwks.to_string());
-    let mut cmd = ferry();
-    cmd.args([
-        "webhook",
-        "listen",
-        "--bind",
-        "127.0.0.1:0",
+    let mut args = vec![
         "--token",
         "tok",
-    ])
-    .args(["--jwks", support::s(&file), "--issuer", CARD, "-o", "json"])
-    .args(extra);
-    Listener::spawn(&mut cmd)
+        "--jwks",
+        support::s(&file),
+        "--issuer",
+        CARD,
+    ];
+    args.extend_from_slice(extra);
+    Listener::spawn(&args)
 }
 
 impl Listener {
-    /// Runs `cmd` (a `ferry webhook listen`) and waits for its listening line.
-    fn spawn(cmd: &mut std::process::Command) -> Listener {
-        let (process, lines) = spawn_lines(cmd);
+    /// Runs `ferry webhook listen --bind 127.0.0.1:0 -o json ARGS` and waits for its
+    /// listening line.
+    fn spawn(args: &[&str]) -> Listener {
+        let mut cmd = ferry();
+        cmd.args(["webhook", "listen", "--bind", "127.0.0.1:0", "-o", "json"])
+            .args(args);
+        let (process, lines) = spawn_lines(&mut cmd);
         let first = lines.recv_timeout(WAIT).expect("the listening line");
         let base = first
             .strip_prefix("listening: ")
@@ -172,18 +174,7 @@ fn webhook_listen_takes_the_agents_published_keys() {
         "--sign-kid",
         "push-1",
     ]);
-    let mut cmd = ferry();
-    cmd.args([
-        "webhook",
-        "listen",
-        "--bind",
-        "127.0.0.1:0",
-        "--agent",
-        &agent.base_url,
-        "-o",
-        "json",
-    ]);
-    let listener = Listener::spawn(&mut cmd);
+    let listener = Listener::spawn(&["--agent", &agent.base_url]);
     let hook = format!("{}/hook", listener.base);
     let card = format!("{}/.well-known/agent-card.json", agent.base_url);
     let delivery = Delivery {
@@ -218,20 +209,8 @@ fn the_python_sdk_server_pushes_to_ferry_webhook_listen() {
     else {
         return;
     };
-    let mut cmd = ferry();
-    cmd.args([
-        "webhook",
-        "listen",
-        "--bind",
-        "127.0.0.1:0",
-        "--token",
-        "sdk-token",
-        "-o",
-        "json",
-    ]);
-    let (_process, lines) = spawn_lines(&mut cmd);
-    let first = lines.recv_timeout(WAIT).expect("the listening line");
-    let hook = format!("{}hook", first.trim_start_matches("listening: "));
+    let listener = Listener::spawn(&["--token", "sdk-token"]);
+    let hook = format!("{}/hook", listener.base);
     let run = |args: &[&str]| {
         let out = support::run_with_timeout(ferry().args(args), None, WAIT);
         assert!(
@@ -288,7 +267,7 @@ fn the_python_sdk_server_pushes_to_ferry_webhook_listen() {
         .iter()
         .any(|d: &Value| d.to_string().contains("TASK_STATE_COMPLETED"))
     {
-        let line = lines.recv_timeout(WAIT).expect("a delivery");
+        let line = listener.lines.recv_timeout(WAIT).expect("a delivery");
         let delivery: Value = serde_json::from_str(&line).expect("a JSON line");
         assert!(delivery.get("refused").is_none(), "{delivery}");
         delivered.push(delivery);

@@ -36,7 +36,9 @@ pub(super) async fn serve(
 ) {
     let sweeper = spawn_sweeper(server.manager.clone());
     let reloader = tls.as_ref().map(Tls::spawn_reloader);
-    let http = connection_builder(&server.config);
+    // Shared by the connections' tasks (a TLS connection is served after its handshake, in
+    // its own task).
+    let http = Arc::new(connection_builder(&server.config));
     let header_timeout = header_timeout(&server.config);
     let graceful = GracefulShutdown::new();
     // Connections live in a set so that those still open after the drain are closed with it,
@@ -124,7 +126,7 @@ impl Connection {
     /// request carries the client's address, and the caller its verified certificate names.
     fn spawn(
         self,
-        http: &Builder<TokioExecutor>,
+        http: &Arc<Builder<TokioExecutor>>,
         routes: &Router,
         graceful: &GracefulShutdown,
         connections: &mut JoinSet<()>,

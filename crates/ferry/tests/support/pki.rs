@@ -15,6 +15,8 @@ pub(crate) struct Ca {
     issuer: Issuer<'static, KeyPair>,
     /// The CA's certificate (PEM file).
     pub cert: PathBuf,
+    /// The same certificate, DER.
+    pub der: Vec<u8>,
     dir: PathBuf,
 }
 
@@ -31,6 +33,7 @@ impl Ca {
         Ca {
             issuer: Issuer::new(params, key),
             cert: path,
+            der: cert.der().to_vec(),
             dir: dir.to_owned(),
         }
     }
