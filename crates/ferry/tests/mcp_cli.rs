@@ -332,4 +332,34 @@ fn mcp_accepts_the_servers_own_origin_and_refuses_others() {
         assert!(body.contains("ORIGIN_NOT_ALLOWED"), "{origin}: {body}");
         assert!(!headers.contains("mcp-session-id:"), "{origin}: {headers}");
     }
+    // A rebinding page: its own name for this address, in Host and in Origin.
+    let addr = root.trim_start_matches("http://");
+    let port = addr.rsplit(':').next().expect("a port");
+    let answer = raw_post(
+        addr,
+        &format!(
+            "POST /mcp/forms HTTP/1.0\r\nHost: evil.example:{port}\r\nOrigin: http://evil.example:{port}\r\n\
+             Authorization: Bearer alice-secret-token\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{init}",
+            init.len()
+        ),
+    );
+    assert!(answer.starts_with("HTTP/1.0 403"), "{answer}");
+    assert!(
+        !answer.to_lowercase().contains("mcp-session-id:"),
+        "{answer}"
+    );
+}
+
+/// Sends `request` as written (its own Host) to `addr`; the whole answer.
+fn raw_post(addr: &str, request: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .expect("a timeout");
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).expect("read");
+    answer
 }
