@@ -26,16 +26,24 @@ pub(crate) trait Dialect: Database {
     /// other (no two count the same configs).
     const LOCK_TASK: &'static str;
 
+    /// What a claim's select of outbox rows ends with: PostgreSQL locks the rows it picks and
+    /// passes over rows another claim holds; SQLite's statement holds the write lock anyway.
+    const SKIP_LOCKED: &'static str;
+
+    /// Adds a pending delivery of the event `$3` of the task `$1` tenant, `$2` id to each of
+    /// the task's push configs (a new id each).
+    const ADD_DELIVERIES: &'static str;
+
     /// How many rows a statement changed.
     fn rows_affected(result: &Self::QueryResult) -> u64;
 
-    /// Opens a write batch's transaction and reads the `tenant, id, seq` of those of the
-    /// tasks `keys` (sorted, distinct) that exist, which stay locked until the transaction
-    /// ends (PostgreSQL: row locks, taken in key order; SQLite: the database's write lock).
+    /// Opens a write batch's transaction and reads those of the tasks `keys` (sorted,
+    /// distinct) that exist, which stay locked until the transaction ends (PostgreSQL: row
+    /// locks, taken in key order; SQLite: the database's write lock).
     fn begin_and_lock<'c>(
         conn: &'c mut Self::Connection,
         keys: &'c [(&'c str, &'c str)],
-    ) -> Batched<'c, Vec<(String, String, i64)>>;
+    ) -> Batched<'c, Vec<Locked>>;
 
     /// Writes `plan` in the transaction `begin_and_lock` opened and commits it; `false`, after
     /// rolling back, when the rows no longer match the plan (another process created one of
@@ -50,3 +58,16 @@ pub(crate) trait Dialect: Database {
 /// database).
 pub(crate) type Batched<'c, T> =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<T, sqlx::Error>> + Send + 'c>>;
+
+/// A task a write batch found and locked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Locked {
+    pub(crate) tenant: String,
+    pub(crate) id: String,
+    pub(crate) seq: i64,
+    /// Whether its events may go to push configs. SQLite knows: it holds the database's
+    /// write lock, so no config can be added before the batch commits. PostgreSQL says true
+    /// and lets the batch's write find the configs itself, in a statement that starts after
+    /// the row locks are held (a config added meanwhile, holding the task's row, is seen).
+    pub(crate) may_push: bool,
+}

@@ -48,6 +48,7 @@
 
 mod dialect;
 mod error;
+mod outbox;
 mod plan;
 mod postgres;
 mod profiles;

@@ -3,6 +3,7 @@
 
 use ferry_proto::Task;
 use ferry_store::StoreError;
+use ferry_store::push::PushConfig;
 use std::sync::Arc;
 
 /// A task row as queued. The snapshot is serialized by the writer, and only for the row a
@@ -52,13 +53,25 @@ pub(crate) struct NewEvent<'a> {
     pub(crate) id: &'a str,
     pub(crate) seq: i64,
     pub(crate) event: &'a str,
+    /// Whether its task may have push configs (then it gets a delivery per config).
+    pub(crate) push: bool,
 }
 
-/// What a batch writes once its writes are decided: new tasks, changed tasks (each once,
-/// with its last snapshot) and the events, each list in key order.
+/// A push config a batch inserts with its new task.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NewPushConfig<'a> {
+    pub(crate) tenant: &'a str,
+    pub(crate) id: &'a str,
+    pub(crate) config: &'a PushConfig,
+}
+
+/// What a batch writes once its writes are decided: new tasks (with the push configs they
+/// arrive with), changed tasks (each once, with its last snapshot) and the events (with a
+/// delivery per push config of their task), each list in key order.
 #[derive(Debug, Default)]
 pub(crate) struct Plan<'a> {
     pub(crate) inserts: Vec<FinalRow<'a>>,
+    pub(crate) push_configs: Vec<NewPushConfig<'a>>,
     pub(crate) updates: Vec<FinalRow<'a>>,
     pub(crate) events: Vec<NewEvent<'a>>,
 }

@@ -14,7 +14,7 @@
 //! once apply them exactly once.
 
 use crate::StoreOptions;
-use crate::dialect::{Batched, Dialect};
+use crate::dialect::{Batched, Dialect, Locked};
 use crate::error::{OpenError, Redacted, describe, describe_migration, seconds};
 use crate::plan::{FinalRow, Plan};
 use crate::store::{SqlStore, write_connections};
@@ -52,8 +52,17 @@ impl Dialect for Postgres {
            DELETE FROM events e USING gone g WHERE e.tenant = g.tenant AND e.task_id = g.id \
          ), their_push_configs AS ( \
            DELETE FROM push_configs p USING gone g WHERE p.tenant = g.tenant AND p.task_id = g.id \
+         ), their_deliveries AS ( \
+           DELETE FROM push_deliveries d USING gone g \
+           WHERE d.tenant = g.tenant AND d.task_id = g.id \
          ) \
          SELECT tenant, id FROM gone";
+
+    const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
+    const ADD_DELIVERIES: &'static str =
+        "INSERT INTO push_deliveries (id, tenant, task_id, config_id, seq) \
+         SELECT replace(gen_random_uuid()::text, '-', ''), tenant, task_id, id, $3 \
+         FROM push_configs WHERE tenant = $1 AND task_id = $2";
 
     fn rows_affected(result: &PgQueryResult) -> u64 {
         result.rows_affected()
@@ -62,7 +71,7 @@ impl Dialect for Postgres {
     fn begin_and_lock<'c>(
         conn: &'c mut PgConnection,
         keys: &'c [(&'c str, &'c str)],
-    ) -> Batched<'c, Vec<(String, String, i64)>> {
+    ) -> Batched<'c, Vec<Locked>> {
         Box::pin(async move {
             conn.execute("BEGIN").await?;
             let (tenants, ids): (Vec<&str>, Vec<&str>) = keys.iter().copied().unzip();
@@ -77,7 +86,14 @@ impl Dialect for Postgres {
             .fetch_all(&mut *conn)
             .await?;
             rows.iter()
-                .map(|row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))
+                .map(|row| {
+                    Ok(Locked {
+                        tenant: row.try_get(0)?,
+                        id: row.try_get(1)?,
+                        seq: row.try_get(2)?,
+                        may_push: true,
+                    })
+                })
                 .collect()
         })
     }
@@ -110,6 +126,21 @@ impl Dialect for Postgres {
                    SELECT * FROM unnest($17::text[], $18::text[], $19::int8[], $20::text[]) \
                    WHERE (SELECT count(*) FROM inserted) = $21 \
                    RETURNING 1 \
+                 ), configured AS ( \
+                   INSERT INTO push_configs (tenant, task_id, id, config, created_ms) \
+                   SELECT * FROM unnest($23::text[], $24::text[], $25::text[], $26::text[], \
+                     $27::int8[]) \
+                   WHERE (SELECT count(*) FROM inserted) = $21 \
+                   RETURNING tenant, task_id, id \
+                 ), delivered AS ( \
+                   INSERT INTO push_deliveries (id, tenant, task_id, config_id, seq) \
+                   SELECT replace(gen_random_uuid()::text, '-', ''), c.tenant, c.task_id, c.id, \
+                     v.seq \
+                   FROM unnest($17::text[], $18::text[], $19::int8[]) AS v (tenant, task_id, seq) \
+                   JOIN (SELECT tenant, task_id, id FROM push_configs \
+                         UNION ALL SELECT tenant, task_id, id FROM configured) c \
+                     ON c.tenant = v.tenant AND c.task_id = v.task_id \
+                   WHERE (SELECT count(*) FROM inserted) = $21 \
                  ) \
                  SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM updated), \
                    (SELECT count(*) FROM appended)",
@@ -122,6 +153,18 @@ impl Dialect for Postgres {
                 .bind(events.iter().map(|e| e.event).collect::<Vec<_>>())
                 .bind(len(plan.inserts.len()))
                 .bind(plan.inserts.iter().map(|r| r.owner).collect::<Vec<_>>());
+            let configs = &plan.push_configs;
+            let query = query
+                .bind(configs.iter().map(|c| c.tenant).collect::<Vec<_>>())
+                .bind(configs.iter().map(|c| c.id).collect::<Vec<_>>())
+                .bind(configs.iter().map(|c| c.config.id.as_str()).collect::<Vec<_>>())
+                .bind(configs.iter().map(|c| &*c.config.config).collect::<Vec<_>>())
+                .bind(
+                    configs
+                        .iter()
+                        .map(|c| i64::try_from(c.config.created_ms).unwrap_or(i64::MAX))
+                        .collect::<Vec<_>>(),
+                );
             let row = query.fetch_one(&mut *conn).await?;
             let counts: (i64, i64, i64) = (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
             let planned = (
@@ -287,4 +330,5 @@ impl PostgresStore {
 
 crate::store::delegate_task_store!(PostgresStore);
 crate::profiles::delegate_profile_store!(PostgresStore);
+crate::outbox::delegate_push_store!(PostgresStore);
 crate::push::delegate_push_config_store!(PostgresStore);

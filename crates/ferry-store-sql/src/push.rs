@@ -120,18 +120,45 @@ where
         let mut conn = self.connection(&self.reads).await?;
         let result = tokio::time::timeout(
             self.statement_timeout,
-            sqlx::query::<DB>(
-                "DELETE FROM push_configs WHERE tenant = $1 AND task_id = $2 AND id = $3",
-            )
-            .bind(key.tenant.as_str())
-            .bind(&*key.id)
-            .bind(id)
-            .execute(&mut *conn),
+            delete_with_deliveries::<DB>(&mut conn, key, id),
         )
         .await;
-        let done = self.finish(conn, result)?;
-        Ok(DB::rows_affected(&done) > 0)
+        self.finish(conn, result)
     }
+}
+
+/// Deletes the config `id` of the task `key` and its deliveries, in one transaction; true
+/// when there was one.
+async fn delete_with_deliveries<DB>(
+    conn: &mut DB::Connection,
+    key: &TaskKey,
+    id: &str,
+) -> Result<bool, sqlx::Error>
+where
+    DB: Dialect,
+    for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
+    for<'q> DB::Arguments<'q>: IntoArguments<'q, DB>,
+    for<'q> &'q str: Encode<'q, DB> + Type<DB>,
+{
+    let mut tx = conn.begin_with(DB::BEGIN_WRITE).await?;
+    let done = sqlx::query::<DB>(
+        "DELETE FROM push_configs WHERE tenant = $1 AND task_id = $2 AND id = $3",
+    )
+    .bind(key.tenant.as_str())
+    .bind(&*key.id)
+    .bind(id)
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query::<DB>(
+        "DELETE FROM push_deliveries WHERE tenant = $1 AND task_id = $2 AND config_id = $3",
+    )
+    .bind(key.tenant.as_str())
+    .bind(&*key.id)
+    .bind(id)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(DB::rows_affected(&done) > 0)
 }
 
 /// Replaces the config of its id, or adds it while the task keeps fewer than `max_per_task`:

@@ -10,7 +10,7 @@
 //! processes creating the same new file at the same instant may see one of them fail.
 
 use crate::StoreOptions;
-use crate::dialect::{Batched, Dialect};
+use crate::dialect::{Batched, Dialect, Locked};
 use crate::error::{OpenError, describe, describe_migration, seconds};
 use crate::plan::{FinalRow, Plan};
 use crate::store::{SqlStore, write_connections};
@@ -41,6 +41,11 @@ impl Dialect for Sqlite {
     const LOCK_TASK: &'static str = "SELECT 1 FROM tasks WHERE tenant = $1 AND id = $2";
     const EXPIRE: &'static str =
         "DELETE FROM tasks WHERE expires_ms IS NOT NULL AND expires_ms <= $1 RETURNING tenant, id";
+    const SKIP_LOCKED: &'static str = "";
+    const ADD_DELIVERIES: &'static str =
+        "INSERT INTO push_deliveries (id, tenant, task_id, config_id, seq) \
+         SELECT lower(hex(randomblob(16))), tenant, task_id, id, $3 FROM push_configs \
+         WHERE tenant = $1 AND task_id = $2";
 
     fn rows_affected(result: &SqliteQueryResult) -> u64 {
         result.rows_affected()
@@ -53,12 +58,14 @@ impl Dialect for Sqlite {
     fn begin_and_lock<'c>(
         conn: &'c mut SqliteConnection,
         keys: &'c [(&'c str, &'c str)],
-    ) -> Batched<'c, Vec<(String, String, i64)>> {
+    ) -> Batched<'c, Vec<Locked>> {
         Box::pin(async move {
             let mut sql = String::from("BEGIN IMMEDIATE;");
             for chunk in keys.chunks(ROWS_PER_STATEMENT) {
                 sql.push_str(&format!(
-                    " SELECT tenant, id, seq FROM tasks WHERE (tenant, id) IN (VALUES {});",
+                    " SELECT tenant, id, seq, EXISTS (SELECT 1 FROM push_configs p \
+                     WHERE p.tenant = tasks.tenant AND p.task_id = tasks.id) \
+                     FROM tasks WHERE (tenant, id) IN (VALUES {});",
                     rows(chunk.len(), 2)
                 ));
             }
@@ -70,7 +77,14 @@ impl Dialect for Sqlite {
                 .fetch_all(&mut *conn)
                 .await?
                 .iter()
-                .map(|row| Ok((row.try_get(0)?, row.try_get(1)?, row.try_get(2)?)))
+                .map(|row| {
+                    Ok(Locked {
+                        tenant: row.try_get(0)?,
+                        id: row.try_get(1)?,
+                        seq: row.try_get(2)?,
+                        may_push: row.try_get(3)?,
+                    })
+                })
                 .collect()
         })
     }
@@ -86,6 +100,13 @@ impl Dialect for Sqlite {
                     "INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, \
                      expires_ms, snapshot, owner) VALUES {};",
                     rows(chunk.len(), 9)
+                ));
+            }
+            for chunk in plan.push_configs.chunks(ROWS_PER_STATEMENT) {
+                sql.push_str(&format!(
+                    " INSERT INTO push_configs (tenant, task_id, id, config, created_ms) \
+                     VALUES {};",
+                    rows(chunk.len(), 5)
                 ));
             }
             for chunk in plan.updates.chunks(ROWS_PER_STATEMENT) {
@@ -104,16 +125,37 @@ impl Dialect for Sqlite {
                     rows(chunk.len(), 4)
                 ));
             }
+            let pushed: Vec<_> = plan.events.iter().filter(|e| e.push).collect();
+            for chunk in pushed.chunks(ROWS_PER_STATEMENT) {
+                sql.push_str(&format!(
+                    " INSERT INTO push_deliveries (id, tenant, task_id, config_id, seq) \
+                     SELECT lower(hex(randomblob(16))), c.tenant, c.task_id, c.id, v.column3 \
+                     FROM (VALUES {}) AS v JOIN push_configs c \
+                     ON c.tenant = v.column1 AND c.task_id = v.column2;",
+                    rows(chunk.len(), 3)
+                ));
+            }
             sql.push_str(" COMMIT;");
             let mut query = sqlx::query::<Sqlite>(&sql);
             for r in &plan.inserts {
                 query = bind_row(query, r).bind(r.owner);
+            }
+            for c in &plan.push_configs {
+                query = query
+                    .bind(c.tenant)
+                    .bind(c.id)
+                    .bind(c.config.id.as_str())
+                    .bind(&*c.config.config)
+                    .bind(i64::try_from(c.config.created_ms).unwrap_or(i64::MAX));
             }
             for r in &plan.updates {
                 query = bind_row(query, r);
             }
             for e in &plan.events {
                 query = query.bind(e.tenant).bind(e.id).bind(e.seq).bind(e.event);
+            }
+            for e in pushed {
+                query = query.bind(e.tenant).bind(e.id).bind(e.seq);
             }
             query.execute(&mut *conn).await?;
             Ok(true)
@@ -293,6 +335,7 @@ impl SqliteStore {
 
 crate::store::delegate_task_store!(SqliteStore);
 crate::profiles::delegate_profile_store!(SqliteStore);
+crate::outbox::delegate_push_store!(SqliteStore);
 crate::push::delegate_push_config_store!(SqliteStore);
 
 #[cfg(test)]

@@ -49,7 +49,19 @@ macro_rules! delegate_task_store {
             }
 
             fn queue_create(&self, task: StoredTask) -> StoreFuture<'_, Queued<()>> {
-                Box::pin(self.inner.queue_create(task))
+                Box::pin(self.inner.queue_create(task, Vec::new()))
+            }
+
+            fn queue_create_with_push(
+                &self,
+                task: StoredTask,
+                configs: Vec<ferry_store::push::PushConfig>,
+            ) -> StoreFuture<'_, Queued<()>> {
+                Box::pin(self.inner.queue_create(task, configs))
+            }
+
+            fn push(&self) -> Option<&dyn ferry_store::push::PushStore> {
+                Some(self)
             }
 
             fn queue_append(
@@ -243,13 +255,14 @@ where
         self.writer.create(row).await
     }
 
-    /// Queues a create (see `TaskStore::queue_create`).
+    /// Queues a create with the task's push configs (see `TaskStore::queue_create`).
     pub(crate) async fn queue_create(
         &self,
         task: StoredTask,
+        push: Vec<ferry_store::push::PushConfig>,
     ) -> Result<ferry_store::Queued<()>, StoreError> {
         let row = task_row(&task.tenant, &task.task.id, &task, task.seq);
-        self.writer.queue_create(row).await
+        self.writer.queue_create(row, push).await
     }
 
     pub(crate) async fn append(

@@ -34,7 +34,8 @@
 
 use crate::dialect::Dialect;
 use crate::error::{describe, seconds};
-use crate::plan::{FinalRow, NewEvent, Plan, TaskRow};
+use crate::plan::{FinalRow, NewEvent, NewPushConfig, Plan, TaskRow};
+use ferry_store::push::PushConfig;
 use ferry_store::{Event, StoreError};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
@@ -48,9 +49,10 @@ use tokio::sync::{mpsc, oneshot};
 /// One queued write and where its answer goes.
 #[derive(Debug)]
 pub(crate) enum Write {
-    /// Insert a new task.
+    /// Insert a new task, with the push configs it arrives with (a send's inline config).
     Create {
         row: TaskRow,
+        push: Vec<PushConfig>,
         reply: oneshot::Sender<Result<(), StoreError>>,
     },
     /// Replace the snapshot of a task at `expected` and add event `expected + 1`.
@@ -109,17 +111,19 @@ fn stopped() -> StoreError {
 impl Writes {
     /// Queues the creation of `row` and waits until it is committed (or refused).
     pub(crate) async fn create(&self, row: TaskRow) -> Result<(), StoreError> {
-        self.queue_create(row).await?.await
+        self.queue_create(row, Vec::new()).await?.await
     }
 
-    /// Queues the creation of `row`; the returned future resolves once it is committed.
+    /// Queues the creation of `row` with its push configs `push`; the returned future
+    /// resolves once it is committed.
     pub(crate) async fn queue_create(
         &self,
         row: TaskRow,
+        push: Vec<PushConfig>,
     ) -> Result<ferry_store::Queued<()>, StoreError> {
         let (reply, answer) = oneshot::channel();
         self.queue
-            .send(Write::Create { row, reply })
+            .send(Write::Create { row, push, reply })
             .await
             .map_err(|_| stopped())?;
         Ok(Box::pin(
@@ -320,6 +324,8 @@ struct Slot<'a> {
     /// The owner its creation in this batch names (an insert writes it, whichever write's
     /// row the batch keeps).
     owner: Option<&'a str>,
+    /// Whether its events may go to push configs (see [`crate::dialect::Locked::may_push`]).
+    push: bool,
 }
 
 /// The batch in a few statements: open the transaction and read (and lock) the sequence
@@ -339,26 +345,28 @@ async fn planned<DB: Dialect>(
     let mut keys: Vec<(&str, &str)> = order.iter().map(|&i| batch[i].key()).collect();
     keys.dedup();
     let found = DB::begin_and_lock(conn, &keys).await?;
-    let stored: HashMap<(&str, &str), i64> = found
+    let stored: HashMap<(&str, &str), (i64, bool)> = found
         .iter()
-        .map(|(tenant, id, seq)| ((tenant.as_str(), id.as_str()), *seq))
+        .map(|t| ((t.tenant.as_str(), t.id.as_str()), (t.seq, t.may_push)))
         .collect();
     let mut plan = Plan::default();
     let mut outcomes = vec![Ok(0); batch.len()];
     for writes in order.chunk_by(|&a, &b| batch[a].key() == batch[b].key()) {
-        let seq = writes
+        let found = writes
             .first()
             .and_then(|&i| stored.get(&batch[i].key()))
             .copied();
         let mut slot = Slot {
-            seq,
-            stored: seq.is_some(),
+            seq: found.map(|(seq, _)| seq),
+            stored: found.is_some(),
             row: None,
             owner: None,
+            push: found.is_some_and(|(_, push)| push),
         };
         let events_before = plan.events.len();
+        let configs_before = plan.push_configs.len();
         for &i in writes {
-            outcomes[i] = decide(&batch[i], &mut slot, &mut plan.events);
+            outcomes[i] = decide(&batch[i], &mut slot, &mut plan);
         }
         let (Some(row), Some(seq)) = (slot.row, slot.seq) else {
             continue;
@@ -380,6 +388,7 @@ async fn planned<DB: Dialect>(
             Err(e) => {
                 // Nothing of this task is written; the rest of the batch is.
                 plan.events.truncate(events_before);
+                plan.push_configs.truncate(configs_before);
                 for &i in writes {
                     if outcomes[i].is_ok() {
                         outcomes[i] = Err(e.clone());
@@ -397,19 +406,22 @@ fn event_text(event: &Event) -> Result<&str, StoreError> {
         .map_err(|e| StoreError::Unavailable(format!("an event's JSON is not UTF-8: {e}")))
 }
 
-/// The outcome of `write` on the task in `slot`, which it updates (and the event it adds).
-fn decide<'a>(
-    write: &'a Write,
-    slot: &mut Slot<'a>,
-    events: &mut Vec<NewEvent<'a>>,
-) -> Result<u64, StoreError> {
+/// The outcome of `write` on the task in `slot`, which it updates (and what it adds to the
+/// plan: an event, a creation's push configs).
+fn decide<'a>(write: &'a Write, slot: &mut Slot<'a>, plan: &mut Plan<'a>) -> Result<u64, StoreError> {
     match write {
-        Write::Create { row, .. } => match slot.seq {
+        Write::Create { row, push, .. } => match slot.seq {
             Some(_) => Err(StoreError::Exists(row.id.clone())),
             None => {
                 slot.seq = Some(row.seq);
                 slot.row = Some(row);
                 slot.owner = row.owner.as_deref();
+                slot.push = !push.is_empty();
+                plan.push_configs.extend(push.iter().map(|config| NewPushConfig {
+                    tenant: &row.tenant,
+                    id: &row.id,
+                    config,
+                }));
                 Ok(0)
             }
         },
@@ -434,11 +446,12 @@ fn decide<'a>(
             let event = event_text(event)?;
             slot.seq = Some(next);
             slot.row = Some(row);
-            events.push(NewEvent {
+            plan.events.push(NewEvent {
                 tenant: &row.tenant,
                 id: &row.id,
                 seq: next,
                 event,
+                push: slot.push,
             });
             // `next` came from a u64 plus one, and is positive.
             Ok(next.unsigned_abs())
@@ -470,7 +483,7 @@ where
     let mut outcomes = vec![Ok(0); batch.len()];
     for i in order {
         outcomes[i] = match &batch[i] {
-            Write::Create { row, .. } => create::<DB>(conn, row).await?,
+            Write::Create { row, push, .. } => create::<DB>(conn, row, push).await?,
             Write::Append {
                 row,
                 expected,
@@ -488,6 +501,7 @@ where
 async fn create<DB>(
     conn: &mut DB::Connection,
     row: &TaskRow,
+    push: &[PushConfig],
 ) -> Result<Result<u64, StoreError>, sqlx::Error>
 where
     DB: Dialect,
@@ -517,11 +531,23 @@ where
     .bind(row.owner.as_deref())
     .execute(&mut *conn)
     .await?;
-    Ok(if DB::rows_affected(&done) == 0 {
-        Err(StoreError::Exists(row.id.clone()))
-    } else {
-        Ok(0)
-    })
+    if DB::rows_affected(&done) == 0 {
+        return Ok(Err(StoreError::Exists(row.id.clone())));
+    }
+    for config in push {
+        sqlx::query::<DB>(
+            "INSERT INTO push_configs (tenant, task_id, id, config, created_ms) \
+             VALUES ($1, $2, $3, $4, $5)",
+        )
+        .bind(row.tenant.as_str())
+        .bind(row.id.as_str())
+        .bind(config.id.as_str())
+        .bind(&*config.config)
+        .bind(i64::try_from(config.created_ms).unwrap_or(i64::MAX))
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(Ok(0))
 }
 
 async fn append<DB>(
@@ -576,6 +602,12 @@ where
             .bind(event)
             .execute(&mut *conn)
             .await?;
+            sqlx::query::<DB>(DB::ADD_DELIVERIES)
+                .bind(row.tenant.as_str())
+                .bind(row.id.as_str())
+                .bind(next)
+                .execute(&mut *conn)
+                .await?;
             // `next` came from a u64 plus one, and is positive.
             return Ok(Ok(next.unsigned_abs()));
         }

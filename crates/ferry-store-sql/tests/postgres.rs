@@ -152,6 +152,23 @@ async fn postgresql_push_configs_pass_the_push_checks_across_two_replicas() {
 }
 
 #[tokio::test]
+async fn the_postgresql_outbox_passes_the_outbox_checks_and_two_replicas_never_claim_a_row_twice()
+{
+    let Some(schema) = TestSchema::create().await else {
+        return;
+    };
+    let url = schema.url.clone();
+    schema
+        .run(async {
+            let one = open_store(&url).await;
+            conformance::run_outbox_checks(&one).await;
+            let two = open_store(&url).await;
+            conformance::two_claimers_share_the_outbox(&one, &two).await;
+        })
+        .await;
+}
+
+#[tokio::test]
 async fn postgresql_profiles_pass_the_profile_checks_across_two_replicas() {
     let Some(schema) = TestSchema::create().await else {
         return;

@@ -56,6 +56,18 @@ async fn sqlite_push_configs_pass_the_push_checks_and_survive_a_reopen() {
 }
 
 #[tokio::test]
+async fn the_sqlite_outbox_passes_the_outbox_checks_and_survives_a_reopen() {
+    let (_dir, path) = temp_db();
+    conformance::run_outbox_checks(&open_store(&path).await).await;
+    let again = open_store(&path).await;
+    let key = ferry_store::TaskKey::new("o-order", "t-1");
+    let kept = ferry_store::push::PushStore::list_deliveries(&again, &key)
+        .await
+        .expect("list");
+    assert_eq!(kept.len(), 6, "{kept:?}");
+}
+
+#[tokio::test]
 async fn sqlite_profiles_pass_the_profile_checks_and_survive_a_reopen() {
     let (_dir, path) = temp_db();
     conformance::run_profile_checks(&open_store(&path).await).await;

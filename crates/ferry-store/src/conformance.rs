@@ -10,7 +10,9 @@
 //! ```
 
 use crate::profiles::{Profile, ProfileOwner, ProfileStore};
-use crate::push::{PushConfig, PushConfigStore};
+use crate::push::{
+    DeliveryOutcome, DeliveryStatus, FinishedDelivery, PushConfig, PushConfigStore, PushStore,
+};
 use crate::store::{StoreError, TaskStore};
 use crate::types::{Event, ListQuery, Page, StoredTask, TaskKey};
 use ferry_proto::{Part, StreamResponse, Task, TaskState, TaskStatus};
@@ -975,4 +977,313 @@ pub async fn the_push_config_limit_holds_under_concurrent_puts<
         store.list_push_configs(&key).await.map(|c| c.len()),
         Ok(MAX_PUSH_CONFIGS)
     );
+}
+
+/// Every outbox check, on a store that keeps push configs and their deliveries.
+pub async fn run_outbox_checks<S: TaskStore + PushStore + ?Sized>(store: &S) {
+    events_get_a_delivery_per_config_in_order(store).await;
+    retries_wait_and_dead_rows_let_the_next_go(store).await;
+    a_lease_keeps_a_row_from_a_second_claim(store).await;
+    inline_configs_get_the_first_event(store).await;
+    deliveries_go_with_their_task_and_config(store).await;
+}
+
+/// A finished attempt of `id` of `key` under `lease`.
+fn finished(key: &TaskKey, id: &str, lease: &str, outcome: DeliveryOutcome) -> FinishedDelivery {
+    FinishedDelivery {
+        key: key.clone(),
+        id: id.to_owned(),
+        lease: lease.to_owned(),
+        outcome,
+    }
+}
+
+/// A task of `tenant` with the configs `configs`, then `events` events appended to it.
+async fn task_with_deliveries<S: TaskStore + PushStore + ?Sized>(
+    store: &S,
+    tenant: &str,
+    configs: &[&str],
+    events: u64,
+) -> StoredTask {
+    let mut t = task(tenant, "t-1", "ctx", TaskState::Submitted, 10);
+    store.create(t.clone()).await.expect("create");
+    for (n, id) in configs.iter().enumerate() {
+        store
+            .put_push_config(&t.key(), push_config(id, "https://x", n as u64), 8)
+            .await
+            .expect("put");
+    }
+    for n in 0..events {
+        t = with_state(&t, TaskState::Working);
+        store
+            .append(&t.key(), n, event(&t), t.clone())
+            .await
+            .expect("append");
+    }
+    t
+}
+
+/// Each event appended after a config gets one pending delivery per config, with its own
+/// id; only the oldest pending one per config is claimed; delivering it lets the next go;
+/// the claim carries the config and the event's JSON; the attempt is counted.
+pub async fn events_get_a_delivery_per_config_in_order<S: TaskStore + PushStore + ?Sized>(
+    store: &S,
+) {
+    let t = task_with_deliveries(store, "o-order", &["a", "b"], 3).await;
+    let key = t.key();
+    let all = store.list_deliveries(&key).await.expect("list");
+    let rows: Vec<(u64, &str)> = all.iter().map(|d| (d.seq, d.config_id.as_str())).collect();
+    assert_eq!(
+        rows,
+        [(1, "a"), (1, "b"), (2, "a"), (2, "b"), (3, "a"), (3, "b")]
+    );
+    assert!(all.iter().all(|d| d.status == DeliveryStatus::Pending && d.attempts == 0));
+    let mut ids: Vec<&str> = all.iter().map(|d| d.id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 6, "every delivery has its own id");
+    for seq in 1..=3 {
+        let claimed = store
+            .claim_deliveries(1_000, "L", 31_000, 100)
+            .await
+            .expect("claim");
+        let mine: Vec<_> = claimed.iter().filter(|c| c.key == key).collect();
+        let got: Vec<(u64, &str)> = mine
+            .iter()
+            .map(|c| (c.delivery.seq, c.delivery.config_id.as_str()))
+            .collect();
+        let mut got = got;
+        got.sort_unstable();
+        assert_eq!(got, [(seq, "a"), (seq, "b")], "only the heads, in order");
+        for c in &mine {
+            assert_eq!(c.delivery.attempts, 1);
+            assert_eq!(c.delivery.first_attempt_ms, Some(1_000));
+            assert!(c.config.contains(&format!(r#""id":"{}""#, c.delivery.config_id)));
+            let body: serde_json::Value =
+                serde_json::from_slice(&c.event).expect("the event's JSON");
+            assert!(body.get("task").is_some(), "{body}");
+        }
+        let done = mine
+            .iter()
+            .map(|c| finished(&key, &c.delivery.id, "L", DeliveryOutcome::Delivered))
+            .collect();
+        store.finish_deliveries(done, 2_000).await.expect("finish");
+    }
+    let all = store.list_deliveries(&key).await.expect("list");
+    assert!(
+        all.iter()
+            .all(|d| d.status == DeliveryStatus::Delivered && d.done_ms == Some(2_000)),
+        "{all:?}"
+    );
+    let nothing = store.claim_deliveries(5_000, "L", 35_000, 100).await.expect("claim");
+    assert!(nothing.iter().all(|c| c.key != key), "{nothing:?}");
+}
+
+/// A retried row is not claimed before its time and holds back the rows after it; a dead
+/// row lets them go; a redelivered one is pending again with its attempts counted afresh.
+pub async fn retries_wait_and_dead_rows_let_the_next_go<S: TaskStore + PushStore + ?Sized>(
+    store: &S,
+) {
+    let t = task_with_deliveries(store, "o-retry", &["a"], 2).await;
+    let key = t.key();
+    let claim = |now: u64| async move {
+        store
+            .claim_deliveries(now, "R", now + 30_000, 100)
+            .await
+            .expect("claim")
+            .into_iter()
+            .filter(|c| c.key.tenant == "o-retry")
+            .collect::<Vec<_>>()
+    };
+    let first = claim(1_000).await;
+    assert_eq!(first.len(), 1);
+    let id = first[0].delivery.id.clone();
+    let retry = DeliveryOutcome::Retry {
+        due_ms: 9_000,
+        error: "503".into(),
+    };
+    store
+        .finish_deliveries(vec![finished(&key, &id, "R", retry)], 1_500)
+        .await
+        .expect("finish");
+    assert!(claim(8_999).await.is_empty(), "not before its time, nor the next row");
+    let again = claim(9_000).await;
+    assert_eq!(again.len(), 1);
+    assert_eq!((again[0].delivery.id.as_str(), again[0].delivery.attempts), (id.as_str(), 2));
+    assert_eq!(again[0].delivery.first_attempt_ms, Some(1_000), "its age counts from the first");
+    assert_eq!(again[0].delivery.last_error.as_deref(), Some("503"));
+    let dead = DeliveryOutcome::Dead {
+        error: "gone".into(),
+    };
+    store
+        .finish_deliveries(vec![finished(&key, &id, "R", dead)], 9_500)
+        .await
+        .expect("finish");
+    let next = claim(9_600).await;
+    assert_eq!(next.len(), 1);
+    assert_eq!(next[0].delivery.seq, 2, "a dead row lets the next go");
+    let counts = store.count_deliveries().await.expect("counts");
+    assert!(counts.dead >= 1 && counts.pending >= 1, "{counts:?}");
+    let rows = store.list_deliveries(&key).await.expect("list");
+    assert_eq!(rows[0].status, DeliveryStatus::Dead);
+    assert_eq!(rows[0].done_ms, Some(9_500));
+    assert_eq!(rows[0].last_error.as_deref(), Some("gone"));
+    assert_eq!(store.redeliver(&key, &id).await, Ok(true));
+    assert_eq!(store.redeliver(&key, "no-such-delivery").await, Ok(false));
+    assert_eq!(
+        store.redeliver(&TaskKey::new("o-elsewhere", "t-1"), &id).await,
+        Ok(false),
+        "a delivery is redelivered only through its own task"
+    );
+    let rows = store.list_deliveries(&key).await.expect("list");
+    assert_eq!(
+        (rows[0].status, rows[0].attempts, rows[0].due_ms),
+        (DeliveryStatus::Pending, 0, 0)
+    );
+}
+
+/// A leased row is not claimed again until its lease runs out; a finish under a lease that
+/// ran out (the row claimed again since) changes nothing.
+pub async fn a_lease_keeps_a_row_from_a_second_claim<S: TaskStore + PushStore + ?Sized>(
+    store: &S,
+) {
+    let t = task_with_deliveries(store, "o-lease", &["a"], 1).await;
+    let key = t.key();
+    let mine = |claimed: Vec<crate::push::ClaimedDelivery>| {
+        claimed
+            .into_iter()
+            .filter(|c| c.key.tenant == "o-lease")
+            .collect::<Vec<_>>()
+    };
+    let one = mine(store.claim_deliveries(1_000, "one", 5_000, 100).await.expect("claim"));
+    assert_eq!(one.len(), 1);
+    let two = mine(store.claim_deliveries(4_999, "two", 9_000, 100).await.expect("claim"));
+    assert!(two.is_empty(), "leased until 5000");
+    let two = mine(store.claim_deliveries(5_000, "two", 9_000, 100).await.expect("claim"));
+    assert_eq!(two.len(), 1, "the lease ran out");
+    let id = two[0].delivery.id.clone();
+    store
+        .finish_deliveries(
+            vec![finished(&key, &id, "one", DeliveryOutcome::Delivered)],
+            5_100,
+        )
+        .await
+        .expect("finish");
+    let rows = store.list_deliveries(&key).await.expect("list");
+    assert_eq!(rows[0].status, DeliveryStatus::Pending, "not the first lease's any more");
+    store
+        .finish_deliveries(
+            vec![finished(&key, &id, "two", DeliveryOutcome::Delivered)],
+            5_200,
+        )
+        .await
+        .expect("finish");
+    let rows = store.list_deliveries(&key).await.expect("list");
+    assert_eq!(rows[0].status, DeliveryStatus::Delivered);
+}
+
+/// A task created with configs (a send's inline config) has a delivery of its first event.
+pub async fn inline_configs_get_the_first_event<S: TaskStore + PushStore + ?Sized>(store: &S) {
+    let t = task("o-inline", "t-1", "ctx", TaskState::Submitted, 10);
+    let queued = store
+        .queue_create_with_push(t.clone(), vec![push_config("inline", "https://x", 1)])
+        .await
+        .expect("queue");
+    queued.await.expect("created");
+    assert_eq!(
+        store.list_push_configs(&t.key()).await.map(|c| c.len()),
+        Ok(1)
+    );
+    let first = with_state(&t, TaskState::Working);
+    store
+        .append(&t.key(), 0, event(&first), first.clone())
+        .await
+        .expect("append");
+    let rows = store.list_deliveries(&t.key()).await.expect("list");
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!((rows[0].seq, rows[0].config_id.as_str()), (1, "inline"));
+}
+
+/// Deleting a config deletes its deliveries; expiry deletes the task's.
+pub async fn deliveries_go_with_their_task_and_config<S: TaskStore + PushStore + ?Sized>(
+    store: &S,
+) {
+    let mut t = task_with_deliveries(store, "o-gone", &["a", "b"], 1).await;
+    let key = t.key();
+    assert_eq!(store.delete_push_config(&key, "a").await, Ok(true));
+    let rows = store.list_deliveries(&key).await.expect("list");
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].config_id, "b");
+    t = with_state(&t, TaskState::Completed);
+    t.expires_ms = Some(50);
+    store
+        .append(&key, 1, event(&t), t.clone())
+        .await
+        .expect("append");
+    assert_eq!(store.list_deliveries(&key).await.map(|d| d.len()), Ok(2));
+    let gone = store.expire(50).await.expect("expire");
+    assert!(gone.contains(&key));
+    assert_eq!(store.list_deliveries(&key).await, Ok(vec![]));
+}
+
+/// Two claimers on one outbox (two replicas on one database), claiming at once again and
+/// again: no row is ever held by both, every row is claimed once, in order per task.
+pub async fn two_claimers_share_the_outbox<S: TaskStore + PushStore + ?Sized>(one: &S, two: &S) {
+    let tenant = "o-shared";
+    let tasks = 20u64;
+    let events = 5u64;
+    for n in 0..tasks {
+        let mut t = task(tenant, &format!("t-{n}"), "ctx", TaskState::Submitted, 10);
+        one.create(t.clone()).await.expect("create");
+        one.put_push_config(&t.key(), push_config("a", "https://x", 1), 8)
+            .await
+            .expect("put");
+        for e in 0..events {
+            t = with_state(&t, TaskState::Working);
+            one.append(&t.key(), e, event(&t), t.clone())
+                .await
+                .expect("append");
+        }
+    }
+    let mut seen: std::collections::HashMap<TaskKey, Vec<u64>> = Default::default();
+    let mut ids = std::collections::HashSet::new();
+    let mut round = 0u64;
+    loop {
+        round += 1;
+        let now = 1_000 + round;
+        let (a, b) = futures_util::future::join(
+            one.claim_deliveries(now, "one", now + 60_000, 7),
+            two.claim_deliveries(now, "two", now + 60_000, 7),
+        )
+        .await;
+        let (a, b) = (a.expect("claim"), b.expect("claim"));
+        let mine = |c: &crate::push::ClaimedDelivery| c.key.tenant == tenant;
+        let claimed: Vec<_> = a
+            .iter()
+            .filter(|c| mine(c))
+            .map(|c| (c, "one"))
+            .chain(b.iter().filter(|c| mine(c)).map(|c| (c, "two")))
+            .collect();
+        if claimed.is_empty() {
+            break;
+        }
+        let mut finishing: (Vec<FinishedDelivery>, Vec<FinishedDelivery>) = Default::default();
+        for (c, lease) in claimed {
+            assert!(ids.insert(c.delivery.id.clone()), "claimed twice: {c:?}");
+            seen.entry(c.key.clone()).or_default().push(c.delivery.seq);
+            let done = finished(&c.key, &c.delivery.id, lease, DeliveryOutcome::Delivered);
+            if lease == "one" {
+                finishing.0.push(done);
+            } else {
+                finishing.1.push(done);
+            }
+        }
+        one.finish_deliveries(finishing.0, now).await.expect("finish");
+        two.finish_deliveries(finishing.1, now).await.expect("finish");
+        assert!(round < 1_000, "the outbox never emptied");
+    }
+    assert_eq!(ids.len() as u64, tasks * events, "every row claimed once");
+    for (key, seqs) in seen {
+        assert_eq!(seqs, (1..=events).collect::<Vec<_>>(), "{key:?} out of order");
+    }
 }

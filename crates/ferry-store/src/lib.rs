@@ -22,6 +22,7 @@
 #[cfg(feature = "conformance")]
 pub mod conformance;
 mod memory;
+mod memory_outbox;
 pub mod profiles;
 pub mod push;
 pub mod size;

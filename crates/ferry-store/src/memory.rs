@@ -10,9 +10,13 @@
 //! evict the store is [`StoreError::Full`]. An event that ends a task is always accepted, so
 //! that a full store can still finish (and then evict) what it holds.
 
-use crate::push::{PushConfig, PushConfigStore};
+use crate::memory_outbox::Outbox;
+use crate::push::{
+    ClaimedDelivery, Delivery, DeliveryCounts, FinishedDelivery, PushConfig, PushConfigStore,
+    PushStore,
+};
 use crate::size;
-use crate::store::{StoreError, StoreFuture, TaskStore};
+use crate::store::{Queued, StoreError, StoreFuture, TaskStore};
 use crate::types::{
     Event, ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher, visible_to,
 };
@@ -254,6 +258,8 @@ pub struct MemoryStore {
     shards: Vec<Mutex<Shard>>,
     count: AtomicUsize,
     bytes: AtomicUsize,
+    /// The push deliveries of tasks that have configs (see [`crate::memory_outbox`]).
+    outbox: Mutex<Outbox>,
 }
 
 impl Default for MemoryStore {
@@ -278,6 +284,7 @@ impl MemoryStore {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
             count: AtomicUsize::new(0),
             bytes: AtomicUsize::new(0),
+            outbox: Mutex::new(Outbox::default()),
         }
     }
 
@@ -338,17 +345,20 @@ impl MemoryStore {
     fn remove(&self, shard: &mut Shard, key: &TaskKey) -> bool {
         match shard.tasks.remove(key) {
             Some(entry) => {
-                self.release(&entry);
+                self.release(key, &entry);
                 true
             }
             None => false,
         }
     }
 
-    /// Gives back what a removed entry counted.
-    fn release(&self, entry: &Entry) {
+    /// Gives back what a removed entry counted, and forgets its deliveries.
+    fn release(&self, key: &TaskKey, entry: &Entry) {
         self.count.fetch_sub(1, Ordering::AcqRel);
         self.bytes.fetch_sub(entry.bytes, Ordering::AcqRel);
+        if !entry.push.is_empty() {
+            lock(&self.outbox).forget_task(key);
+        }
     }
 
     /// Evicts the terminal task of `shard` that ended first; false when it has none.
@@ -363,7 +373,7 @@ impl MemoryStore {
                 shard.tasks.insert(key, entry);
                 continue;
             }
-            self.release(&entry);
+            self.release(&key, &entry);
             return true;
         }
         false
@@ -390,9 +400,11 @@ impl MemoryStore {
         }
     }
 
-    fn create_now(&self, task: StoredTask) -> Result<(), StoreError> {
+    fn create_now(&self, task: StoredTask, push: Vec<PushConfig>) -> Result<(), StoreError> {
         let key = task.key();
-        let bytes = size::task_bytes(&task.task) + key.tenant.len();
+        let bytes = size::task_bytes(&task.task)
+            + key.tenant.len()
+            + push.iter().map(config_bytes).sum::<usize>();
         let mut shard = self.shard(&key);
         loop {
             if shard.tasks.contains_key(&key) {
@@ -416,7 +428,9 @@ impl MemoryStore {
                 shard.ended.push_back((task.status_ms, key.clone()));
             }
             let tenant_len = key.tenant.len();
-            let entry = Entry::new(task, bytes, tenant_len);
+            let mut entry = Entry::new(task, bytes, tenant_len);
+            entry.push = push;
+            crate::push::sort_configs(&mut entry.push);
             self.resize(bytes, entry.bytes);
             shard.tasks.insert(key, entry);
             return Ok(());
@@ -530,6 +544,9 @@ impl MemoryStore {
             });
             entry.bytes = entry.bytes + new_snapshot_bytes + event_bytes - before;
             entry.snapshot_bytes = new_snapshot_bytes;
+            if !entry.push.is_empty() {
+                lock(&self.outbox).add(key, &entry.push, seq, event.json());
+            }
             if ends {
                 let open_bytes = entry.bytes;
                 entry.seal(tenant_len);
@@ -724,8 +741,21 @@ fn parse_token(token: &str) -> Result<Position, StoreError> {
 
 impl TaskStore for MemoryStore {
     fn create(&self, task: StoredTask) -> StoreFuture<'_, ()> {
-        let result = self.create_now(task);
+        let result = self.create_now(task, Vec::new());
         Box::pin(async move { result })
+    }
+
+    fn queue_create_with_push(
+        &self,
+        task: StoredTask,
+        configs: Vec<PushConfig>,
+    ) -> StoreFuture<'_, Queued<()>> {
+        let result = self.create_now(task, configs);
+        Box::pin(async move { Ok(Box::pin(async move { result }) as Queued<()>) })
+    }
+
+    fn push(&self) -> Option<&dyn PushStore> {
+        Some(self)
     }
 
     fn append(
@@ -855,10 +885,71 @@ impl PushConfigStore for MemoryStore {
             entry.bytes = entry.bytes.saturating_sub(bytes);
             Some(bytes)
         });
+        if removed.is_some() {
+            lock(&self.outbox).forget_config(key, id);
+        }
         drop(shard);
         if let Some(bytes) = removed {
             self.bytes.fetch_sub(bytes, Ordering::AcqRel);
         }
         Box::pin(async move { Ok(removed.is_some()) })
+    }
+}
+
+impl PushStore for MemoryStore {
+    fn claim_deliveries(
+        &self,
+        now_ms: u64,
+        lease: &str,
+        lease_until_ms: u64,
+        limit: usize,
+    ) -> StoreFuture<'_, Vec<ClaimedDelivery>> {
+        let claims = lock(&self.outbox).claim(now_ms, lease, lease_until_ms, limit);
+        // The configs' text, read after the outbox's lock is let go (see its module docs).
+        let claimed = claims
+            .into_iter()
+            .filter_map(|claim| {
+                let config = self
+                    .shard(&claim.key)
+                    .tasks
+                    .get(&claim.key)?
+                    .push
+                    .iter()
+                    .find(|c| c.id == claim.delivery.config_id)?
+                    .config
+                    .clone();
+                Some(ClaimedDelivery {
+                    key: claim.key,
+                    delivery: claim.delivery,
+                    config,
+                    event: claim.event,
+                })
+            })
+            .collect();
+        Box::pin(async move { Ok(claimed) })
+    }
+
+    fn finish_deliveries(
+        &self,
+        finished: Vec<FinishedDelivery>,
+        now_ms: u64,
+    ) -> StoreFuture<'_, ()> {
+        lock(&self.outbox).finish(finished, now_ms);
+        Box::pin(async move { Ok(()) })
+    }
+
+    fn list_deliveries(&self, key: &TaskKey) -> StoreFuture<'_, Vec<Delivery>> {
+        let all = lock(&self.outbox).list(key);
+        Box::pin(async move { Ok(all) })
+    }
+
+    fn redeliver(&self, key: &TaskKey, id: &str) -> StoreFuture<'_, bool> {
+        let done = lock(&self.outbox).redeliver(key, id);
+        Box::pin(async move { Ok(done) })
+    }
+
+    fn count_deliveries(&self) -> StoreFuture<'_, DeliveryCounts> {
+        let counts = lock(&self.outbox).counts();
+        Box::pin(async move { Ok(counts) })
     }
 }

@@ -1,5 +1,6 @@
 //! The store trait and its errors.
 
+use crate::push::{PushConfig, PushStore};
 use crate::types::{Event, ListQuery, Page, StoredEvent, StoredTask, TaskKey};
 use ferry_proto::TaskState;
 use std::future::Future;
@@ -99,6 +100,30 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
             let outcome = create.await;
             Ok(Box::pin(async move { outcome }) as Queued<()>)
         })
+    }
+
+    /// [`TaskStore::queue_create`] of a task that arrives with push configs (a send's inline
+    /// config): they are stored in the same write as the task, so its first event already
+    /// goes to them. A store without [`TaskStore::push`] refuses configs (`Unavailable`).
+    fn queue_create_with_push(
+        &self,
+        task: StoredTask,
+        configs: Vec<PushConfig>,
+    ) -> StoreFuture<'_, Queued<()>> {
+        if configs.is_empty() {
+            return self.queue_create(task);
+        }
+        Box::pin(async {
+            Err(StoreError::Unavailable(
+                "this store keeps no push-notification configs".to_owned(),
+            ))
+        })
+    }
+
+    /// The store's push configs and delivery outbox, when it keeps them (the memory and SQL
+    /// stores do); `None` (the default): the server offers no push notifications.
+    fn push(&self) -> Option<&dyn PushStore> {
+        None
     }
 
     /// [`TaskStore::append`] in two steps: the returned future resolves once the write is

@@ -13,6 +13,7 @@ async fn the_memory_store_passes_the_conformance_suite() {
 #[tokio::test]
 async fn memory_push_configs_pass_the_push_checks() {
     conformance::run_push_checks(&MemoryStore::default()).await;
+    conformance::run_outbox_checks(&MemoryStore::default()).await;
 }
 
 #[tokio::test]
