@@ -152,6 +152,61 @@ pub struct ServerConfig {
     pub auth: AuthConfig,
     /// TLS served by ferry itself (`[tls]`); plain HTTP without it.
     pub tls: Option<TlsConfig>,
+    /// Push notifications (`[push]`): limits of configs and how deliveries are made.
+    pub push: PushSettings,
+}
+
+/// Push notifications (`[push]`): what a config may hold, and how its deliveries are sent and
+/// retried. Push is offered when the store keeps configs (every store ferry has) and
+/// `enabled` is on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PushSettings {
+    /// Offer push notifications (`capabilities.pushNotifications`). Default true.
+    pub enabled: bool,
+    /// Allow webhooks on loopback, private and link-local addresses (plain http to loopback
+    /// names too): tests and intranets. Cloud metadata addresses stay refused. Default false.
+    pub allow_private: bool,
+    /// Configs one task may keep. Default 10.
+    pub max_configs_per_task: usize,
+    /// The longest webhook URL, in bytes. Default 2048.
+    pub max_url_bytes: usize,
+    /// The longest token, and the longest `scheme credentials` of `authentication`, in bytes.
+    /// Default 4096.
+    pub max_header_bytes: usize,
+    /// Attempts of one delivery before it is dead. Default 10.
+    pub max_attempts: u32,
+    /// Seconds after its first attempt when a delivery that still fails is dead; 0: no limit
+    /// but the attempts. Default 86 400 (a day).
+    pub max_age_secs: u64,
+    /// Seconds one attempt may take, connecting included. Default 10.
+    pub timeout_secs: u64,
+    /// The longest wait between two attempts, in seconds (the backoff doubles up to it; a
+    /// receiver's `Retry-After` may ask for up to an hour). Default 300.
+    pub max_backoff_secs: u64,
+    /// Deliveries sent at once, over every task. Default 64.
+    pub max_in_flight: usize,
+    /// Seconds between two looks at the outbox when nothing woke the deliverer (deliveries
+    /// that came due, rows of another process). Default 1.
+    pub poll_secs: u64,
+}
+
+impl Default for PushSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            allow_private: false,
+            max_configs_per_task: 10,
+            max_url_bytes: 2048,
+            max_header_bytes: 4096,
+            max_attempts: 10,
+            max_age_secs: 86_400,
+            timeout_secs: 10,
+            max_backoff_secs: 300,
+            max_in_flight: 64,
+            poll_secs: 1,
+        }
+    }
 }
 
 /// TLS served by ferry (`[tls]`), for a server without a proxy in front: every binding on
@@ -377,6 +432,7 @@ impl Default for ServerConfig {
             extended_card: None,
             auth: AuthConfig::default(),
             tls: None,
+            push: PushSettings::default(),
         }
     }
 }

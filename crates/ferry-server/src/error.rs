@@ -8,6 +8,9 @@ use std::net::SocketAddr;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServerError {
+    /// Push notifications could not be set up.
+    #[error("push notifications: {0}")]
+    Push(String),
     /// A non-loopback address without a token: anyone who reaches it could run work here.
     #[error(
         "refusing to listen on {bind} without a token: anyone who can reach it could run work on this machine"

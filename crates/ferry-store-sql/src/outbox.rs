@@ -256,12 +256,18 @@ where
     for done in finished {
         let (status, due_ms, done_ms, error) = match &done.outcome {
             DeliveryOutcome::Delivered => (DeliveryStatus::Delivered, None, Some(now_ms), None),
-            DeliveryOutcome::Retry { due_ms, error } => {
-                (DeliveryStatus::Pending, Some(*due_ms), None, Some(error.as_str()))
-            }
-            DeliveryOutcome::Dead { error } => {
-                (DeliveryStatus::Dead, None, Some(now_ms), Some(error.as_str()))
-            }
+            DeliveryOutcome::Retry { due_ms, error } => (
+                DeliveryStatus::Pending,
+                Some(*due_ms),
+                None,
+                Some(error.as_str()),
+            ),
+            DeliveryOutcome::Dead { error } => (
+                DeliveryStatus::Dead,
+                None,
+                Some(now_ms),
+                Some(error.as_str()),
+            ),
         };
         sqlx::query::<DB>(
             "UPDATE push_deliveries SET status = $1, due_ms = COALESCE($2, due_ms), \

@@ -59,8 +59,7 @@ impl Dialect for Postgres {
          SELECT tenant, id FROM gone";
 
     const SKIP_LOCKED: &'static str = " FOR UPDATE SKIP LOCKED";
-    const ADD_DELIVERIES: &'static str =
-        "INSERT INTO push_deliveries (id, tenant, task_id, config_id, seq) \
+    const ADD_DELIVERIES: &'static str = "INSERT INTO push_deliveries (id, tenant, task_id, config_id, seq) \
          SELECT replace(gen_random_uuid()::text, '-', ''), tenant, task_id, id, $3 \
          FROM push_configs WHERE tenant = $1 AND task_id = $2";
 
@@ -157,8 +156,18 @@ impl Dialect for Postgres {
             let query = query
                 .bind(configs.iter().map(|c| c.tenant).collect::<Vec<_>>())
                 .bind(configs.iter().map(|c| c.id).collect::<Vec<_>>())
-                .bind(configs.iter().map(|c| c.config.id.as_str()).collect::<Vec<_>>())
-                .bind(configs.iter().map(|c| &*c.config.config).collect::<Vec<_>>())
+                .bind(
+                    configs
+                        .iter()
+                        .map(|c| c.config.id.as_str())
+                        .collect::<Vec<_>>(),
+                )
+                .bind(
+                    configs
+                        .iter()
+                        .map(|c| &*c.config.config)
+                        .collect::<Vec<_>>(),
+                )
                 .bind(
                     configs
                         .iter()

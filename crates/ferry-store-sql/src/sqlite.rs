@@ -42,8 +42,7 @@ impl Dialect for Sqlite {
     const EXPIRE: &'static str =
         "DELETE FROM tasks WHERE expires_ms IS NOT NULL AND expires_ms <= $1 RETURNING tenant, id";
     const SKIP_LOCKED: &'static str = "";
-    const ADD_DELIVERIES: &'static str =
-        "INSERT INTO push_deliveries (id, tenant, task_id, config_id, seq) \
+    const ADD_DELIVERIES: &'static str = "INSERT INTO push_deliveries (id, tenant, task_id, config_id, seq) \
          SELECT lower(hex(randomblob(16))), tenant, task_id, id, $3 FROM push_configs \
          WHERE tenant = $1 AND task_id = $2";
 

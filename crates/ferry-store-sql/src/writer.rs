@@ -408,7 +408,11 @@ fn event_text(event: &Event) -> Result<&str, StoreError> {
 
 /// The outcome of `write` on the task in `slot`, which it updates (and what it adds to the
 /// plan: an event, a creation's push configs).
-fn decide<'a>(write: &'a Write, slot: &mut Slot<'a>, plan: &mut Plan<'a>) -> Result<u64, StoreError> {
+fn decide<'a>(
+    write: &'a Write,
+    slot: &mut Slot<'a>,
+    plan: &mut Plan<'a>,
+) -> Result<u64, StoreError> {
     match write {
         Write::Create { row, push, .. } => match slot.seq {
             Some(_) => Err(StoreError::Exists(row.id.clone())),
@@ -417,11 +421,12 @@ fn decide<'a>(write: &'a Write, slot: &mut Slot<'a>, plan: &mut Plan<'a>) -> Res
                 slot.row = Some(row);
                 slot.owner = row.owner.as_deref();
                 slot.push = !push.is_empty();
-                plan.push_configs.extend(push.iter().map(|config| NewPushConfig {
-                    tenant: &row.tenant,
-                    id: &row.id,
-                    config,
-                }));
+                plan.push_configs
+                    .extend(push.iter().map(|config| NewPushConfig {
+                        tenant: &row.tenant,
+                        id: &row.id,
+                        config,
+                    }));
                 Ok(0)
             }
         },

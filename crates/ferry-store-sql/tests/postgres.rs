@@ -152,8 +152,7 @@ async fn postgresql_push_configs_pass_the_push_checks_across_two_replicas() {
 }
 
 #[tokio::test]
-async fn the_postgresql_outbox_passes_the_outbox_checks_and_two_replicas_never_claim_a_row_twice()
-{
+async fn the_postgresql_outbox_passes_the_outbox_checks_and_two_replicas_never_claim_a_row_twice() {
     let Some(schema) = TestSchema::create().await else {
         return;
     };

@@ -1037,7 +1037,10 @@ pub async fn events_get_a_delivery_per_config_in_order<S: TaskStore + PushStore 
         rows,
         [(1, "a"), (1, "b"), (2, "a"), (2, "b"), (3, "a"), (3, "b")]
     );
-    assert!(all.iter().all(|d| d.status == DeliveryStatus::Pending && d.attempts == 0));
+    assert!(
+        all.iter()
+            .all(|d| d.status == DeliveryStatus::Pending && d.attempts == 0)
+    );
     let mut ids: Vec<&str> = all.iter().map(|d| d.id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
@@ -1058,7 +1061,10 @@ pub async fn events_get_a_delivery_per_config_in_order<S: TaskStore + PushStore 
         for c in &mine {
             assert_eq!(c.delivery.attempts, 1);
             assert_eq!(c.delivery.first_attempt_ms, Some(1_000));
-            assert!(c.config.contains(&format!(r#""id":"{}""#, c.delivery.config_id)));
+            assert!(
+                c.config
+                    .contains(&format!(r#""id":"{}""#, c.delivery.config_id))
+            );
             let body: serde_json::Value =
                 serde_json::from_slice(&c.event).expect("the event's JSON");
             assert!(body.get("task").is_some(), "{body}");
@@ -1075,7 +1081,10 @@ pub async fn events_get_a_delivery_per_config_in_order<S: TaskStore + PushStore 
             .all(|d| d.status == DeliveryStatus::Delivered && d.done_ms == Some(2_000)),
         "{all:?}"
     );
-    let nothing = store.claim_deliveries(5_000, "L", 35_000, 100).await.expect("claim");
+    let nothing = store
+        .claim_deliveries(5_000, "L", 35_000, 100)
+        .await
+        .expect("claim");
     assert!(nothing.iter().all(|c| c.key != key), "{nothing:?}");
 }
 
@@ -1106,11 +1115,21 @@ pub async fn retries_wait_and_dead_rows_let_the_next_go<S: TaskStore + PushStore
         .finish_deliveries(vec![finished(&key, &id, "R", retry)], 1_500)
         .await
         .expect("finish");
-    assert!(claim(8_999).await.is_empty(), "not before its time, nor the next row");
+    assert!(
+        claim(8_999).await.is_empty(),
+        "not before its time, nor the next row"
+    );
     let again = claim(9_000).await;
     assert_eq!(again.len(), 1);
-    assert_eq!((again[0].delivery.id.as_str(), again[0].delivery.attempts), (id.as_str(), 2));
-    assert_eq!(again[0].delivery.first_attempt_ms, Some(1_000), "its age counts from the first");
+    assert_eq!(
+        (again[0].delivery.id.as_str(), again[0].delivery.attempts),
+        (id.as_str(), 2)
+    );
+    assert_eq!(
+        again[0].delivery.first_attempt_ms,
+        Some(1_000),
+        "its age counts from the first"
+    );
     assert_eq!(again[0].delivery.last_error.as_deref(), Some("503"));
     let dead = DeliveryOutcome::Dead {
         error: "gone".into(),
@@ -1131,7 +1150,9 @@ pub async fn retries_wait_and_dead_rows_let_the_next_go<S: TaskStore + PushStore
     assert_eq!(store.redeliver(&key, &id).await, Ok(true));
     assert_eq!(store.redeliver(&key, "no-such-delivery").await, Ok(false));
     assert_eq!(
-        store.redeliver(&TaskKey::new("o-elsewhere", "t-1"), &id).await,
+        store
+            .redeliver(&TaskKey::new("o-elsewhere", "t-1"), &id)
+            .await,
         Ok(false),
         "a delivery is redelivered only through its own task"
     );
@@ -1144,9 +1165,7 @@ pub async fn retries_wait_and_dead_rows_let_the_next_go<S: TaskStore + PushStore
 
 /// A leased row is not claimed again until its lease runs out; a finish under a lease that
 /// ran out (the row claimed again since) changes nothing.
-pub async fn a_lease_keeps_a_row_from_a_second_claim<S: TaskStore + PushStore + ?Sized>(
-    store: &S,
-) {
+pub async fn a_lease_keeps_a_row_from_a_second_claim<S: TaskStore + PushStore + ?Sized>(store: &S) {
     let t = task_with_deliveries(store, "o-lease", &["a"], 1).await;
     let key = t.key();
     let mine = |claimed: Vec<crate::push::ClaimedDelivery>| {
@@ -1155,11 +1174,26 @@ pub async fn a_lease_keeps_a_row_from_a_second_claim<S: TaskStore + PushStore + 
             .filter(|c| c.key.tenant == "o-lease")
             .collect::<Vec<_>>()
     };
-    let one = mine(store.claim_deliveries(1_000, "one", 5_000, 100).await.expect("claim"));
+    let one = mine(
+        store
+            .claim_deliveries(1_000, "one", 5_000, 100)
+            .await
+            .expect("claim"),
+    );
     assert_eq!(one.len(), 1);
-    let two = mine(store.claim_deliveries(4_999, "two", 9_000, 100).await.expect("claim"));
+    let two = mine(
+        store
+            .claim_deliveries(4_999, "two", 9_000, 100)
+            .await
+            .expect("claim"),
+    );
     assert!(two.is_empty(), "leased until 5000");
-    let two = mine(store.claim_deliveries(5_000, "two", 9_000, 100).await.expect("claim"));
+    let two = mine(
+        store
+            .claim_deliveries(5_000, "two", 9_000, 100)
+            .await
+            .expect("claim"),
+    );
     assert_eq!(two.len(), 1, "the lease ran out");
     let id = two[0].delivery.id.clone();
     store
@@ -1170,7 +1204,11 @@ pub async fn a_lease_keeps_a_row_from_a_second_claim<S: TaskStore + PushStore + 
         .await
         .expect("finish");
     let rows = store.list_deliveries(&key).await.expect("list");
-    assert_eq!(rows[0].status, DeliveryStatus::Pending, "not the first lease's any more");
+    assert_eq!(
+        rows[0].status,
+        DeliveryStatus::Pending,
+        "not the first lease's any more"
+    );
     store
         .finish_deliveries(
             vec![finished(&key, &id, "two", DeliveryOutcome::Delivered)],
@@ -1278,12 +1316,20 @@ pub async fn two_claimers_share_the_outbox<S: TaskStore + PushStore + ?Sized>(on
                 finishing.1.push(done);
             }
         }
-        one.finish_deliveries(finishing.0, now).await.expect("finish");
-        two.finish_deliveries(finishing.1, now).await.expect("finish");
+        one.finish_deliveries(finishing.0, now)
+            .await
+            .expect("finish");
+        two.finish_deliveries(finishing.1, now)
+            .await
+            .expect("finish");
         assert!(round < 1_000, "the outbox never emptied");
     }
     assert_eq!(ids.len() as u64, tasks * events, "every row claimed once");
     for (key, seqs) in seen {
-        assert_eq!(seqs, (1..=events).collect::<Vec<_>>(), "{key:?} out of order");
+        assert_eq!(
+            seqs,
+            (1..=events).collect::<Vec<_>>(),
+            "{key:?} out of order"
+        );
     }
 }

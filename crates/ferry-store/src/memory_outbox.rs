@@ -177,7 +177,11 @@ impl Outbox {
             let Some(row) = row else {
                 continue;
             };
-            if row.lease.as_ref().is_none_or(|(lease, _)| *lease != done.lease) {
+            if row
+                .lease
+                .as_ref()
+                .is_none_or(|(lease, _)| *lease != done.lease)
+            {
                 continue;
             }
             row.lease = None;
@@ -217,11 +221,7 @@ impl Outbox {
         let Some(task) = self.tasks.get_mut(key) else {
             return false;
         };
-        let Some(row) = task
-            .rows
-            .iter_mut()
-            .find(|r| r.delivery.id == id)
-        else {
+        let Some(row) = task.rows.iter_mut().find(|r| r.delivery.id == id) else {
             return false;
         };
         row.lease = None;

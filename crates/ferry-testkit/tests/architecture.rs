@@ -36,9 +36,16 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     // The forms agent's MCP face knows the forms agent and MCP, not the A2A server.
     ("ferry-mcp", &["ferry-forms"]),
+    // Push deliveries dial through ferry-net (DESIGN "Push": delivery dials through it).
     (
         "ferry-server",
-        &["ferry-proto", "ferry-agent", "ferry-trust", "ferry-store"],
+        &[
+            "ferry-proto",
+            "ferry-agent",
+            "ferry-trust",
+            "ferry-store",
+            "ferry-net",
+        ],
     ),
     (
         "ferry-cdp-config",

@@ -193,6 +193,12 @@ pub(crate) fn json_answer(answer: &Answer, out: &mut Vec<u8>) -> Result<(), A2aE
         Answer::Task(task) => serde_json::to_writer(&mut *out, &task.view()),
         Answer::Tasks(page) => serde_json::to_writer(&mut *out, page),
         Answer::Card(card) => serde_json::to_writer(&mut *out, &**card),
+        Answer::PushConfig(config) => serde_json::to_writer(&mut *out, config),
+        Answer::PushConfigs(page) => serde_json::to_writer(&mut *out, page),
+        Answer::Deleted => {
+            out.extend_from_slice(b"{}");
+            Ok(())
+        }
         Answer::Stream(_) => {
             return Err(A2aError::internal("a stream is no unary answer"));
         }
@@ -220,7 +226,8 @@ async fn answer<C: Codec>(
         &service.declared_extensions,
         &service.required_extensions,
     )?;
-    let context = call::call_context(request.tenant().to_owned(), active, parts);
+    let mut context = call::call_context(request.tenant().to_owned(), active, parts);
+    context.v03 = C::V03;
     let operation = request.operation();
     let permit = operation
         .is_streaming()

@@ -5,7 +5,10 @@
 use crate::core::stream::TaskStream;
 #[cfg(any(feature = "v03", test))]
 use ferry_proto::SendMessageResponse;
-use ferry_proto::{AgentCard, ListTasksResponse, Message, Task, TaskView};
+use ferry_proto::{
+    AgentCard, ListTaskPushNotificationConfigsResponse, ListTasksResponse, Message, Task,
+    TaskPushNotificationConfig, TaskView,
+};
 use std::sync::Arc;
 
 /// The answer of one operation.
@@ -19,6 +22,13 @@ pub(crate) enum Answer {
     Tasks(ListTasksResponse),
     /// `GetExtendedAgentCard`.
     Card(Arc<AgentCard>),
+    /// `CreateTaskPushNotificationConfig`, `GetTaskPushNotificationConfig` (the token and
+    /// credentials left out).
+    PushConfig(TaskPushNotificationConfig),
+    /// `ListTaskPushNotificationConfigs`.
+    PushConfigs(ListTaskPushNotificationConfigsResponse),
+    /// `DeleteTaskPushNotificationConfig`: nothing (`google.protobuf.Empty`).
+    Deleted,
     /// `SendStreamingMessage`, `SubscribeToTask`: the task's events.
     Stream(TaskStream),
 }

@@ -20,6 +20,8 @@ pub(crate) struct CallContext {
     pub client: Option<std::net::IpAddr>,
     /// The last event a reconnecting subscriber saw (SSE `Last-Event-ID`).
     pub resume_after: Option<u64>,
+    /// The call spoke A2A v0.3 (its push configs get v0.3-shaped deliveries).
+    pub v03: bool,
 }
 
 /// What a caller may do, decided by the front door from the credentials it presented.

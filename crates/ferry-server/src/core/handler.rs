@@ -13,6 +13,7 @@ use crate::core::owner;
 use crate::core::stream::{Opening, TaskStream};
 use crate::core::turn::{TurnTarget, finish_turn, run_turn};
 use crate::core::turn_data::TurnDataSource;
+use crate::push::PushService;
 use ferry_agent::{AgentDescription, AgentExecutor, RequestContext, TurnData};
 use ferry_proto::{
     A2aError, A2aRequest, CancelTaskRequest, ErrorKind, GetTaskRequest, ListTasksRequest,
@@ -22,6 +23,8 @@ use ferry_proto::{
 use ferry_store::{ListQuery, StoreError, TaskKey};
 use std::sync::Arc;
 use std::time::Duration;
+
+mod push;
 
 /// Default ListTasks page size (spec §4.11).
 pub(crate) const DEFAULT_PAGE_SIZE: i32 = 50;
@@ -45,6 +48,9 @@ pub(crate) struct RequestHandler {
     /// Prefixed to the tenant of every task key, so that agents sharing one store never see
     /// each other's tasks (empty on a server of one agent).
     namespace: String,
+    /// Push notifications, when offered: the server's push service and this agent's card URL
+    /// (the issuer of its deliveries' signatures).
+    push: Option<(Arc<PushService>, String)>,
 }
 
 impl std::fmt::Debug for RequestHandler {
@@ -81,7 +87,20 @@ impl RequestHandler {
             description,
             config,
             namespace: String::new(),
+            push: None,
         }
+    }
+
+    /// Offers push notifications through `service`, signing as the agent whose card is at
+    /// `card_url`.
+    pub(crate) fn with_push(mut self, service: Arc<PushService>, card_url: String) -> Self {
+        self.push = Some((service, card_url));
+        self
+    }
+
+    /// Whether push notifications are offered (`capabilities.pushNotifications`).
+    pub(crate) fn pushes(&self) -> bool {
+        self.push.is_some()
     }
 
     /// Keeps this agent's tasks apart from other agents' in a shared store: every task key's
@@ -178,11 +197,18 @@ impl RequestHandler {
             A2aRequest::SubscribeToTask(r) => {
                 Answer::Stream(self.subscribe(call, &r, call.resume_after).await?)
             }
-            A2aRequest::CreateTaskPushNotificationConfig(_)
-            | A2aRequest::GetTaskPushNotificationConfig(_)
-            | A2aRequest::ListTaskPushNotificationConfigs(_)
-            | A2aRequest::DeleteTaskPushNotificationConfig(_) => {
-                return Err(self.push_config_unsupported());
+            A2aRequest::CreateTaskPushNotificationConfig(r) => {
+                Answer::PushConfig(self.create_push_config(call, r).await?)
+            }
+            A2aRequest::GetTaskPushNotificationConfig(r) => {
+                Answer::PushConfig(self.get_push_config(call, &r).await?)
+            }
+            A2aRequest::ListTaskPushNotificationConfigs(r) => {
+                Answer::PushConfigs(self.list_push_configs(call, &r).await?)
+            }
+            A2aRequest::DeleteTaskPushNotificationConfig(r) => {
+                self.delete_push_config(call, &r).await?;
+                Answer::Deleted
             }
             A2aRequest::GetExtendedAgentCard(_) => Answer::Card(self.extended_card()?),
         })
@@ -343,15 +369,19 @@ impl RequestHandler {
         self.check_accepting(call)?;
         let mut message = req.message;
         validate_message(&message)?;
-        let config = req.configuration.unwrap_or_default();
-        if config.task_push_notification_config.is_some() {
-            return Err(self.push_config_unsupported());
+        let mut config = req.configuration.unwrap_or_default();
+        let inline = config.task_push_notification_config.take();
+        if let Some(inline) = &inline {
+            self.check_push_config(inline)?;
         }
         let (live, is_new) = if message.task_id.is_empty() {
             (self.new_task(call, &mut message), true)
         } else {
             (self.existing_task(call, &mut message).await?, false)
         };
+        if let Some(inline) = inline {
+            self.register_inline(call, &live, is_new, inline).await?;
+        }
         if !is_new {
             wait_for_turn_end(&live).await;
         }

@@ -161,6 +161,9 @@ pub(crate) struct View {
     pub turns_finished: u64,
     /// Aborts the running turn.
     pub running: Option<tokio::task::AbortHandle>,
+    /// The push configs a new task arrives with (a send's inline config), stored with its
+    /// creation.
+    pub initial_push: Vec<ferry_store::push::PushConfig>,
     /// True once the task expired: it takes no more events.
     pub gone: bool,
     live: Option<broadcast::Sender<LiveItem>>,
@@ -185,6 +188,7 @@ impl View {
             turns_started: 0,
             turns_finished: 0,
             running: None,
+            initial_push: Vec::new(),
             gone: false,
             live: None,
         }
@@ -247,6 +251,9 @@ pub(crate) struct LiveTask {
     pub changed: Notify,
     /// Woken when no queued write is in flight any more.
     pub(crate) flushed: Notify,
+    /// The push deliverer's wake-up, once the task has push configs: woken when an event is
+    /// committed, so that its deliveries go at once (not at the deliverer's next look).
+    pub(crate) push_wake: std::sync::OnceLock<Arc<Notify>>,
     home: Weak<LiveTasks>,
 }
 
@@ -324,6 +331,7 @@ impl LiveTasks {
             writer: tokio::sync::Mutex::new(()),
             changed: Notify::new(),
             flushed: Notify::new(),
+            push_wake: std::sync::OnceLock::new(),
             home: Arc::downgrade(self),
         });
         shard.insert(key, Arc::downgrade(&live));

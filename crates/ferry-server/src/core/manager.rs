@@ -72,6 +72,11 @@ impl TaskManager {
         }
     }
 
+    /// The store.
+    pub(crate) fn store(&self) -> &Arc<dyn TaskStore> {
+        &self.store
+    }
+
     /// Now, in wall-clock milliseconds, as the injected clock sees it.
     pub(crate) fn now_ms(&self) -> u64 {
         let since = self
@@ -185,6 +190,11 @@ impl TaskManager {
     /// Tasks in the store, by state.
     pub(crate) async fn count_by_state(&self) -> Result<Vec<(TaskState, u64)>, StoreError> {
         self.store.count_by_state().await
+    }
+
+    /// The live task `key`, if something follows it now.
+    pub(crate) fn live(&self, key: &TaskKey) -> Option<Arc<LiveTask>> {
+        self.live.get(key)
     }
 
     /// Tasks followed in this process now.
@@ -338,8 +348,12 @@ impl TaskManager {
     ) -> Result<tokio::task::JoinHandle<()>, EmitError> {
         let creation = Stored::creation(task);
         let stored = self.stored(live, creation.task.clone(), 0);
+        let push = std::mem::take(&mut live.view.lock().initial_push);
         let queued = async {
-            let created = self.store.queue_create(stored.clone()).await?;
+            let created = self
+                .store
+                .queue_create_with_push(stored.clone(), push)
+                .await?;
             let appended = self
                 .store
                 .queue_append(&live.key, 0, creation.event.clone(), stored)
@@ -378,12 +392,23 @@ impl TaskManager {
         event: &Arc<Event>,
         stored: StoredTask,
     ) -> Result<u64, StoreError> {
-        let mut created = self.store.create(stored.clone()).await;
+        let push = std::mem::take(&mut live.view.lock().initial_push);
+        let create = |push: Vec<ferry_store::push::PushConfig>| async {
+            if push.is_empty() {
+                self.store.create(stored.clone()).await
+            } else {
+                self.store
+                    .queue_create_with_push(stored.clone(), push)
+                    .await?
+                    .await
+            }
+        };
+        let mut created = create(push.clone()).await;
         if matches!(created, Err(StoreError::Full { .. })) {
             if let Err(e) = self.sweep().await {
                 tracing::warn!(error = %e, "expiring tasks to make room failed");
             }
-            created = self.store.create(stored.clone()).await;
+            created = create(push).await;
         }
         created?;
         self.store.append(&live.key, 0, event.clone(), stored).await
@@ -663,6 +688,11 @@ fn settle(
     }
     if change.creates {
         view.publish_queued = false;
+    }
+    if outcome.is_ok()
+        && let Some(wake) = live.push_wake.get()
+    {
+        wake.notify_one();
     }
     let result = match outcome {
         Ok(seq) => {

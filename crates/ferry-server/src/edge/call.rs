@@ -24,6 +24,7 @@ pub(crate) fn call_context(tenant: String, extensions: Vec<String>, parts: &Part
             .unwrap_or_default(),
         client: parts.extensions.get::<ClientAddr>().map(|c| c.0.ip()),
         resume_after: last_event_id(&parts.headers),
+        v03: false,
     }
 }
 

@@ -80,4 +80,6 @@ pub(crate) struct ServerState {
     pub(crate) jwks: Option<bytes::Bytes>,
     /// The advertised base URL (no trailing slash).
     pub(crate) base_url: String,
+    /// Push notifications, when offered.
+    pub(crate) push: Option<Arc<crate::push::PushService>>,
 }

@@ -17,6 +17,9 @@ use crate::edge::metrics::Metrics;
 use crate::edge::service::{AgentService, ServerState};
 use crate::error::ServerError;
 use crate::extension::ServerExtension;
+use crate::push::PushService;
+use crate::push::deliver::Deliverer;
+use crate::push::send::Sender;
 use crate::signing::{self, JWKS_PATH};
 use axum::Router;
 use ferry_agent::AgentExecutor;
@@ -98,6 +101,8 @@ struct Shared<'a> {
     base_url: &'a str,
     /// The server's own extensions (every agent has them).
     extensions: &'a [Arc<dyn ServerExtension>],
+    /// Push notifications, when offered.
+    push: Option<&'a Arc<PushService>>,
 }
 
 impl A2aServerBuilder {
@@ -186,6 +191,7 @@ impl A2aServerBuilder {
         let metrics = Arc::new(Metrics::default());
         let front_door = front_door(&config, &metrics, &clock)?;
         let (keys, jwks) = signing_material(&config)?;
+        let (push, deliverer) = push_service(&config, &manager)?.unzip();
         let config = Arc::new(config);
         let closing = Arc::new(tokio::sync::watch::channel(false).0);
         let shared = Shared {
@@ -198,6 +204,7 @@ impl A2aServerBuilder {
             limits: BodyLimits::of(&config),
             base_url: &base_url,
             extensions: &extensions,
+            push: push.as_ref(),
         };
         let (hosted, agent_routes) =
             build_agents(agents, &shared, several, default_agent.as_deref())?;
@@ -217,6 +224,7 @@ impl A2aServerBuilder {
             closing,
             jwks,
             base_url,
+            push,
         });
         let routes = router(&server, agent_routes, server_routes);
         Ok(A2aServer {
@@ -225,6 +233,7 @@ impl A2aServerBuilder {
             routes,
             local_addr,
             tls,
+            deliverer,
         })
     }
 }
@@ -361,6 +370,43 @@ fn signing_material(
     Ok((keys, Some(jwks)))
 }
 
+/// Push notifications, when the configuration offers them and the store keeps configs: the
+/// service the handlers share, and the deliverer that [`A2aServer::run`] starts. Deliveries
+/// are signed with the first signing key, if any.
+fn push_service(
+    config: &ServerConfig,
+    manager: &Arc<TaskManager>,
+) -> Result<Option<(Arc<PushService>, Deliverer)>, ServerError> {
+    if !config.push.enabled || manager.store().push().is_none() {
+        return Ok(None);
+    }
+    let client = crate::push::send::client(&config.push)
+        .map_err(|e| ServerError::Push(format!("the delivery client: {e}")))?;
+    let key = config
+        .signing_keys
+        .first()
+        .map(signing::load_signing_key)
+        .transpose()?;
+    let sender = Sender::new(client, key.map(Arc::new));
+    let service = Arc::new(PushService {
+        settings: config.push.clone(),
+        sender: sender.clone(),
+        wake: Arc::new(tokio::sync::Notify::new()),
+        metrics: Arc::default(),
+    });
+    let clock = manager.clone();
+    let deliverer = Deliverer {
+        store: manager.store().clone(),
+        sender,
+        settings: config.push.clone(),
+        wake: service.wake.clone(),
+        metrics: service.metrics.clone(),
+        now_ms: Arc::new(move || clock.now_ms()),
+        lease: uuid::Uuid::new_v4().simple().to_string(),
+    };
+    Ok(Some((service, deliverer)))
+}
+
 /// Each agent's service and routes, in the order they were added.
 fn build_agents(
     agents: Vec<AgentMount>,
@@ -479,6 +525,9 @@ fn build_agent(
     } else {
         shared.base_url.to_owned()
     };
+    if let Some(push) = shared.push {
+        handler = handler.with_push(push.clone(), ferry_proto::card_url(&card_base));
+    }
     let mut entries = Vec::new();
     let mut extension_routes = Router::new();
     for extension in shared.extensions.iter().chain(&extensions) {
@@ -490,7 +539,8 @@ fn build_agent(
     for extension in &extensions {
         extension_routes = extension_routes.merge(extension.clone().routes(shared.limits));
     }
-    let card = build_card(handler.description(), &config, &card_base, &entries);
+    let mut card = build_card(handler.description(), &config, &card_base, &entries);
+    card.capabilities.push_notifications = Some(handler.pushes());
     let extended = match card::extended_card(&card, handler.description(), &config)? {
         Some(extended) => Some(signing::sign(extended, shared.keys)?),
         None => None,

@@ -32,6 +32,8 @@ pub struct A2aServer {
     local_addr: SocketAddr,
     /// The TLS setup, on a server that serves TLS.
     tls: Option<Arc<tls::Tls>>,
+    /// The push deliverer, started by `run`, when push notifications are offered.
+    deliverer: Option<crate::push::deliver::Deliverer>,
 }
 
 impl std::fmt::Debug for A2aServer {
@@ -89,7 +91,13 @@ impl A2aServer {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServerError> {
+        let deliverer = self
+            .deliverer
+            .map(|deliverer| tokio::spawn(deliverer.run(self.server.closing.subscribe())));
         serve::serve(self.listener, self.server, self.routes, self.tls, shutdown).await;
+        if let Some(deliverer) = deliverer {
+            deliverer.abort();
+        }
         Ok(())
     }
 }

@@ -151,9 +151,16 @@ async fn metrics_text(
         tracing::warn!(error = %e, "counting tasks for the metrics failed");
         Vec::new()
     });
-    let body = server
+    let mut body = server
         .metrics
         .render(open, &counts, server.manager.live_count());
+    if let (Some(push), Some(outbox)) = (&server.push, server.manager.store().push()) {
+        let counts = outbox.count_deliveries().await.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "counting push deliveries for the metrics failed");
+            Default::default()
+        });
+        push.metrics.render(&mut body, counts.pending, counts.dead);
+    }
     let mut response = Response::new(axum::body::Body::from(body));
     response.headers_mut().insert(
         header::CONTENT_TYPE,

@@ -176,8 +176,8 @@ async fn security_is_consistent() {
     }
 }
 
-/// Capabilities say what the server implements: streaming as the agent declares, no push, no
-/// extended card; declared and configured-required extensions.
+/// Capabilities say what the server implements: streaming as the agent declares, push (the
+/// store keeps configs), no extended card; declared and configured-required extensions.
 async fn capabilities_match_the_server() {
     let config = ServerConfig {
         required_extensions: vec!["urn:ferry:test:required".into()],
@@ -186,11 +186,7 @@ async fn capabilities_match_the_server() {
     let (srv, _) = TestServer::scripted_with(config).await;
     let caps = card(&srv).await["capabilities"].clone();
     assert_eq!(caps["streaming"], true);
-    assert_ne!(
-        caps.get("pushNotifications"),
-        Some(&Value::Bool(true)),
-        "{caps}"
-    );
+    assert_eq!(caps["pushNotifications"], true, "{caps}");
     assert_ne!(
         caps.get("extendedAgentCard"),
         Some(&Value::Bool(true)),

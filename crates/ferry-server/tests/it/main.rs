@@ -23,6 +23,8 @@ mod streaming;
 mod tasks;
 // A2A-Version, A2A-Extensions, and the capabilities the card does not declare.
 mod service;
+// Push-notification configs: the four operations, their checks and limits.
+mod push_configs;
 // The bounded store and graceful shutdown.
 mod lifecycle;
 // The same streams over a store that commits events together (SQLite).

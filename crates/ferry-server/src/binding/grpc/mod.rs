@@ -101,6 +101,13 @@ impl Codec for Grpc {
             Answer::Task(task) => frame::unary(&pb::Task::from(task.view())),
             Answer::Tasks(page) => frame::unary(&pb::ListTasksResponse::from(&page)),
             Answer::Card(card) => frame::unary(&pb::AgentCard::from(&*card)),
+            Answer::PushConfig(config) => {
+                frame::unary(&pb::TaskPushNotificationConfig::from(&config))
+            }
+            Answer::PushConfigs(page) => {
+                frame::unary(&pb::ListTaskPushNotificationConfigsResponse::from(&page))
+            }
+            Answer::Deleted => frame::unary(&()),
             Answer::Stream(_) => {
                 return Err(A2aError::internal(format!(
                     "{} answered with a stream",

@@ -180,6 +180,9 @@ fn result(answer: V03Answer) -> Result<Vec<u8>, A2aError> {
         V03Answer::Sent(event) => to_vec(&event),
         V03Answer::Task(task) => to_vec(&task),
         V03Answer::Card(card) => to_vec(&card),
+        V03Answer::PushConfig(config) => to_vec(&config),
+        V03Answer::PushConfigs(configs) => to_vec(&configs),
+        V03Answer::Deleted => Ok(b"null".to_vec()),
     }
 }
 

@@ -57,6 +57,12 @@ pub(crate) enum V03Answer {
     Task(wire::Task),
     /// The extended card, with v0.3's members.
     Card(Map<String, Value>),
+    /// `tasks/pushNotificationConfig/set` and `get`.
+    PushConfig(wire::TaskPushNotificationConfig),
+    /// `tasks/pushNotificationConfig/list`.
+    PushConfigs(Vec<wire::TaskPushNotificationConfig>),
+    /// `tasks/pushNotificationConfig/delete`: nothing.
+    Deleted,
 }
 
 /// The v0.3 answer of a unary `method`, from the handler's typed answer.
@@ -72,6 +78,16 @@ pub(crate) fn answer(
         (Method::TasksGet | Method::TasksCancel, Answer::Task(task)) => {
             V03Answer::Task(convert::task_from_v1(&task.to_task()))
         }
+        (Method::PushConfigSet | Method::PushConfigGet, Answer::PushConfig(config)) => {
+            V03Answer::PushConfig(convert::push_config_from_v1(&config))
+        }
+        (Method::PushConfigList, Answer::PushConfigs(page)) => V03Answer::PushConfigs(
+            page.configs
+                .iter()
+                .map(convert::push_config_from_v1)
+                .collect(),
+        ),
+        (Method::PushConfigDelete, Answer::Deleted) => V03Answer::Deleted,
         (Method::GetAuthenticatedExtendedCard, Answer::Card(card)) => {
             let mut served = match serde_json::to_value(&*card) {
                 Ok(Value::Object(m)) => m,

@@ -194,6 +194,9 @@ fn proto_json(answer: V03Answer) -> Value {
         V03Answer::Sent(event) => rest::event_to_rest(&event),
         V03Answer::Task(task) => rest::task_to_rest(&task),
         V03Answer::Card(card) => Value::Object(card),
+        V03Answer::PushConfig(config) => rest::push_config_to_rest(&config),
+        V03Answer::PushConfigs(configs) => rest::push_configs_to_rest(&configs, ""),
+        V03Answer::Deleted => Value::Object(serde_json::Map::new()),
     }
 }
 
