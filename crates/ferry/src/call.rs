@@ -25,7 +25,7 @@ use std::time::Duration;
 use tracing::Instrument;
 
 /// Flags every calling command shares.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub(crate) struct ClientFlags {
     /// Bearer token for the agent (prefer FERRY_TOKEN: command lines are visible to others).
     #[arg(long, env = "FERRY_TOKEN", hide_env_values = true, global = true)]
@@ -251,6 +251,23 @@ enum PushAction {
         /// The task id.
         task: String,
         /// The config id.
+        id: String,
+    },
+    /// Show a task's push deliveries on a ferry server: each one's id, config, event, status
+    /// (pending, delivered, dead), attempts and last error.
+    Deliveries {
+        /// The agent.
+        url: String,
+        /// The task id.
+        task: String,
+    },
+    /// Send a delivery again (a dead one, or one the receiver lost), on a ferry server.
+    Redeliver {
+        /// The agent.
+        url: String,
+        /// The task id.
+        task: String,
+        /// The delivery id (from `deliveries`).
         id: String,
     },
 }
@@ -718,7 +735,12 @@ pub(crate) fn push(args: PushArgs, otlp: &OtlpSettings) -> anyhow::Result<()> {
         PushAction::Get { .. } => "get",
         PushAction::List { .. } => "list",
         PushAction::Delete { .. } => "delete",
+        PushAction::Deliveries { .. } => "deliveries",
+        PushAction::Redeliver { .. } => "redeliver",
     };
+    // ferry's delivery routes sit beside the HTTP+JSON binding.
+    let mut rest_flags = args.flags.clone();
+    rest_flags.binding = Some(BindingName::Rest);
     let root = || {
         tracing::info_span!(
             "ferry.push-config",
@@ -789,8 +811,56 @@ pub(crate) fn push(args: PushArgs, otlp: &OtlpSettings) -> anyhow::Result<()> {
                 }
                 Ok(())
             }
+            PushAction::Deliveries { url, task } => {
+                let listed = with_agent(&rest_flags, &url, async |client| {
+                    Ok(client.push_deliveries(&task).await?)
+                })
+                .await?;
+                print_deliveries(&listed, output)
+            }
+            PushAction::Redeliver { url, task, id } => {
+                with_agent(&rest_flags, &url, async |client| {
+                    Ok(client.redeliver_push(&task, &id).await?)
+                })
+                .await?;
+                match output {
+                    OutputFormat::Json => crate::out(format_args!("{{}}"))?,
+                    OutputFormat::Text => {
+                        crate::out(format_args!("delivery {id} is pending again"))?
+                    }
+                }
+                Ok(())
+            }
         }
     })
+}
+
+/// A task's deliveries: one line each (or the server's JSON).
+fn print_deliveries(listed: &serde_json::Value, output: OutputFormat) -> anyhow::Result<()> {
+    if output == OutputFormat::Json {
+        return crate::out(format_args!("{listed}"));
+    }
+    let rows = listed["deliveries"].as_array().cloned().unwrap_or_default();
+    if rows.is_empty() {
+        return crate::out(format_args!("no deliveries"));
+    }
+    crate::out(format_args!(
+        "{:<32}  {:<16}  {:>4}  {:<9}  {:>8}  last error",
+        "delivery", "config", "seq", "status", "attempts"
+    ))?;
+    for d in rows {
+        let text = |k: &str| d[k].as_str().unwrap_or_default().to_owned();
+        crate::out(format_args!(
+            "{:<32}  {:<16}  {:>4}  {:<9}  {:>8}  {}",
+            text("id"),
+            text("configId"),
+            d["seq"],
+            text("status"),
+            d["attempts"],
+            text("lastError"),
+        ))?;
+    }
+    Ok(())
 }
 
 /// Printing push configs without their credentials.

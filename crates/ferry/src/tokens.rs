@@ -15,7 +15,7 @@ use std::path::PathBuf;
 pub(crate) const CLIENT_SECRET_VAR: &str = "FERRY_CLIENT_SECRET";
 
 /// How the CLI gets tokens from a provider.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub(crate) struct TokenFlags {
     /// Get tokens from the agent's OpenID provider as this client: by client credentials
     /// when FERRY_CLIENT_SECRET is set, else those `ferry login` got.

@@ -405,6 +405,51 @@ impl A2aClient {
         .await
     }
 
+    /// The push deliveries of a task, as a ferry server keeps them (ferry's own route on its
+    /// HTTP+JSON interface, `GET …/tasks/{id}/pushNotificationDeliveries`): each one's id,
+    /// config, event sequence number, status, attempts and last error.
+    pub async fn push_deliveries(&self, task_id: &str) -> Result<Value, ClientError> {
+        let path = format!("/tasks/{}/pushNotificationDeliveries", encode(task_id));
+        self.ferry_route(reqwest::Method::GET, &path).await
+    }
+
+    /// Sends a push delivery of a task again (ferry's own route, `POST
+    /// …/tasks/{id}/pushNotificationDeliveries/{delivery}/redeliver`): pending at once, its
+    /// attempts counted afresh.
+    pub async fn redeliver_push(
+        &self,
+        task_id: &str,
+        delivery_id: &str,
+    ) -> Result<(), ClientError> {
+        let path = format!(
+            "/tasks/{}/pushNotificationDeliveries/{}/redeliver",
+            encode(task_id),
+            encode(delivery_id)
+        );
+        self.ferry_route(reqwest::Method::POST, &path)
+            .await
+            .map(drop)
+    }
+
+    /// A call of one of ferry's own routes beside the HTTP+JSON binding's.
+    async fn ferry_route(&self, method: reqwest::Method, path: &str) -> Result<Value, ClientError> {
+        if self.endpoint.binding != Binding::HttpJson {
+            return Err(ClientError::Decode(
+                "push deliveries are read over the agent's HTTP+JSON interface; connect with that binding"
+                    .to_owned(),
+            ));
+        }
+        let request = self
+            .http
+            .request(method, self.rest_url(path))
+            .headers(crate::trace::outgoing_headers(&self.headers))
+            .timeout(self.timeout);
+        let response = request.send().await.map_err(ClientError::from_reqwest)?;
+        let status = response.status().as_u16();
+        let bytes = read_capped(response, self.max_response_bytes).await?;
+        decode_answer(self.endpoint.binding, status, &bytes)
+    }
+
     /// `GetExtendedAgentCard` (needs the credentials the public card asks for).
     pub async fn extended_card(&self) -> Result<AgentCard, ClientError> {
         let req = GetExtendedAgentCardRequest {

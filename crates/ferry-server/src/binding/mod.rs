@@ -10,6 +10,7 @@
 //! handler's.
 
 pub mod decode;
+pub(crate) mod deliveries;
 #[cfg(feature = "grpc")]
 pub(crate) mod grpc;
 pub(crate) mod jsonrpc;

@@ -4,7 +4,7 @@
 use super::probes;
 #[cfg(feature = "grpc")]
 use crate::binding::grpc;
-use crate::binding::{jsonrpc, rest};
+use crate::binding::{deliveries, jsonrpc, rest};
 use crate::card::WELL_KNOWN_CARD_PATH;
 use crate::edge::front_door::{self, AgentScope};
 use crate::edge::metrics::CallLabel;
@@ -35,6 +35,14 @@ pub(super) fn agent_routes(state: &Arc<AgentService>) -> Router {
         .route(rpc, post(jsonrpc::handle))
         // Clients that join the interface URL with "/" (httpx base_url does) post here.
         .route(&format!("{rpc}/"), post(jsonrpc::handle))
+        .route(
+            &format!("{rest}/tasks/{{task}}/pushNotificationDeliveries"),
+            get(deliveries::list),
+        )
+        .route(
+            &format!("{rest}/tasks/{{task}}/pushNotificationDeliveries/{{delivery}}/redeliver"),
+            post(deliveries::redeliver),
+        )
         .route(&format!("{rest}/{{*path}}"), any(rest::handle));
     // Clients given only the base URL post JSON-RPC to it (the official SDKs' servers answer
     // there), whatever path the card names.

@@ -25,6 +25,8 @@ mod tasks;
 mod service;
 // Push-notification configs: the four operations, their checks and limits.
 mod push_configs;
+// Push deliveries to real receivers: retries, order, dead letters, refused addresses.
+mod push_delivery;
 // The bounded store and graceful shutdown.
 mod lifecycle;
 // The same streams over a store that commits events together (SQLite).

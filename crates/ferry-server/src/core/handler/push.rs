@@ -260,3 +260,49 @@ fn page_start(token: &str) -> Option<usize> {
         .parse()
         .ok()
 }
+
+/// ferry's own reads and writes of a task's push deliveries (beside the A2A operations).
+impl RequestHandler {
+    /// The deliveries of the task `task_id` (the caller must see the task), oldest first.
+    pub(crate) async fn push_deliveries(
+        &self,
+        call: &CallContext,
+        task_id: &str,
+    ) -> Result<Vec<ferry_store::push::Delivery>, A2aError> {
+        call.access
+            .authorize(ferry_proto::Operation::ListTaskPushNotificationConfigs)?;
+        self.push_service()?;
+        let key = self.visible_task(call, task_id).await?;
+        self.push_store()?
+            .list_deliveries(&key)
+            .await
+            .map_err(store_error)
+    }
+
+    /// Sends the delivery `id` of the task `task_id` again (pending at once).
+    pub(crate) async fn redeliver_push(
+        &self,
+        call: &CallContext,
+        task_id: &str,
+        id: &str,
+    ) -> Result<(), A2aError> {
+        call.access
+            .authorize(ferry_proto::Operation::CreateTaskPushNotificationConfig)?;
+        let (service, _) = self.push_service()?;
+        let key = self.visible_task(call, task_id).await?;
+        let found = self
+            .push_store()?
+            .redeliver(&key, id)
+            .await
+            .map_err(store_error)?;
+        if !found {
+            return Err(A2aError::new(
+                ErrorKind::TaskNotFound,
+                format!("task {task_id:?} has no push delivery {id:?}"),
+            )
+            .with_meta("taskId", task_id));
+        }
+        service.wake.notify_one();
+        Ok(())
+    }
+}
