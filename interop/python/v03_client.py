@@ -22,15 +22,16 @@ Checks, in order:
   ``tasks/resubscribe`` follows the task while ``tasks/cancel`` cancels it, and
   the resubscription ends with a final ``canceled`` status; ``tasks/get`` then
   says canceled and returns the history;
-* ``tasks/get`` of an unknown id is JSON-RPC error -32001, and
-  ``tasks/pushNotificationConfig/set`` is -32003 (this server sends none);
+* ``tasks/get`` of an unknown id is JSON-RPC error -32001;
+  ``tasks/pushNotificationConfig/set`` gives an id and ``get`` shows the config
+  without its token; a loopback webhook is refused (-32602);
 * no request carried an ``A2A-Version`` header (v0.3 clients send none).
 
 With ``--transport HTTP+JSON`` the same checks run over v0.3's REST binding
 (``/v1/message:send`` and friends under the card's HTTP+JSON interface, v0.3
 ProtoJSON bodies): the card must list that interface, and the two errors are
-HTTP statuses (404 for the unknown task, 400 for the push config) instead of
-JSON-RPC codes.
+HTTP statuses (404 for the unknown task, 400 for the loopback webhook) instead
+of JSON-RPC codes.
 
 Usage::
 
@@ -51,6 +52,7 @@ from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
 from a2a.client.errors import A2AClientHTTPError, A2AClientJSONRPCError
 from a2a.types import (
     DataPart,
+    GetTaskPushNotificationConfigParams,
     Message,
     Part,
     PushNotificationConfig,
@@ -231,6 +233,24 @@ async def run(base_url: str, transport: str) -> None:
         except (A2AClientJSONRPCError, A2AClientHTTPError) as e:
             code = error_code(e, rest)
             check(code == not_found, f"tasks/get unknown: {not_found} ({code})")
+        made = await unary.set_task_callback(
+            TaskPushNotificationConfig(
+                task_id=held.id,
+                push_notification_config=PushNotificationConfig(
+                    url="https://hooks.example/a2a", token="v03-token"
+                ),
+            )
+        )
+        config_id = made.push_notification_config.id
+        check(bool(config_id), f"pushNotificationConfig/set gives an id ({config_id})")
+        got = await unary.get_task_callback(
+            GetTaskPushNotificationConfigParams(id=held.id, push_notification_config_id=config_id)
+        )
+        check(
+            got.push_notification_config.url == "https://hooks.example/a2a"
+            and not got.push_notification_config.token,
+            f"pushNotificationConfig/get shows the config without its token ({got})",
+        )
         try:
             await unary.set_task_callback(
                 TaskPushNotificationConfig(
@@ -238,10 +258,11 @@ async def run(base_url: str, transport: str) -> None:
                     push_notification_config=PushNotificationConfig(url="http://127.0.0.1:9/hook"),
                 )
             )
-            check(False, "tasks/pushNotificationConfig/set fails on this server")
+            check(False, "a loopback webhook is refused on this server")
         except (A2AClientJSONRPCError, A2AClientHTTPError) as e:
             code = error_code(e, rest)
-            check(code == unsupported, f"pushNotificationConfig/set: {unsupported} ({code})")
+            invalid = 400 if rest else -32602
+            check(code == invalid, f"pushNotificationConfig/set loopback: {invalid} ({code})")
 
     check(
         all(v is None for v in seen_versions),

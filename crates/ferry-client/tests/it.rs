@@ -86,20 +86,25 @@ async fn every_operation_over_every_binding() {
         let config = ferry_proto::TaskPushNotificationConfig {
             task_id: task.id.to_string(),
             url: "https://example.com/hook".into(),
+            token: "client-token".into(),
             ..Default::default()
         };
-        match client.create_push_config(config).await {
-            Err(ClientError::Protocol(e)) => {
-                assert_eq!(e.kind, ErrorKind::PushNotificationNotSupported)
-            }
-            other => panic!("{binding:?}: {other:?}"),
-        }
-        match client.delete_push_config(&task.id, "c1").await {
-            Err(ClientError::Protocol(e)) => {
-                assert_eq!(e.kind, ErrorKind::PushNotificationNotSupported)
-            }
-            other => panic!("{binding:?}: {other:?}"),
-        }
+        let made = client.create_push_config(config).await.expect("create");
+        assert!(!made.id.is_empty(), "{binding:?}: an id is given");
+        assert!(
+            made.token.is_empty(),
+            "{binding:?}: the token is write-only"
+        );
+        let listed = client.list_push_configs(&task.id).await.expect("list");
+        assert_eq!(listed.configs.len(), 1, "{binding:?}");
+        client
+            .delete_push_config(&task.id, &made.id)
+            .await
+            .expect("delete");
+        client
+            .delete_push_config(&task.id, &made.id)
+            .await
+            .expect("deleting twice is fine");
         match client.extended_card().await {
             Err(ClientError::Protocol(e)) => assert_eq!(e.kind, ErrorKind::UnsupportedOperation),
             other => panic!("{binding:?}: {other:?}"),

@@ -124,6 +124,20 @@ pub(crate) struct ServeArgs {
     /// Allow a provider on a loopback or private address, over http too (tests, intranets).
     #[arg(long)]
     oidc_allow_private: bool,
+    /// Allow push webhooks on loopback, private and link-local addresses (plain http to
+    /// loopback names too): tests and intranets. Metadata addresses stay refused.
+    #[arg(long)]
+    push_allow_private: bool,
+    /// Attempts of one push delivery before it is dead (default 10).
+    #[arg(long, value_name = "N")]
+    push_max_attempts: Option<u32>,
+    /// Seconds after its first attempt when a failing push delivery is dead (default 86400;
+    /// 0: only the attempts count).
+    #[arg(long, value_name = "SECS")]
+    push_max_age: Option<u64>,
+    /// Seconds one push attempt may take (default 10).
+    #[arg(long, value_name = "SECS")]
+    push_timeout: Option<u64>,
     /// Serve TLS with this certificate chain (PEM; needs --tls-key). Read again when it
     /// changes.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
@@ -269,6 +283,20 @@ impl ServeArgs {
         }
     }
 
+    /// The push flags over the file's `[push]`.
+    fn apply_push(&self, push: &mut ferry_server::PushSettings) {
+        push.allow_private |= self.push_allow_private;
+        if let Some(n) = self.push_max_attempts {
+            push.max_attempts = n;
+        }
+        if let Some(secs) = self.push_max_age {
+            push.max_age_secs = secs;
+        }
+        if let Some(secs) = self.push_timeout {
+            push.timeout_secs = secs;
+        }
+    }
+
     /// The provider flags over the file's `[auth.oidc]`: an issuer flag sets up a provider
     /// (keeping the file's other settings), the others amend it.
     fn apply_oidc(&self, auth: &mut ferry_server::AuthConfig) {
@@ -362,6 +390,7 @@ impl ServeArgs {
         );
         c.allow_anonymous |= self.allow_anonymous;
         self.apply_oidc(&mut c.auth);
+        self.apply_push(&mut c.push);
         self.apply_tls(&mut c.tls);
         c.allowed_hosts.extend(self.allowed_hosts.iter().cloned());
         c.allowed_origins
