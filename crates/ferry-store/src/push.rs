@@ -17,7 +17,7 @@
 //! not claimed by another until the lease runs out (several processes on one database never
 //! send a row twice at once). Deliveries, like configs, go with their task.
 
-use crate::store::StoreFuture;
+use crate::StoreFuture;
 use crate::types::TaskKey;
 use bytes::Bytes;
 use std::sync::Arc;
