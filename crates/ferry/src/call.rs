@@ -131,6 +131,13 @@ pub(crate) struct SendArgs {
     /// agents pick their behaviour by it (e.g. the conformance kit's `tck-…` prefixes).
     #[arg(long, value_name = "ID")]
     message_id: Option<String>,
+    /// Register this webhook for the task's push notifications with the message (inline, so
+    /// that even the task's first event is delivered).
+    #[arg(long, value_name = "URL")]
+    webhook: Option<String>,
+    /// The token the agent sends with each notification to --webhook.
+    #[arg(long, value_name = "TOKEN", requires = "webhook")]
+    webhook_token: Option<String>,
     #[command(flatten)]
     flags: ClientFlags,
 }
@@ -481,9 +488,15 @@ fn send_request(args: &SendArgs) -> anyhow::Result<SendMessageRequest> {
     let mut message = Message::user(message_id, parts);
     message.task_id = args.task.clone().unwrap_or_default();
     message.context_id = args.context.clone().unwrap_or_default();
+    let push = args.webhook.clone().map(|url| TaskPushNotificationConfig {
+        url,
+        token: args.webhook_token.clone().unwrap_or_default(),
+        ..TaskPushNotificationConfig::default()
+    });
     let configuration = SendMessageConfiguration {
         history_length: args.history,
         return_immediately: args.asynchronous,
+        task_push_notification_config: push,
         ..SendMessageConfiguration::default()
     };
     Ok(SendMessageRequest {
@@ -845,18 +858,18 @@ fn print_deliveries(listed: &serde_json::Value, output: OutputFormat) -> anyhow:
         return crate::out(format_args!("no deliveries"));
     }
     crate::out(format_args!(
-        "{:<32}  {:<16}  {:>4}  {:<9}  {:>8}  last error",
+        "{:<32}  {:<36}  {:>4}  {:<9}  {:>8}  last error",
         "delivery", "config", "seq", "status", "attempts"
     ))?;
     for d in rows {
         let text = |k: &str| d[k].as_str().unwrap_or_default().to_owned();
         crate::out(format_args!(
-            "{:<32}  {:<16}  {:>4}  {:<9}  {:>8}  {}",
+            "{:<32}  {:<36}  {:>4}  {:<9}  {:>8}  {}",
             text("id"),
             text("configId"),
-            d["seq"],
+            d["seq"].as_u64().unwrap_or_default(),
             text("status"),
-            d["attempts"],
+            d["attempts"].as_u64().unwrap_or_default(),
             text("lastError"),
         ))?;
     }

@@ -302,8 +302,9 @@ impl Receiver {
             ""
         };
         let id = delivery["deliveryId"].as_str().unwrap_or("-");
-        let line = format!("delivery {id}: {kind} task {task} {state}{signed}");
-        self.show_line(delivery.clone(), line.trim_end());
+        let what = format!("{kind} {state}");
+        let line = format!("delivery {id}: task {task}: {}{signed}", what.trim_end());
+        self.show_line(delivery.clone(), &line);
     }
 
     fn show_line(&self, json: Value, text: &str) {
