@@ -24,6 +24,10 @@ Scenarios (the server side contract; see ``crates/ferry/tests/interop_python.rs`
     GetTask, ListTasks by contextId, SubscribeToTask from a second client while
     a follow-up message completes the task, CancelTask, and the typed errors for
     a second cancel and an unknown task id.
+``push``  (``ferry serve --agent echo``)
+    A push config inline with a send, then Create (with an id and credentials),
+    Get and List (neither token nor credentials shown back), Delete twice, and
+    Get of the deleted config is TaskNotFoundError.
 
 Every HTTP request made by the SDK (card fetch included) is observed through an
 httpx event hook: it must carry ``A2A-Version: 1.0`` (the SDK adds the header
@@ -66,15 +70,21 @@ from a2a.client import A2ACardResolver, Client, ClientConfig, ClientFactory
 from a2a.helpers import get_data_parts, get_text_parts, new_data_part, new_text_part
 from a2a.types.a2a_pb2 import (
     AgentCard,
+    AuthenticationInfo,
     CancelTaskRequest,
+    DeleteTaskPushNotificationConfigRequest,
+    GetTaskPushNotificationConfigRequest,
     GetTaskRequest,
+    ListTaskPushNotificationConfigsRequest,
     ListTasksRequest,
     Message,
     Role,
+    SendMessageConfiguration,
     SendMessageRequest,
     StreamResponse,
     SubscribeToTaskRequest,
     Task,
+    TaskPushNotificationConfig,
     TaskState,
 )
 from a2a.utils.constants import VERSION_HEADER, TransportProtocol
@@ -86,7 +96,7 @@ BINDINGS = (TransportProtocol.JSONRPC.value, TransportProtocol.HTTP_JSON.value, 
 GRPC = TransportProtocol.GRPC.value
 # Every gRPC call of the binding is a method of this service.
 GRPC_SERVICE_PREFIX = "/lf.a2a.v1.A2AService/"
-SCENARIOS = ("echo", "turns", "tasks")
+SCENARIOS = ("echo", "turns", "tasks", "push")
 # Per-step limit for waiting on a stream event or a stream end; the overall
 # scenario limit is --timeout.
 STEP_TIMEOUT = 10.0
@@ -571,7 +581,76 @@ async def scenario_tasks(h: Harness) -> None:
     expect_error(err, TaskNotFoundError, "GetTask of an unknown id", grpc_code="NOT_FOUND" if on_grpc else None)
 
 
-SCENARIO_FUNCS = {"echo": scenario_echo, "turns": scenario_turns, "tasks": scenario_tasks}
+async def scenario_push(h: Harness) -> None:
+    """Push-notification configs: one inline with a send, then create, get, list, delete."""
+    assert h.card is not None
+    check(h.card.capabilities.push_notifications, "agent card declares capabilities.pushNotifications")
+    client = h.client(streaming=False)
+    hook = "https://hooks.invalid/a2a"
+
+    # 1. Inline, with the send that creates the task.
+    inline = TaskPushNotificationConfig(url=hook, token="inline-token")
+    request = SendMessageRequest(
+        message=user_message(f"push-{uuid.uuid4()}", [new_text_part("notify me")]),
+        configuration=SendMessageConfiguration(task_push_notification_config=inline),
+    )
+    events = [e async for e in client.send_message(request)]
+    check(len(events) == 1 and events[0].HasField("task"), "SendMessage with an inline config returned a Task")
+    tid = events[0].task.id
+    listed = await client.list_task_push_notification_configs(ListTaskPushNotificationConfigsRequest(task_id=tid))
+    check(
+        [(c.url, c.task_id) for c in listed.configs] == [(hook, tid)],
+        "ListTaskPushNotificationConfigs shows the inline config",
+        list(listed.configs),
+    )
+    check(not listed.configs[0].token, "the inline config's token is not shown back")
+
+    # 2. Create with an id and credentials, get, list, delete twice.
+    made = await client.create_task_push_notification_config(
+        TaskPushNotificationConfig(
+            task_id=tid,
+            id="py-1",
+            url=hook + "/second",
+            token="secret-token",
+            authentication=AuthenticationInfo(scheme="Bearer", credentials="secret-credentials"),
+        )
+    )
+    check((made.id, made.task_id) == ("py-1", tid), "CreateTaskPushNotificationConfig keeps the id", made)
+    got = await client.get_task_push_notification_config(GetTaskPushNotificationConfigRequest(task_id=tid, id="py-1"))
+    check(
+        (got.url, got.authentication.scheme) == (hook + "/second", "Bearer"),
+        "GetTaskPushNotificationConfig returns the config",
+        got,
+    )
+    check(
+        not got.token and not got.authentication.credentials,
+        "GetTaskPushNotificationConfig shows neither the token nor the credentials",
+        got,
+    )
+    listed = await client.list_task_push_notification_configs(ListTaskPushNotificationConfigsRequest(task_id=tid))
+    check(len(listed.configs) == 2, "ListTaskPushNotificationConfigs lists both", len(listed.configs))
+    for _ in range(2):
+        await client.delete_task_push_notification_config(DeleteTaskPushNotificationConfigRequest(task_id=tid, id="py-1"))
+    check(True, "DeleteTaskPushNotificationConfig twice succeeds")
+    err: BaseException | None = None
+    try:
+        await client.get_task_push_notification_config(GetTaskPushNotificationConfigRequest(task_id=tid, id="py-1"))
+    except A2AError as e:
+        err = e
+    expect_error(
+        err,
+        TaskNotFoundError,
+        "GetTaskPushNotificationConfig of a deleted config",
+        grpc_code="NOT_FOUND" if h.binding == GRPC else None,
+    )
+
+
+SCENARIO_FUNCS = {
+    "echo": scenario_echo,
+    "turns": scenario_turns,
+    "tasks": scenario_tasks,
+    "push": scenario_push,
+}
 
 
 async def run(args: argparse.Namespace) -> None:

@@ -54,6 +54,7 @@ from a2a.types import (
     DataPart,
     GetTaskPushNotificationConfigParams,
     Message,
+    MessageSendConfiguration,
     Part,
     PushNotificationConfig,
     Role,
@@ -243,6 +244,25 @@ async def run(base_url: str, transport: str) -> None:
         )
         config_id = made.push_notification_config.id
         check(bool(config_id), f"pushNotificationConfig/set gives an id ({config_id})")
+        # A config inline with message/send, read back by its id. Over HTTP+JSON a2a-sdk
+        # 0.3.26 cannot send one: its REST transport converts the configuration it was given
+        # to a dict and then reads `.authentication` of it (AttributeError in
+        # proto_utils.push_notification_config), so only JSON-RPC checks it.
+        if not rest:
+            inline = PushNotificationConfig(id="inline-v03", url="https://hooks.example/inline", token="v03-token")
+            [(pushed, _)] = await collect(
+                unary.send_message(
+                    message(f"v03-push-{uuid.uuid4()}", [text("notify me")]),
+                    configuration=MessageSendConfiguration(push_notification_config=inline),
+                )
+            )
+            inline_got = await unary.get_task_callback(
+                GetTaskPushNotificationConfigParams(id=pushed.id, push_notification_config_id="inline-v03")
+            )
+            check(
+                inline_got.push_notification_config.url == "https://hooks.example/inline",
+                f"message/send's inline pushNotificationConfig is kept ({inline_got})",
+            )
         got = await unary.get_task_callback(
             GetTaskPushNotificationConfigParams(id=held.id, push_notification_config_id=config_id)
         )

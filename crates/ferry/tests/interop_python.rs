@@ -14,6 +14,7 @@
 //! | `echo`   | `echo`        | blocking SendMessage with text + data parts → COMPLETED, echoed artifact |
 //! | `turns`  | `conformance` | three streaming turns on one task: INPUT_REQUIRED ×2, then COMPLETED  |
 //! | `tasks`  | `conformance` | GetTask, ListTasks, SubscribeToTask from a second client, CancelTask, typed errors |
+//! | `push`   | `echo`        | a push config inline with a send; Create, Get, List (no secrets shown), Delete ×2 |
 //!
 //! `turns_over_grpc` is the official Python SDK's gRPC client streaming a multi-turn
 //! conversation from ferry. Over gRPC the script observes the calls with a channel
@@ -229,6 +230,21 @@ fn tasks_over_grpc() {
     run_scenario("tasks", Agent::Conformance, Binding::Grpc);
 }
 
+#[test]
+fn push_over_jsonrpc() {
+    run_scenario("push", Agent::Echo, Binding::JsonRpc);
+}
+
+#[test]
+fn push_over_rest() {
+    run_scenario("push", Agent::Echo, Binding::Rest);
+}
+
+#[test]
+fn push_over_grpc() {
+    run_scenario("push", Agent::Echo, Binding::Grpc);
+}
+
 /// The scenarios again with each durable store.
 macro_rules! on_durable_stores {
     ($($name:ident: $scenario:literal, $agent:ident, $binding:ident;)+) => {$(
@@ -258,4 +274,5 @@ on_durable_stores! {
     tasks_over_jsonrpc_stored: "tasks", Conformance, JsonRpc;
     tasks_over_rest_stored: "tasks", Conformance, Rest;
     tasks_over_grpc_stored: "tasks", Conformance, Grpc;
+    push_over_rest_stored: "push", Echo, Rest;
 }
