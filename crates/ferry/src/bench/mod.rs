@@ -21,12 +21,18 @@ use tokio::net::TcpStream;
 mod cards;
 mod forms;
 mod grpc;
+mod push;
 
 /// What to measure.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
 pub(crate) enum BenchMode {
     /// Blocking JSON-RPC SendMessage.
     Send,
+    /// Blocking JSON-RPC SendMessage, each with a push config (inline) for a receiver the
+    /// bench runs itself: sends/s as `send` measures it, then the deliveries/s the receiver
+    /// got and the time from each event (its status timestamp) to its arrival. The server
+    /// needs `--push-allow-private` (the receiver is on 127.0.0.1).
+    Push,
     /// JSON-RPC SendStreamingMessage, read to the end of the stream.
     Stream,
     /// Card trust, no server: strict parse + ES256 signature verification of a ~2 KiB card.
@@ -97,7 +103,7 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
             );
         }
         BenchMode::Canonicalize => return crate::bench::cards::run(None, seconds, args.json),
-        BenchMode::Send | BenchMode::Stream => {}
+        BenchMode::Send | BenchMode::Stream | BenchMode::Push => {}
     }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -117,7 +123,7 @@ fn split_url(url: &str) -> anyhow::Result<(String, String)> {
     Ok((authority.to_owned(), path))
 }
 
-fn request_body(mode: BenchMode, binding: LoadBinding) -> Bytes {
+pub(crate) fn request_body(mode: BenchMode, binding: LoadBinding) -> Bytes {
     let stream = mode == BenchMode::Stream;
     Bytes::from(match binding {
         LoadBinding::V03 => {
@@ -144,8 +150,25 @@ fn request_body(mode: BenchMode, binding: LoadBinding) -> Bytes {
 }
 
 async fn bench(args: BenchArgs) -> anyhow::Result<()> {
-    let (authority, path) = split_url(&args.url)?;
+    if args.mode == BenchMode::Push {
+        return crate::bench::push::run(&args).await;
+    }
     let body = request_body(args.mode, args.binding);
+    let load = load(&args, body).await?;
+    load.report(&args, serde_json::Value::Null);
+    Ok(())
+}
+
+/// What a load run measured: each completed call's latency (sorted), and the errors.
+pub(crate) struct Load {
+    latencies_us: Vec<u32>,
+    errors: u64,
+}
+
+/// Runs the closed-loop load of `args` sending `body` (JSON-RPC and v0.3; gRPC builds its
+/// own requests).
+pub(crate) async fn load(args: &BenchArgs, body: Bytes) -> anyhow::Result<Load> {
+    let (authority, path) = split_url(&args.url)?;
     let warmup = Duration::from_secs(1);
     let duration = Duration::from_secs(args.duration.max(1));
     let start = Instant::now();
@@ -188,40 +211,61 @@ async fn bench(args: BenchArgs) -> anyhow::Result<()> {
         );
     }
     latencies_us.sort_unstable();
-    let pct = |p: f64| {
-        let i = ((latencies_us.len() as f64 - 1.0) * p).round() as usize;
-        f64::from(latencies_us[i]) / 1000.0
-    };
-    let rate = latencies_us.len() as f64 / duration.as_secs_f64();
-    let unit = if args.mode == BenchMode::Send {
-        "requests/s"
-    } else {
-        "streams/s"
-    };
-    if args.json {
-        let out = serde_json::json!({
-            "mode": format!("{:?}", args.mode).to_lowercase(), "url": args.url,
-            "binding": format!("{:?}", args.binding).to_lowercase(),
-            "connections": args.connections, "durationSecs": args.duration,
-            "completed": latencies_us.len(), "errors": errors, "perSecond": rate,
-            "p50Ms": pct(0.50), "p90Ms": pct(0.90), "p99Ms": pct(0.99), "maxMs": pct(1.0),
-        });
-        println!("{out}");
-    } else {
-        println!(
-            "{:?} x{} for {}s: {:.0} {unit}, p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, max {:.3} ms, {} errors",
-            args.mode,
-            args.connections,
-            args.duration,
-            rate,
-            pct(0.50),
-            pct(0.90),
-            pct(0.99),
-            pct(1.0),
-            errors
-        );
+    Ok(Load {
+        latencies_us,
+        errors,
+    })
+}
+
+/// The value at fraction `p` of sorted `values`, in milliseconds (of microseconds).
+pub(crate) fn percentile_ms(values: &[u32], p: f64) -> f64 {
+    let i = ((values.len() as f64 - 1.0) * p).round() as usize;
+    values.get(i).map_or(0.0, |v| f64::from(*v) / 1000.0)
+}
+
+impl Load {
+    /// Calls completed per second of `args.duration`.
+    pub(crate) fn rate(&self, args: &BenchArgs) -> f64 {
+        self.latencies_us.len() as f64 / args.duration.max(1) as f64
     }
-    Ok(())
+
+    /// Prints the result: text, or one JSON object with the members of `extra` (an object,
+    /// or null) merged in.
+    pub(crate) fn report(&self, args: &BenchArgs, extra: serde_json::Value) {
+        let pct = |p| percentile_ms(&self.latencies_us, p);
+        let rate = self.rate(args);
+        let unit = if args.mode == BenchMode::Stream {
+            "streams/s"
+        } else {
+            "requests/s"
+        };
+        if args.json {
+            let mut out = serde_json::json!({
+                "mode": format!("{:?}", args.mode).to_lowercase(), "url": args.url,
+                "binding": format!("{:?}", args.binding).to_lowercase(),
+                "connections": args.connections, "durationSecs": args.duration,
+                "completed": self.latencies_us.len(), "errors": self.errors, "perSecond": rate,
+                "p50Ms": pct(0.50), "p90Ms": pct(0.90), "p99Ms": pct(0.99), "maxMs": pct(1.0),
+            });
+            if let (Some(out), serde_json::Value::Object(extra)) = (out.as_object_mut(), extra) {
+                out.extend(extra);
+            }
+            println!("{out}");
+        } else {
+            println!(
+                "{:?} x{} for {}s: {:.0} {unit}, p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, max {:.3} ms, {} errors",
+                args.mode,
+                args.connections,
+                args.duration,
+                rate,
+                pct(0.50),
+                pct(0.90),
+                pct(0.99),
+                pct(1.0),
+                self.errors
+            );
+        }
+    }
 }
 
 /// What one connection measured.
