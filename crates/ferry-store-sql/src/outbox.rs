@@ -8,7 +8,6 @@
 //! A second read fetches each claimed row's config and event.
 
 use crate::dialect::Dialect;
-use crate::error::describe;
 use crate::store::{SqlStore, stored};
 use ferry_store::push::{
     ClaimedDelivery, Delivery, DeliveryCounts, DeliveryOutcome, DeliveryStatus, FinishedDelivery,
@@ -59,7 +58,7 @@ where
 {
     /// A delivery read back from `COLUMNS`, starting at column `first`.
     fn delivery_of(&self, row: &DB::Row, first: usize) -> Result<Delivery, StoreError> {
-        let decode = |e: sqlx::Error| self.unavailable(describe(&e, self.acquire_timeout));
+        let decode = |e: sqlx::Error| self.failed(&e);
         let number = |i: usize| -> Result<u64, StoreError> {
             let n: i64 = row.try_get(first + i).map_err(decode)?;
             Ok(u64::try_from(n).unwrap_or(0))
@@ -100,11 +99,10 @@ where
             .bind(lease)
             .bind(stored(lease_until_ms))
             .bind(i64::try_from(limit).unwrap_or(i64::MAX));
-        let mut conn = self.connection(&self.reads).await?;
-        let result =
-            tokio::time::timeout(self.statement_timeout, query.fetch_all(&mut *conn)).await;
-        let rows = self.finish(conn, result)?;
-        let decode = |e: sqlx::Error| self.unavailable(describe(&e, self.acquire_timeout));
+        let rows = self
+            .on_reads(async |conn| query.fetch_all(conn).await)
+            .await?;
+        let decode = |e: sqlx::Error| self.failed(&e);
         let mut claimed = Vec::with_capacity(rows.len());
         for row in &rows {
             let tenant: &str = row.try_get(0).map_err(decode)?;
@@ -138,11 +136,10 @@ where
         for (_, delivery) in &claimed {
             query = query.bind(delivery.id.as_str());
         }
-        let mut conn = self.connection(&self.reads).await?;
-        let result =
-            tokio::time::timeout(self.statement_timeout, query.fetch_all(&mut *conn)).await;
-        let rows = self.finish(conn, result)?;
-        let decode = |e: sqlx::Error| self.unavailable(describe(&e, self.acquire_timeout));
+        let rows = self
+            .on_reads(async |conn| query.fetch_all(conn).await)
+            .await?;
+        let decode = |e: sqlx::Error| self.failed(&e);
         let mut bodies = HashMap::with_capacity(rows.len());
         for row in &rows {
             let id: &str = row.try_get(0).map_err(decode)?;
@@ -172,13 +169,8 @@ where
         if finished.is_empty() {
             return Ok(());
         }
-        let mut conn = self.connection(&self.reads).await?;
-        let result = tokio::time::timeout(
-            self.statement_timeout,
-            finish_all::<DB>(&mut conn, &finished, now_ms),
-        )
-        .await;
-        self.finish(conn, result)
+        self.on_reads(async |conn| finish_all::<DB>(conn, &finished, now_ms).await)
+            .await
     }
 
     pub(crate) async fn list_deliveries(&self, key: &TaskKey) -> Result<Vec<Delivery>, StoreError> {
@@ -189,10 +181,9 @@ where
         let query = sqlx::query::<DB>(&sql)
             .bind(key.tenant.as_str())
             .bind(&*key.id);
-        let mut conn = self.connection(&self.reads).await?;
-        let result =
-            tokio::time::timeout(self.statement_timeout, query.fetch_all(&mut *conn)).await;
-        let rows = self.finish(conn, result)?;
+        let rows = self
+            .on_reads(async |conn| query.fetch_all(conn).await)
+            .await?;
         rows.iter().map(|row| self.delivery_of(row, 0)).collect()
     }
 
@@ -205,9 +196,9 @@ where
         .bind(key.tenant.as_str())
         .bind(&*key.id)
         .bind(id);
-        let mut conn = self.connection(&self.reads).await?;
-        let result = tokio::time::timeout(self.statement_timeout, query.execute(&mut *conn)).await;
-        let done = self.finish(conn, result)?;
+        let done = self
+            .on_reads(async |conn| query.execute(conn).await)
+            .await?;
         Ok(DB::rows_affected(&done) > 0)
     }
 
@@ -216,11 +207,10 @@ where
             "SELECT status, count(*) FROM push_deliveries \
              WHERE status IN ('pending', 'dead') GROUP BY status",
         );
-        let mut conn = self.connection(&self.reads).await?;
-        let result =
-            tokio::time::timeout(self.statement_timeout, query.fetch_all(&mut *conn)).await;
-        let rows = self.finish(conn, result)?;
-        let decode = |e: sqlx::Error| self.unavailable(describe(&e, self.acquire_timeout));
+        let rows = self
+            .on_reads(async |conn| query.fetch_all(conn).await)
+            .await?;
+        let decode = |e: sqlx::Error| self.failed(&e);
         let mut counts = DeliveryCounts::default();
         for row in &rows {
             let status: &str = row.try_get(0).map_err(decode)?;

@@ -9,7 +9,6 @@
 //! ([`Dialect::LOCK_PROFILE_OWNER`]), so creations at once never pass the owner's limit.
 
 use crate::dialect::Dialect;
-use crate::error::describe;
 use crate::store::{SqlStore, stored};
 use ferry_store::StoreError;
 use ferry_store::profiles::{Profile, ProfileOwner};
@@ -36,7 +35,7 @@ where
     usize: ColumnIndex<DB::Row>,
 {
     fn profile_of(&self, row: &DB::Row) -> Result<Profile, StoreError> {
-        let decode = |e: sqlx::Error| self.unavailable(describe(&e, self.acquire_timeout));
+        let decode = |e: sqlx::Error| self.failed(&e);
         let name: &str = row.try_get(0).map_err(decode)?;
         let values: &str = row.try_get(1).map_err(decode)?;
         let cards: bool = row.try_get(2).map_err(decode)?;
@@ -70,16 +69,16 @@ where
             values: &values,
             version: expected_version.saturating_add(1),
         };
-        let mut conn = self.connection(&self.reads).await?;
-        let result = tokio::time::timeout(self.statement_timeout, async {
-            if expected_version == 0 {
-                create_within_limit::<DB>(&mut conn, &row, max_profiles).await
-            } else {
-                update_at_version::<DB>(&mut conn, &row, expected_version).await
-            }
-        })
-        .await;
-        match self.finish(conn, result)? {
+        let saved = self
+            .on_reads(async |conn| {
+                if expected_version == 0 {
+                    create_within_limit::<DB>(conn, &row, max_profiles).await
+                } else {
+                    update_at_version::<DB>(conn, &row, expected_version).await
+                }
+            })
+            .await?;
+        match saved {
             Saved::Yes => Ok(row.version),
             Saved::Stale => Err(StoreError::Changed(profile.name.clone())),
             Saved::OverLimit => Err(StoreError::ProfileLimit {
@@ -119,10 +118,9 @@ where
         if let Some(name) = name {
             query = query.bind(name);
         }
-        let mut conn = self.connection(&self.reads).await?;
-        let result =
-            tokio::time::timeout(self.statement_timeout, query.fetch_all(&mut *conn)).await;
-        let rows = self.finish(conn, result)?;
+        let rows = self
+            .on_reads(async |conn| query.fetch_all(conn).await)
+            .await?;
         rows.iter().map(|row| self.profile_of(row)).collect()
     }
 

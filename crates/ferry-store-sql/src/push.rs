@@ -7,7 +7,6 @@
 //! and the count against the limit and the insert are one step.
 
 use crate::dialect::Dialect;
-use crate::error::describe;
 use crate::store::{SqlStore, stored};
 use ferry_store::StoreError;
 use ferry_store::TaskKey;
@@ -41,7 +40,7 @@ where
     usize: ColumnIndex<DB::Row>,
 {
     fn push_config_of(&self, row: &DB::Row) -> Result<PushConfig, StoreError> {
-        let decode = |e: sqlx::Error| self.unavailable(describe(&e, self.acquire_timeout));
+        let decode = |e: sqlx::Error| self.failed(&e);
         let id: &str = row.try_get(0).map_err(decode)?;
         let config: &str = row.try_get(1).map_err(decode)?;
         let created_ms: i64 = row.try_get(2).map_err(decode)?;
@@ -58,13 +57,10 @@ where
         config: &PushConfig,
         max_per_task: usize,
     ) -> Result<(), StoreError> {
-        let mut conn = self.connection(&self.reads).await?;
-        let result = tokio::time::timeout(
-            self.statement_timeout,
-            put_within_limit::<DB>(&mut conn, key, config, max_per_task),
-        )
-        .await;
-        match self.finish(conn, result)? {
+        let put = self
+            .on_reads(async |conn| put_within_limit::<DB>(conn, key, config, max_per_task).await)
+            .await?;
+        match put {
             Put::Done => Ok(()),
             Put::NoTask => Err(StoreError::NotFound(key.id.to_string())),
             Put::OverLimit => Err(StoreError::PushConfigLimit {
@@ -105,10 +101,9 @@ where
         if let Some(id) = id {
             query = query.bind(id);
         }
-        let mut conn = self.connection(&self.reads).await?;
-        let result =
-            tokio::time::timeout(self.statement_timeout, query.fetch_all(&mut *conn)).await;
-        let rows = self.finish(conn, result)?;
+        let rows = self
+            .on_reads(async |conn| query.fetch_all(conn).await)
+            .await?;
         rows.iter().map(|row| self.push_config_of(row)).collect()
     }
 
@@ -117,13 +112,8 @@ where
         key: &TaskKey,
         id: &str,
     ) -> Result<bool, StoreError> {
-        let mut conn = self.connection(&self.reads).await?;
-        let result = tokio::time::timeout(
-            self.statement_timeout,
-            delete_with_deliveries::<DB>(&mut conn, key, id),
-        )
-        .await;
-        self.finish(conn, result)
+        self.on_reads(async |conn| delete_with_deliveries::<DB>(conn, key, id).await)
+            .await
     }
 }
 

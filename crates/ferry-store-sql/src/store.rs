@@ -199,6 +199,23 @@ where
         StoreError::Unavailable(format!("{}: {reason}", DB::ENGINE))
     }
 
+    /// A database error (a statement's, or a column's that does not decode) as the store
+    /// reports it.
+    pub(crate) fn failed(&self, e: &sqlx::Error) -> StoreError {
+        self.unavailable(describe(e, self.acquire_timeout))
+    }
+
+    /// Runs `op` on a connection of the read pool within the statement timeout; a connection
+    /// whose operation failed or timed out is dropped (see [`SqlStore::finish`]).
+    pub(crate) async fn on_reads<T>(
+        &self,
+        op: impl AsyncFnOnce(&mut DB::Connection) -> Result<T, sqlx::Error>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.connection(&self.reads).await?;
+        let result = tokio::time::timeout(self.statement_timeout, op(&mut conn)).await;
+        self.finish(conn, result)
+    }
+
     pub(crate) async fn connection(
         &self,
         pool: &Pool<DB>,

@@ -10,9 +10,9 @@
 //! redelivered), when an attempt finished (the next row of that task is due), and every
 //! `poll_secs` (rows that came due, rows of other processes).
 
-use crate::config::PushSettings;
+use crate::push::PushService;
 use crate::push::retry;
-use crate::push::send::{Attempt, Sender};
+use crate::push::send::Attempt;
 use crate::push::stored::StoredConfig;
 use ferry_store::TaskStore;
 use ferry_store::push::{ClaimedDelivery, DeliveryOutcome, FinishedDelivery, PushStore};
@@ -22,7 +22,6 @@ use std::fmt::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use tokio::sync::Notify;
 
 /// Wall-clock milliseconds as the server's injected clock sees them.
 pub(crate) type NowMs = Arc<dyn Fn() -> u64 + Send + Sync>;
@@ -30,10 +29,8 @@ pub(crate) type NowMs = Arc<dyn Fn() -> u64 + Send + Sync>;
 /// Sends the outbox's deliveries (see the module docs).
 pub(crate) struct Deliverer {
     pub(crate) store: Arc<dyn TaskStore>,
-    pub(crate) sender: Sender,
-    pub(crate) settings: PushSettings,
-    pub(crate) wake: Arc<Notify>,
-    pub(crate) metrics: Arc<PushMetrics>,
+    /// The settings, the sender, the wake-up and the counters the handlers share.
+    pub(crate) service: Arc<PushService>,
     pub(crate) now_ms: NowMs,
     /// This deliverer's lease name (a new one per process).
     pub(crate) lease: String,
@@ -53,8 +50,8 @@ impl Deliverer {
         let Some(push) = self.store.push() else {
             return;
         };
-        let most = self.settings.max_in_flight.max(1);
-        let poll = Duration::from_secs(self.settings.poll_secs.max(1));
+        let most = self.service.settings.max_in_flight.max(1);
+        let poll = Duration::from_secs(self.service.settings.poll_secs.max(1));
         let mut in_flight = FuturesUnordered::new();
         loop {
             // Every turn of the loop follows something that may have made rows due: the
@@ -76,7 +73,7 @@ impl Deliverer {
                         tracing::warn!(error = %e, "recording push deliveries failed; their leases will run out");
                     }
                 }
-                () = self.wake.notified() => {}
+                () = self.service.wake.notified() => {}
                 () = tokio::time::sleep(poll) => {}
                 _ = closing.changed() => return,
             }
@@ -86,7 +83,7 @@ impl Deliverer {
     /// Up to `room` due deliveries, leased to this deliverer.
     async fn claim(&self, push: &dyn PushStore, room: usize) -> Vec<ClaimedDelivery> {
         let now = (self.now_ms)();
-        let lease_ms = self.settings.timeout_secs.max(1) * 2_000 + 5_000;
+        let lease_ms = self.service.settings.timeout_secs.max(1) * 2_000 + 5_000;
         match push
             .claim_deliveries(now, &self.lease, now + lease_ms, room)
             .await
@@ -105,7 +102,7 @@ impl Deliverer {
         let attempt = match StoredConfig::parse(&claim.config) {
             Ok(stored) => {
                 let now_secs = i64::try_from((self.now_ms)() / 1_000).unwrap_or(i64::MAX);
-                self.sender.send(&claim, &stored, now_secs).await
+                self.service.sender.send(&claim, &stored, now_secs).await
             }
             Err(error) => Attempt::Failed {
                 error,
@@ -115,7 +112,7 @@ impl Deliverer {
         };
         let outcome = match attempt {
             Attempt::Delivered => {
-                self.metrics.delivered(started.elapsed());
+                self.service.metrics.delivered(started.elapsed());
                 DeliveryOutcome::Delivered
             }
             Attempt::Failed {
@@ -143,33 +140,33 @@ impl Deliverer {
     ) -> DeliveryOutcome {
         let delivery = &claim.delivery;
         let now = (self.now_ms)();
-        let max_age_ms = self.settings.max_age_secs.saturating_mul(1_000);
+        let max_age_ms = self.service.settings.max_age_secs.saturating_mul(1_000);
         let age = now.saturating_sub(delivery.first_attempt_ms.unwrap_or(now));
         let given_up = if permanent {
             Some(error.clone())
-        } else if delivery.attempts >= self.settings.max_attempts {
+        } else if delivery.attempts >= self.service.settings.max_attempts {
             Some(format!(
                 "{error} (attempt {} of {})",
-                delivery.attempts, self.settings.max_attempts
+                delivery.attempts, self.service.settings.max_attempts
             ))
         } else if max_age_ms > 0 && age >= max_age_ms {
             Some(format!(
                 "{error} (failing for {} s, the most is {})",
                 age / 1_000,
-                self.settings.max_age_secs
+                self.service.settings.max_age_secs
             ))
         } else {
             None
         };
         if let Some(error) = given_up {
-            self.metrics.dead.fetch_add(1, Ordering::Relaxed);
+            self.service.metrics.dead.fetch_add(1, Ordering::Relaxed);
             tracing::warn!(task = %claim.key.id, delivery = %delivery.id, config = %delivery.config_id, %error, "push delivery is dead");
             return DeliveryOutcome::Dead { error };
         }
-        self.metrics.retried.fetch_add(1, Ordering::Relaxed);
+        self.service.metrics.retried.fetch_add(1, Ordering::Relaxed);
         let wait = retry::next_wait(
             delivery.attempts,
-            Duration::from_secs(self.settings.max_backoff_secs.max(1)),
+            Duration::from_secs(self.service.settings.max_backoff_secs.max(1)),
             retry::jitter(),
             retry_after,
         );

@@ -28,5 +28,5 @@ pub(crate) struct PushService {
     pub(crate) settings: PushSettings,
     pub(crate) sender: send::Sender,
     pub(crate) wake: Arc<Notify>,
-    pub(crate) metrics: Arc<deliver::PushMetrics>,
+    pub(crate) metrics: deliver::PushMetrics,
 }

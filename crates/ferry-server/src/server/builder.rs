@@ -387,20 +387,16 @@ fn push_service(
         .first()
         .map(signing::load_signing_key)
         .transpose()?;
-    let sender = Sender::new(client, key.map(Arc::new));
     let service = Arc::new(PushService {
         settings: config.push.clone(),
-        sender: sender.clone(),
+        sender: Sender::new(client, key.map(Arc::new)),
         wake: Arc::new(tokio::sync::Notify::new()),
-        metrics: Arc::default(),
+        metrics: Default::default(),
     });
     let clock = manager.clone();
     let deliverer = Deliverer {
         store: manager.store().clone(),
-        sender,
-        settings: config.push.clone(),
-        wake: service.wake.clone(),
-        metrics: service.metrics.clone(),
+        service: service.clone(),
         now_ms: Arc::new(move || clock.now_ms()),
         lease: uuid::Uuid::new_v4().simple().to_string(),
     };

@@ -161,6 +161,42 @@ fn settings(max_attempts: u32, allow_private: bool) -> ServerConfig {
     }
 }
 
+/// A server of the echo agent with `config`, on a watched store and a manual clock.
+async fn serve_watched(config: ServerConfig) -> (TestServer, Arc<Watched>, Arc<ManualClock>) {
+    let store = Arc::new(Watched::default());
+    let clock = Arc::new(ManualClock::new());
+    let srv = TestServer::with_parts(
+        ferry_agents::EchoAgent,
+        config,
+        clock.clone(),
+        Some(store.clone()),
+    )
+    .await;
+    (srv, store, clock)
+}
+
+/// The server's `/metrics` text.
+async fn metrics_text(srv: &TestServer) -> String {
+    let response = srv.http().get(srv.url("/metrics")).send().await;
+    response.expect("metrics").text().await.expect("text")
+}
+
+/// Waits for the first attempt of the only task's first delivery: it must be dead, saying
+/// `why`, with nothing ever connected to `trap`.
+async fn first_dies_undialed(store: &Watched, trap: &std::net::TcpListener, why: &str) {
+    store.finished.notified().await;
+    let row = rows(store).await.remove(0);
+    assert_eq!(row.status, DeliveryStatus::Dead, "{row:?}");
+    assert!(
+        row.last_error.as_deref().is_some_and(|e| e.contains(why)),
+        "{row:?}"
+    );
+    assert!(
+        matches!(trap.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "{why}: the trap was dialed"
+    );
+}
+
 /// A send that registers `url` inline, with a token and credentials.
 fn send_with_hook(url: &str) -> Value {
     let mut params = send_params("hello");
@@ -190,16 +226,8 @@ fn kind(body: &Value) -> String {
 }
 
 async fn a_receiver_that_fails_three_times_gets_every_event_once_in_order() {
-    let store = Arc::new(Watched::default());
-    let clock = Arc::new(ManualClock::new());
     let (url, mut got) = receiver(vec![(500, None), (503, Some("7")), (500, None)]).await;
-    let srv = TestServer::with_parts(
-        ferry_agents::EchoAgent,
-        settings(10, true),
-        clock.clone(),
-        Some(store.clone()),
-    )
-    .await;
+    let (srv, store, clock) = serve_watched(settings(10, true)).await;
     let task = srv
         .send_task(crate::support::Binding::JsonRpc, send_with_hook(&url))
         .await;
@@ -268,13 +296,7 @@ async fn a_receiver_that_fails_three_times_gets_every_event_once_in_order() {
     let all = rows(&store).await;
     let seqs: Vec<u64> = all.iter().map(|d| d.seq).collect();
     assert_eq!(seqs, (1..=delivered.len() as u64).collect::<Vec<_>>());
-    let metrics = srv
-        .http()
-        .get(srv.url("/metrics"))
-        .send()
-        .await
-        .expect("metrics");
-    let metrics = metrics.text().await.expect("text");
+    let metrics = metrics_text(&srv).await;
     assert!(metrics.contains("ferry_push_retried_total 3"), "{metrics}");
     assert!(
         metrics.contains("ferry_push_deliveries_dead 0"),
@@ -283,16 +305,8 @@ async fn a_receiver_that_fails_three_times_gets_every_event_once_in_order() {
 }
 
 async fn a_receiver_down_past_the_limit_leaves_a_dead_row_a_redelivery_sends() {
-    let store = Arc::new(Watched::default());
-    let clock = Arc::new(ManualClock::new());
     let (url, mut got) = receiver(vec![(500, None), (502, None)]).await;
-    let srv = TestServer::with_parts(
-        ferry_agents::EchoAgent,
-        settings(2, true),
-        clock.clone(),
-        Some(store.clone()),
-    )
-    .await;
+    let (srv, store, clock) = serve_watched(settings(2, true)).await;
     let task = srv
         .send_task(crate::support::Binding::Rest, send_with_hook(&url))
         .await;
@@ -321,13 +335,7 @@ async fn a_receiver_down_past_the_limit_leaves_a_dead_row_a_redelivery_sends() {
             break;
         }
     }
-    let metrics = srv
-        .http()
-        .get(srv.url("/metrics"))
-        .send()
-        .await
-        .expect("metrics");
-    let metrics = metrics.text().await.expect("text");
+    let metrics = metrics_text(&srv).await;
     assert!(
         metrics.contains("ferry_push_deliveries_dead 1"),
         "{metrics}"
@@ -378,32 +386,13 @@ async fn refused_addresses_are_never_dialed() {
     let trap = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     trap.set_nonblocking(true).expect("nonblocking");
     let port = trap.local_addr().expect("addr").port();
-    let store = Arc::new(Watched::default());
-    let srv = TestServer::with_parts(
-        ferry_agents::EchoAgent,
-        settings(10, false),
-        Arc::new(ManualClock::new()),
-        Some(store.clone()),
-    )
-    .await;
+    let (srv, store, _clock) = serve_watched(settings(10, false)).await;
     srv.send_task(
         crate::support::Binding::JsonRpc,
         send_with_hook(&format!("https://localhost:{port}/hook")),
     )
     .await;
-    store.finished.notified().await;
-    let row = rows(&store).await.remove(0);
-    assert_eq!(row.status, DeliveryStatus::Dead, "{row:?}");
-    assert!(
-        row.last_error
-            .as_deref()
-            .is_some_and(|e| e.contains("loopback")),
-        "{row:?}"
-    );
-    assert!(
-        matches!(trap.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
-        "the refused address was dialed"
-    );
+    first_dies_undialed(&store, &trap, "loopback").await;
 }
 
 async fn a_redirect_is_not_followed() {
@@ -422,29 +411,10 @@ async fn a_redirect_is_not_followed() {
         .expect("bind");
     let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
     tokio::spawn(async move { axum::serve(listener, app).await });
-    let store = Arc::new(Watched::default());
-    let srv = TestServer::with_parts(
-        ferry_agents::EchoAgent,
-        settings(10, true),
-        Arc::new(ManualClock::new()),
-        Some(store.clone()),
-    )
-    .await;
+    let (srv, store, _clock) = serve_watched(settings(10, true)).await;
     srv.send_task(crate::support::Binding::JsonRpc, send_with_hook(&url))
         .await;
-    store.finished.notified().await;
-    let row = rows(&store).await.remove(0);
-    assert_eq!(row.status, DeliveryStatus::Dead, "{row:?}");
-    assert!(
-        row.last_error
-            .as_deref()
-            .is_some_and(|e| e.contains("redirects are not followed")),
-        "{row:?}"
-    );
-    assert!(
-        matches!(trap.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
-        "the redirect was followed"
-    );
+    first_dies_undialed(&store, &trap, "redirects are not followed").await;
 }
 
 scenarios!(once:
