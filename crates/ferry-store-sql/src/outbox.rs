@@ -169,8 +169,10 @@ where
         if finished.is_empty() {
             return Ok(());
         }
-        self.on_reads(async |conn| finish_all::<DB>(conn, &finished, now_ms).await)
-            .await
+        self.on(&self.outbox, async |conn| {
+            finish_all::<DB>(conn, &finished, now_ms).await
+        })
+        .await
     }
 
     pub(crate) async fn list_deliveries(&self, key: &TaskKey) -> Result<Vec<Delivery>, StoreError> {

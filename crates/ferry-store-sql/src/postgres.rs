@@ -17,7 +17,7 @@ use crate::StoreOptions;
 use crate::dialect::{Batched, Dialect, Locked};
 use crate::error::{OpenError, Redacted, describe, describe_migration, seconds};
 use crate::plan::{FinalRow, Plan};
-use crate::store::{SqlStore, write_connections};
+use crate::store::{OUTBOX_CONNECTIONS, SqlStore, write_connections};
 use crate::writer::{self, Writer};
 use ferry_proto::TaskState;
 use ferry_store::{ListQuery, Page, Queued, StoreFuture, StoredEvent, StoredTask, TaskKey};
@@ -311,6 +311,10 @@ impl PostgresStore {
             .max_connections(write_connections::<Postgres>())
             .acquire_timeout(options.timeout)
             .connect_lazy_with(connect.clone());
+        let outbox = PgPoolOptions::new()
+            .max_connections(OUTBOX_CONNECTIONS)
+            .acquire_timeout(options.timeout)
+            .connect_lazy_with(connect.clone().options([("synchronous_commit", "off")]));
         let reads = PgPoolOptions::new()
             .max_connections(options.read_connections.max(1))
             .acquire_timeout(options.timeout)
@@ -329,6 +333,7 @@ impl PostgresStore {
             inner: SqlStore {
                 reads,
                 writes,
+                outbox,
                 writer: writes_queue,
                 statement_timeout: options.statement_timeout,
                 acquire_timeout: options.timeout,

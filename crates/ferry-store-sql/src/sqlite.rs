@@ -13,7 +13,7 @@ use crate::StoreOptions;
 use crate::dialect::{Batched, Dialect, Locked};
 use crate::error::{OpenError, describe, describe_migration, seconds};
 use crate::plan::{FinalRow, Plan};
-use crate::store::{SqlStore, write_connections};
+use crate::store::{OUTBOX_CONNECTIONS, SqlStore, write_connections};
 use crate::writer::{self, Writer};
 use ferry_proto::TaskState;
 use ferry_store::{ListQuery, Page, Queued, StoreFuture, StoredEvent, StoredTask, TaskKey};
@@ -306,6 +306,10 @@ impl SqliteStore {
                     .pragma("cache_size", WRITER_CACHE)
                     .pragma("wal_autocheckpoint", CHECKPOINT_PAGES),
             );
+        let outbox = SqlitePoolOptions::new()
+            .max_connections(OUTBOX_CONNECTIONS)
+            .acquire_timeout(options.timeout)
+            .connect_lazy_with(connect.clone().synchronous(SqliteSynchronous::Normal));
         let reads = SqlitePoolOptions::new()
             .max_connections(options.read_connections.max(1))
             .acquire_timeout(options.timeout)
@@ -324,6 +328,7 @@ impl SqliteStore {
             inner: SqlStore {
                 reads,
                 writes,
+                outbox,
                 writer: writes_queue,
                 statement_timeout: options.statement_timeout,
                 acquire_timeout: options.timeout,

@@ -121,6 +121,10 @@ pub(crate) use delegate_task_store;
 pub(crate) const UNFINISHED: &str = "SELECT tenant, id FROM tasks \
      WHERE state IN ('TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING') ORDER BY tenant, id";
 
+/// Connections of a store's outbox pool: one deliverer claims and finishes, one at a time
+/// each, and a second lets a claim pass a finish.
+pub(crate) const OUTBOX_CONNECTIONS: u32 = 2;
+
 /// Connections of a store's write pool: the writer keeps one per lane, expiry uses another.
 pub(crate) fn write_connections<DB: Dialect>() -> u32 {
     u32::try_from(DB::LANES.max(1))
@@ -133,6 +137,12 @@ pub(crate) fn write_connections<DB: Dialect>() -> u32 {
 pub(crate) struct SqlStore<DB: Database> {
     pub(crate) reads: Pool<DB>,
     pub(crate) writes: Pool<DB>,
+    /// The push outbox's claims and finishes: connections whose commits are not waited to be
+    /// durable (SQLite `synchronous=NORMAL`, PostgreSQL `synchronous_commit=off`). A crash
+    /// can then forget only the last moment's claims and results, and a forgotten result
+    /// sends a delivery again, which at-least-once allows; the rows themselves are written
+    /// with their events, durably.
+    pub(crate) outbox: Pool<DB>,
     pub(crate) writer: Writes,
     /// How long one operation may take once it has a connection.
     pub(crate) statement_timeout: Duration,
@@ -211,7 +221,16 @@ where
         &self,
         op: impl AsyncFnOnce(&mut DB::Connection) -> Result<T, sqlx::Error>,
     ) -> Result<T, StoreError> {
-        let mut conn = self.connection(&self.reads).await?;
+        self.on(&self.reads, op).await
+    }
+
+    /// [`SqlStore::on_reads`] on `pool`.
+    pub(crate) async fn on<T>(
+        &self,
+        pool: &Pool<DB>,
+        op: impl AsyncFnOnce(&mut DB::Connection) -> Result<T, sqlx::Error>,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.connection(pool).await?;
         let result = tokio::time::timeout(self.statement_timeout, op(&mut conn)).await;
         self.finish(conn, result)
     }

@@ -65,10 +65,7 @@ impl Deliverer {
             }
             tokio::select! {
                 Some(first) = in_flight.next(), if !in_flight.is_empty() => {
-                    let mut finished = vec![first];
-                    while let Some(Some(more)) = futures_util::FutureExt::now_or_never(in_flight.next()) {
-                        finished.push(more);
-                    }
+                    let finished = gather(first, &mut in_flight).await;
                     if let Err(e) = push.finish_deliveries(finished, (self.now_ms)()).await {
                         tracing::warn!(error = %e, "recording push deliveries failed; their leases will run out");
                     }
@@ -174,6 +171,33 @@ impl Deliverer {
         tracing::debug!(task = %claim.key.id, delivery = %delivery.id, %error, wait_ms = wait.as_millis() as u64, "push delivery failed; retrying");
         DeliveryOutcome::Retry { due_ms, error }
     }
+}
+
+/// How long finished attempts are gathered, at most, so that one write records them all.
+const FINISH_LINGER: Duration = Duration::from_millis(2);
+/// The most finished attempts one write records.
+const FINISH_BATCH: usize = 64;
+
+/// `first` and the attempts of `in_flight` that finish within [`FINISH_LINGER`] (at most
+/// [`FINISH_BATCH`]): under load the store records many at once, when idle `first` goes at
+/// once.
+async fn gather<F>(
+    first: FinishedDelivery,
+    in_flight: &mut FuturesUnordered<F>,
+) -> Vec<FinishedDelivery>
+where
+    F: std::future::Future<Output = FinishedDelivery>,
+{
+    let mut finished = vec![first];
+    let linger = tokio::time::sleep(FINISH_LINGER);
+    tokio::pin!(linger);
+    while finished.len() < FINISH_BATCH && !in_flight.is_empty() {
+        tokio::select! {
+            Some(more) = in_flight.next() => finished.push(more),
+            () = &mut linger => break,
+        }
+    }
+    finished
 }
 
 /// Upper bounds of the delivery latency histogram, in seconds.
