@@ -48,7 +48,12 @@ impl ActsPass {
     /// Sets the pass's credentials on `config`, unless it has a token of its own or binds
     /// beyond this machine.
     pub(crate) fn apply(self, config: &mut ServerConfig) {
-        if config.has_token() || !config.bind.ip().is_loopback() || self == ActsPass::Reduced {
+        if self == ActsPass::Reduced {
+            // Push is one of the capabilities the reduced pass leaves undeclared.
+            config.push.enabled = false;
+            return;
+        }
+        if config.has_token() || !config.bind.ip().is_loopback() {
             return;
         }
         config.token = Some(VALID_TOKEN.into());
@@ -82,6 +87,7 @@ mod tests {
         let mut reduced = ServerConfig::default();
         ActsPass::Reduced.apply(&mut reduced);
         assert!(reduced.token.is_none());
+        assert!(!reduced.push.enabled, "the reduced pass declares no push");
     }
 
     #[test]
