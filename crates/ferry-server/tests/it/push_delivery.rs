@@ -417,6 +417,60 @@ async fn a_redirect_is_not_followed() {
     first_dies_undialed(&store, &trap, "redirects are not followed").await;
 }
 
+/// A config set over v0.3 gets v0.3-shaped bodies (the event as v0.3 streams it, `kind`
+/// tagged); a v1.0 config of the same task gets `StreamResponse`s.
+#[cfg(feature = "v03")]
+async fn a_v03_config_gets_v03_shaped_deliveries() {
+    use crate::support::{Binding, ScriptedAgent, Step};
+    let (agent, remote) = ScriptedAgent::new();
+    let srv = TestServer::with_parts(
+        agent,
+        settings(10, true),
+        Arc::new(ManualClock::new()),
+        None,
+    )
+    .await;
+    let id = srv.start_waiting(Binding::JsonRpc, Value::Null).await;
+    remote.started().await;
+    let (v03_url, mut v03_got) = receiver(Vec::new()).await;
+    let (v1_url, mut v1_got) = receiver(Vec::new()).await;
+    // v0.3's method, without A2A-Version (as a v0.3 client sends it).
+    let set = json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/pushNotificationConfig/set",
+        "params": {"taskId": id, "pushNotificationConfig": {"id": "old", "url": v03_url}}});
+    let answer: Value = srv
+        .http()
+        .post(srv.url("/jsonrpc"))
+        .json(&set)
+        .send()
+        .await
+        .expect("set")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        answer["result"]["pushNotificationConfig"]["id"], "old",
+        "{answer}"
+    );
+    srv.ok(
+        Binding::JsonRpc,
+        "CreateTaskPushNotificationConfig",
+        json!({"taskId": id, "url": v1_url}),
+    )
+    .await;
+    remote.step(Step::Complete);
+    let old = v03_got.recv().await.expect("a v0.3 delivery").body;
+    assert_eq!(old["kind"], "status-update", "{old}");
+    assert_eq!(old["status"]["state"], "completed", "{old}");
+    let new = v1_got.recv().await.expect("a v1.0 delivery").body;
+    assert_eq!(
+        new["statusUpdate"]["status"]["state"], "TASK_STATE_COMPLETED",
+        "{new}"
+    );
+}
+
+#[cfg(feature = "v03")]
+scenarios!(once: a_v03_config_gets_v03_shaped_deliveries);
+
 scenarios!(once:
     a_receiver_that_fails_three_times_gets_every_event_once_in_order,
     a_receiver_down_past_the_limit_leaves_a_dead_row_a_redelivery_sends,
