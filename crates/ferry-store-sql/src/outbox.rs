@@ -23,6 +23,15 @@ const COLUMNS: &str =
 
 /// Claims the due heads (`$1` now, `$2` lease, `$3` lease until, `$4` limit); the dialect adds
 /// its row-locking clause to the inner select.
+///
+/// The rows are visited through the pending rows' `due_ms` index as the database finds them
+/// (oldest first, in practice) and the visit stops at the limit: a claim costs what it
+/// takes, not the size of the backlog. (An `ORDER BY` would make PostgreSQL sort every due
+/// row first; the order between tasks does not matter, the order within one is the head
+/// rule's.) A row that is not its (task, config)'s head is passed over with one probe of
+/// the pending rows' index; so that a head waiting for its retry does not have every row
+/// behind it probed at each claim, a retry makes the rows behind it due no earlier than
+/// itself (see [`finish_all`]).
 fn claim_sql<DB: Dialect>() -> String {
     format!(
         "UPDATE push_deliveries SET lease = $2, lease_until_ms = $3, attempts = attempts + 1, \
@@ -34,7 +43,7 @@ fn claim_sql<DB: Dialect>() -> String {
              AND NOT EXISTS (SELECT 1 FROM push_deliveries e \
                WHERE e.tenant = d.tenant AND e.task_id = d.task_id \
                  AND e.config_id = d.config_id AND e.status = 'pending' AND e.seq < d.seq) \
-           ORDER BY d.due_ms, d.tenant, d.task_id, d.seq LIMIT $4{} \
+           LIMIT $4{} \
          ) \
          RETURNING tenant, task_id, {COLUMNS}",
         DB::SKIP_LOCKED
@@ -100,7 +109,7 @@ where
             .bind(stored(lease_until_ms))
             .bind(i64::try_from(limit).unwrap_or(i64::MAX));
         let rows = self
-            .on_reads(async |conn| query.fetch_all(conn).await)
+            .on_outbox(async |conn| query.fetch_all(conn).await)
             .await?;
         let decode = |e: sqlx::Error| self.failed(&e);
         let mut claimed = Vec::with_capacity(rows.len());
@@ -136,8 +145,9 @@ where
         for (_, delivery) in &claimed {
             query = query.bind(delivery.id.as_str());
         }
+        // On the outbox's pool: its connections belong to the deliverer (its runtime).
         let rows = self
-            .on_reads(async |conn| query.fetch_all(conn).await)
+            .on(&self.outbox, async |conn| query.fetch_all(conn).await)
             .await?;
         let decode = |e: sqlx::Error| self.failed(&e);
         let mut bodies = HashMap::with_capacity(rows.len());
@@ -169,10 +179,8 @@ where
         if finished.is_empty() {
             return Ok(());
         }
-        self.on(&self.outbox, async |conn| {
-            finish_all::<DB>(conn, &finished, now_ms).await
-        })
-        .await
+        self.on_outbox(async |conn| finish_all::<DB>(conn, &finished, now_ms).await)
+            .await
     }
 
     pub(crate) async fn list_deliveries(&self, key: &TaskKey) -> Result<Vec<Delivery>, StoreError> {
@@ -261,7 +269,7 @@ where
                 Some(error.as_str()),
             ),
         };
-        sqlx::query::<DB>(
+        let recorded = sqlx::query::<DB>(
             "UPDATE push_deliveries SET status = $1, due_ms = COALESCE($2, due_ms), \
              done_ms = $3, last_error = $4, lease = NULL, lease_until_ms = NULL \
              WHERE id = $5 AND lease = $6 AND status = 'pending'",
@@ -274,6 +282,22 @@ where
         .bind(done.lease.as_str())
         .execute(&mut *tx)
         .await?;
+        if let Some(due_ms) = due_ms
+            && DB::rows_affected(&recorded) == 1
+        {
+            // The rows behind a retried head wait as long as it does: an optimization of
+            // the claim's visit, not of its order (the claim takes only heads anyway).
+            sqlx::query::<DB>(
+                "UPDATE push_deliveries SET due_ms = $1 \
+                 WHERE status = 'pending' AND due_ms < $1 AND lease IS NULL \
+                   AND (tenant, task_id, config_id) = \
+                     (SELECT tenant, task_id, config_id FROM push_deliveries WHERE id = $2)",
+            )
+            .bind(stored(due_ms))
+            .bind(done.id.as_str())
+            .execute(&mut *tx)
+            .await?;
+        }
     }
     tx.commit().await
 }

@@ -326,6 +326,7 @@ impl PostgresStore {
                 max_batch: options.max_batch,
                 statement_timeout: options.statement_timeout,
                 acquire_timeout: options.timeout,
+                turn: None,
             }
             .run(queue),
         );
@@ -334,6 +335,7 @@ impl PostgresStore {
                 reads,
                 writes,
                 outbox,
+                write_turn: None,
                 writer: writes_queue,
                 statement_timeout: options.statement_timeout,
                 acquire_timeout: options.timeout,

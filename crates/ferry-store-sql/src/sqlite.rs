@@ -315,12 +315,14 @@ impl SqliteStore {
             .acquire_timeout(options.timeout)
             .connect_lazy_with(connect);
         let (writes_queue, queue) = writer::channel(options.max_batch);
+        let turn = crate::store::WriteTurn::default();
         tokio::spawn(
             Writer {
                 pool: writes.clone(),
                 max_batch: options.max_batch,
                 statement_timeout: options.statement_timeout,
                 acquire_timeout: options.timeout,
+                turn: Some(turn.clone()),
             }
             .run(queue),
         );
@@ -329,6 +331,7 @@ impl SqliteStore {
                 reads,
                 writes,
                 outbox,
+                write_turn: Some(turn),
                 writer: writes_queue,
                 statement_timeout: options.statement_timeout,
                 acquire_timeout: options.timeout,

@@ -143,11 +143,33 @@ pub(crate) struct SqlStore<DB: Database> {
     /// sends a delivery again, which at-least-once allows; the rows themselves are written
     /// with their events, durably.
     pub(crate) outbox: Pool<DB>,
+    /// Taken by the writer for each batch and by the outbox for each claim and finish when
+    /// the database has one write lock for everyone (SQLite): they then take turns here, in
+    /// order, instead of meeting at the database's lock, whose busy handler sleeps
+    /// milliseconds at a time.
+    pub(crate) write_turn: Option<WriteTurn>,
     pub(crate) writer: Writes,
     /// How long one operation may take once it has a connection.
     pub(crate) statement_timeout: Duration,
     /// How long an operation waits for a connection (named in its error).
     pub(crate) acquire_timeout: Duration,
+}
+
+/// The turn of writers that share one database write lock (see [`SqlStore::write_turn`]):
+/// a fair queue, so each waits only for those ahead of it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct WriteTurn(Arc<tokio::sync::Mutex<()>>);
+
+impl WriteTurn {
+    /// Waits for the turn (at most `within`); the turn ends when the guard is dropped.
+    pub(crate) async fn take(
+        &self,
+        within: Duration,
+    ) -> Result<tokio::sync::MutexGuard<'_, ()>, String> {
+        tokio::time::timeout(within, self.0.lock())
+            .await
+            .map_err(|_| format!("no turn to write within {}", seconds(within)))
+    }
 }
 
 /// A time or sequence number as stored: SQL integers are signed 64-bit, so values past
@@ -222,6 +244,22 @@ where
         op: impl AsyncFnOnce(&mut DB::Connection) -> Result<T, sqlx::Error>,
     ) -> Result<T, StoreError> {
         self.on(&self.reads, op).await
+    }
+
+    /// [`SqlStore::on_reads`] on the outbox's pool, in the writers' turn when there is one.
+    pub(crate) async fn on_outbox<T>(
+        &self,
+        op: impl AsyncFnOnce(&mut DB::Connection) -> Result<T, sqlx::Error>,
+    ) -> Result<T, StoreError> {
+        let _turn = match &self.write_turn {
+            Some(turn) => Some(
+                turn.take(self.acquire_timeout)
+                    .await
+                    .map_err(|reason| self.unavailable(reason))?,
+            ),
+            None => None,
+        };
+        self.on(&self.outbox, op).await
     }
 
     /// [`SqlStore::on_reads`] on `pool`.

@@ -35,6 +35,7 @@
 use crate::dialect::Dialect;
 use crate::error::{describe, seconds};
 use crate::plan::{FinalRow, NewEvent, NewPushConfig, Plan, TaskRow};
+use crate::store::WriteTurn;
 use ferry_store::push::PushConfig;
 use ferry_store::{Event, StoreError};
 use futures_util::StreamExt;
@@ -163,6 +164,8 @@ pub(crate) struct Writer<DB: Database> {
     pub(crate) max_batch: usize,
     pub(crate) statement_timeout: Duration,
     pub(crate) acquire_timeout: Duration,
+    /// The turn it shares with the outbox's writes, on a database with one write lock.
+    pub(crate) turn: Option<WriteTurn>,
 }
 
 impl<DB> Writer<DB>
@@ -249,6 +252,13 @@ where
         let failed = |reason: String| {
             tracing::warn!(store = DB::ENGINE, writes = batch.len(), %reason, "write batch failed");
             vec![Err(StoreError::Unavailable(format!("{}: {reason}", DB::ENGINE))); batch.len()]
+        };
+        let _turn = match &self.turn {
+            Some(turn) => match turn.take(self.acquire_timeout).await {
+                Ok(guard) => Some(guard),
+                Err(reason) => return failed(reason),
+            },
+            None => None,
         };
         let h = match self.connection(held).await {
             Ok(h) => h,

@@ -1161,6 +1161,9 @@ pub async fn retries_wait_and_dead_rows_let_the_next_go<S: TaskStore + PushStore
         (rows[0].status, rows[0].attempts, rows[0].due_ms),
         (DeliveryStatus::Pending, 0, 0)
     );
+    let back = claim(10_000).await;
+    let seqs: Vec<u64> = back.iter().map(|c| c.delivery.seq).collect();
+    assert_eq!(seqs, [1], "the redelivered row is claimable again");
 }
 
 /// A leased row is not claimed again until its lease runs out; a finish under a lease that

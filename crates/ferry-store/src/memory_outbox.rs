@@ -26,14 +26,32 @@ struct Row {
 #[derive(Debug, Default)]
 struct TaskRows {
     rows: Vec<Row>,
+    /// The rows before this one are all delivered or dead: claims and finishes look only
+    /// from here on, so a long-lived task's history costs them nothing.
+    settled: usize,
 }
 
 impl TaskRows {
+    fn unsettled(&self) -> &[Row] {
+        self.rows.get(self.settled..).unwrap_or_default()
+    }
+
     fn pending(&self) -> usize {
-        self.rows
+        self.unsettled()
             .iter()
             .filter(|r| r.delivery.status == DeliveryStatus::Pending)
             .count()
+    }
+
+    /// Moves `settled` past the rows that are done.
+    fn settle(&mut self) {
+        while self
+            .rows
+            .get(self.settled)
+            .is_some_and(|r| r.delivery.status != DeliveryStatus::Pending)
+        {
+            self.settled += 1;
+        }
     }
 }
 
@@ -104,6 +122,8 @@ impl Outbox {
     pub(crate) fn forget_config(&mut self, key: &TaskKey, config_id: &str) {
         if let Some(task) = self.tasks.get_mut(key) {
             task.rows.retain(|r| r.delivery.config_id != config_id);
+            task.settled = 0;
+            task.settle();
             if task.pending() == 0 {
                 self.waiting.remove(key);
             }
@@ -130,7 +150,8 @@ impl Outbox {
             };
             let mut seen: Vec<&str> = Vec::new();
             let mut heads = Vec::new();
-            for (i, row) in task.rows.iter().enumerate() {
+            let from = task.settled;
+            for (i, row) in task.unsettled().iter().enumerate() {
                 let d = &row.delivery;
                 if d.status != DeliveryStatus::Pending || seen.contains(&d.config_id.as_str()) {
                     continue;
@@ -138,7 +159,7 @@ impl Outbox {
                 seen.push(&d.config_id);
                 let leased = row.lease.as_ref().is_some_and(|(_, until)| *until > now_ms);
                 if d.due_ms <= now_ms && !leased {
-                    heads.push(i);
+                    heads.push(from + i);
                 }
             }
             if seen.is_empty() {
@@ -169,11 +190,14 @@ impl Outbox {
     /// Records finished attempts (rows no longer under the named lease are left alone).
     pub(crate) fn finish(&mut self, finished: Vec<FinishedDelivery>, now_ms: u64) {
         for done in finished {
-            let row = self.tasks.get_mut(&done.key).and_then(|task| {
-                task.rows.iter_mut().find(|r| {
+            let Some(task) = self.tasks.get_mut(&done.key) else {
+                continue;
+            };
+            let from = task.settled;
+            let row =
+                task.rows.iter_mut().skip(from).find(|r| {
                     r.delivery.id == done.id && r.delivery.status == DeliveryStatus::Pending
-                })
-            });
+                });
             let Some(row) = row else {
                 continue;
             };
@@ -202,6 +226,7 @@ impl Outbox {
                     d.last_error = Some(error);
                 }
             }
+            task.settle();
         }
     }
 
@@ -221,9 +246,11 @@ impl Outbox {
         let Some(task) = self.tasks.get_mut(key) else {
             return false;
         };
-        let Some(row) = task.rows.iter_mut().find(|r| r.delivery.id == id) else {
+        let Some(at) = task.rows.iter().position(|r| r.delivery.id == id) else {
             return false;
         };
+        task.settled = task.settled.min(at);
+        let row = &mut task.rows[at];
         row.lease = None;
         let d = &mut row.delivery;
         d.status = DeliveryStatus::Pending;

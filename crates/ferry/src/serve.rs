@@ -138,6 +138,10 @@ pub(crate) struct ServeArgs {
     /// Seconds one push attempt may take (default 10).
     #[arg(long, value_name = "SECS")]
     push_timeout: Option<u64>,
+    /// How far below the request path the push deliverer's thread runs, as a nice increment
+    /// 0-19 (default 10; 0: the server's priority). Under a saturated CPU, requests first.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=19))]
+    push_nice: Option<u8>,
     /// Serve TLS with this certificate chain (PEM; needs --tls-key). Read again when it
     /// changes.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
@@ -294,6 +298,9 @@ impl ServeArgs {
         }
         if let Some(secs) = self.push_timeout {
             push.timeout_secs = secs;
+        }
+        if let Some(nice) = self.push_nice {
+            push.nice = nice;
         }
     }
 

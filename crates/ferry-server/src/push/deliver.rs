@@ -70,7 +70,9 @@ impl Deliverer {
                         tracing::warn!(error = %e, "recording push deliveries failed; their leases will run out");
                     }
                 }
-                () = self.service.wake.notified() => {}
+                // A full deliverer does not listen: the wake-up stays pending (a permit,
+                // not a thread switch per event) until a slot frees.
+                () = self.service.wake.notified(), if in_flight.len() < most => {}
                 () = tokio::time::sleep(poll) => {}
                 _ = closing.changed() => return,
             }

@@ -15,6 +15,7 @@ pub(crate) mod deliver;
 pub(crate) mod retry;
 pub(crate) mod send;
 pub(crate) mod stored;
+pub(crate) mod thread;
 pub(crate) mod validate;
 
 use crate::config::PushSettings;

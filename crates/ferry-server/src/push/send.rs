@@ -89,7 +89,11 @@ impl Sender {
             Err(e) => return permanent(format!("the request cannot be made: {e}")),
         };
         match self.client.execute(request).await {
-            Ok(response) => answered(response, now_secs),
+            Ok(response) => {
+                let attempt = answered(&response, now_secs);
+                drain(response).await;
+                attempt
+            }
             Err(e) => failed(&e),
         }
     }
@@ -180,7 +184,7 @@ fn permanent(error: String) -> Attempt {
 
 /// What the receiver's answer means: 2xx delivered; 408, 425, 429 and 5xx try again (after
 /// its `Retry-After`, if any); a redirect is not followed; any other answer is a refusal.
-fn answered(response: reqwest::Response, now_secs: i64) -> Attempt {
+fn answered(response: &reqwest::Response, now_secs: i64) -> Attempt {
     let status = response.status();
     if status.is_success() {
         return Attempt::Delivered;
@@ -205,6 +209,23 @@ fn answered(response: reqwest::Response, now_secs: i64) -> Attempt {
         error: format!("the webhook answered {status}"),
         retry_after,
         permanent: !transient,
+    }
+}
+
+/// The most of an answer's body read (and dropped) so that its connection can carry the
+/// next delivery; a longer body costs the connection instead.
+const DRAINED_BODY: usize = 64 * 1024;
+
+/// Reads the answer's body to its end (at most [`DRAINED_BODY`] bytes): a connection whose
+/// answer was not read to the end cannot be used again, and a new connection per delivery
+/// would cost more than the delivery.
+async fn drain(mut response: reqwest::Response) {
+    let mut read = 0;
+    while read <= DRAINED_BODY {
+        match response.chunk().await {
+            Ok(Some(chunk)) => read += chunk.len(),
+            Ok(None) | Err(_) => return,
+        }
     }
 }
 

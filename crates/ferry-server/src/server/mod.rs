@@ -91,13 +91,14 @@ impl A2aServer {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServerError> {
-        let deliverer = self
-            .deliverer
-            .map(|deliverer| tokio::spawn(deliverer.run(self.server.closing.subscribe())));
-        serve::serve(self.listener, self.server, self.routes, self.tls, shutdown).await;
-        if let Some(deliverer) = deliverer {
-            deliverer.abort();
+        if let Some(deliverer) = self.deliverer {
+            // It stops when the server starts closing; attempts in flight then are left to
+            // their lease.
+            let nice = deliverer.service.settings.nice;
+            crate::push::thread::spawn(deliverer, self.server.closing.subscribe(), nice)
+                .map_err(|e| ServerError::Push(format!("the deliverer's thread: {e}")))?;
         }
+        serve::serve(self.listener, self.server, self.routes, self.tls, shutdown).await;
         Ok(())
     }
 }
