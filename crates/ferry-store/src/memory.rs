@@ -362,8 +362,17 @@ impl MemoryStore {
     }
 
     /// Evicts the terminal task of `shard` that ended first; false when it has none.
+    ///
+    /// A task whose push deliveries are still pending is passed over (it keeps its place):
+    /// evicting it would drop events already acknowledged to their webhooks' owners. When
+    /// only such tasks are left, nothing is evicted and the store is full until the
+    /// deliverer catches up.
     fn evict_from(&self, shard: &mut Shard) -> bool {
-        while let Some((_, key)) = shard.ended.pop_front() {
+        let mut waiting = Vec::new();
+        let evicted = loop {
+            let Some((at, key)) = shard.ended.pop_front() else {
+                break false;
+            };
             // One lookup: an entry here is terminal unless its task went and a new one took
             // its key since (then it goes back).
             let Some(entry) = shard.tasks.remove(&key) else {
@@ -373,31 +382,35 @@ impl MemoryStore {
                 shard.tasks.insert(key, entry);
                 continue;
             }
+            if !entry.push.is_empty() && lock(&self.outbox).has_pending(&key) {
+                shard.tasks.insert(key.clone(), entry);
+                waiting.push((at, key));
+                continue;
+            }
             self.release(&key, &entry);
-            return true;
+            break true;
+        };
+        for passed in waiting.into_iter().rev() {
+            shard.ended.push_front(passed);
         }
-        false
+        evicted
     }
 
-    /// Evicts the terminal task that ended first, of any shard (one lock at a time); false
-    /// when no task is terminal.
+    /// Evicts the terminal task that ended first, of any shard: the shards are tried in the
+    /// order their oldest ended (one lock at a time); false when none has a task it may
+    /// evict (a shard's oldest may be waiting for its deliveries, so the next shard is tried
+    /// rather than that one again).
     fn evict_oldest(&self) -> bool {
-        loop {
-            let oldest = self
-                .shards
-                .iter()
-                .enumerate()
-                .filter_map(|(i, s)| lock(s).ended.front().map(|(at, _)| (*at, i)))
-                .min();
-            let Some((at, i)) = oldest else {
-                return false;
-            };
-            let mut shard = lock(&self.shards[i]);
-            // Another writer may have taken it meanwhile: look again.
-            if shard.ended.front().is_some_and(|(a, _)| *a == at) && self.evict_from(&mut shard) {
-                return true;
-            }
-        }
+        let mut oldest: Vec<(u64, usize)> = self
+            .shards
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| lock(s).ended.front().map(|(at, _)| (*at, i)))
+            .collect();
+        oldest.sort_unstable();
+        oldest
+            .into_iter()
+            .any(|(_, i)| self.evict_from(&mut lock(&self.shards[i])))
     }
 
     fn create_now(&self, task: StoredTask, push: Vec<PushConfig>) -> Result<(), StoreError> {

@@ -111,6 +111,11 @@ impl Outbox {
         self.waiting.insert(key.clone());
     }
 
+    /// Whether a task has deliveries not yet delivered nor dead.
+    pub(crate) fn has_pending(&self, key: &TaskKey) -> bool {
+        self.tasks.get(key).is_some_and(|task| task.pending() > 0)
+    }
+
     /// Forgets a task's deliveries (the task went).
     pub(crate) fn forget_task(&mut self, key: &TaskKey) {
         if self.tasks.remove(key).is_some() {

@@ -21,6 +21,54 @@ async fn memory_profiles_pass_the_profile_checks() {
     conformance::run_profile_checks(&ferry_store::profiles::MemoryProfiles::new()).await;
 }
 
+/// A finished task whose push deliveries are pending is not evicted (its events were
+/// acknowledged; they must reach the webhook): the store is full until they are delivered.
+#[tokio::test]
+async fn a_task_with_pending_deliveries_is_not_evicted_until_they_are_delivered() {
+    use ferry_store::push::{DeliveryOutcome, FinishedDelivery, PushConfigStore, PushStore};
+    let store = MemoryStore::new(MemoryLimits {
+        max_tasks: 1,
+        ..MemoryLimits::default()
+    });
+    let t = task("", "t-1", "ctx", TaskState::Working, 10);
+    store.create(t.clone()).await.expect("create");
+    store
+        .put_push_config(&t.key(), conformance::push_config("a", "https://x", 1), 8)
+        .await
+        .expect("config");
+    let done = with_state(&t, TaskState::Completed);
+    store
+        .append(&t.key(), 0, event(&done), done)
+        .await
+        .expect("complete");
+    let next = || task("", "t-2", "ctx", TaskState::Submitted, 20);
+    let refused = store.create(next()).await;
+    assert!(
+        matches!(refused, Err(StoreError::Full { .. })),
+        "the undelivered task stays: {refused:?}"
+    );
+    let claimed = store
+        .claim_deliveries(100, "L", 10_000, 10)
+        .await
+        .expect("claim");
+    assert_eq!(claimed.len(), 1);
+    let delivered = claimed
+        .into_iter()
+        .map(|c| FinishedDelivery {
+            key: c.key,
+            id: c.delivery.id,
+            lease: "L".to_owned(),
+            outcome: DeliveryOutcome::Delivered,
+        })
+        .collect();
+    store
+        .finish_deliveries(delivered, 200)
+        .await
+        .expect("finish");
+    store.create(next()).await.expect("delivered: evicted now");
+    assert_eq!(store.get(&t.key()).await, Ok(None));
+}
+
 #[tokio::test]
 async fn a_full_store_refuses_new_tasks_until_something_expires() {
     let store = MemoryStore::new(MemoryLimits {
