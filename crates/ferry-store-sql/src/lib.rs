@@ -55,6 +55,7 @@ mod profiles;
 mod push;
 mod sqlite;
 mod store;
+mod turn;
 mod writer;
 
 pub use error::OpenError;

@@ -315,7 +315,7 @@ impl SqliteStore {
             .acquire_timeout(options.timeout)
             .connect_lazy_with(connect);
         let (writes_queue, queue) = writer::channel(options.max_batch);
-        let turn = crate::store::WriteTurn::default();
+        let turn = crate::turn::WriteTurn::default();
         tokio::spawn(
             Writer {
                 pool: writes.clone(),

@@ -11,6 +11,7 @@
 use crate::dialect::Dialect;
 use crate::error::{describe, seconds};
 use crate::plan::TaskRow;
+use crate::turn::WriteTurn;
 use crate::writer::Writes;
 use ferry_proto::{StreamResponse, Task, TaskState};
 use ferry_store::{ListQuery, Page, StoreError, StoredEvent, StoredTask, TaskKey};
@@ -153,23 +154,6 @@ pub(crate) struct SqlStore<DB: Database> {
     pub(crate) statement_timeout: Duration,
     /// How long an operation waits for a connection (named in its error).
     pub(crate) acquire_timeout: Duration,
-}
-
-/// The turn of writers that share one database write lock (see [`SqlStore::write_turn`]):
-/// a fair queue, so each waits only for those ahead of it.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct WriteTurn(Arc<tokio::sync::Mutex<()>>);
-
-impl WriteTurn {
-    /// Waits for the turn (at most `within`); the turn ends when the guard is dropped.
-    pub(crate) async fn take(
-        &self,
-        within: Duration,
-    ) -> Result<tokio::sync::MutexGuard<'_, ()>, String> {
-        tokio::time::timeout(within, self.0.lock())
-            .await
-            .map_err(|_| format!("no turn to write within {}", seconds(within)))
-    }
 }
 
 /// A time or sequence number as stored: SQL integers are signed 64-bit, so values past

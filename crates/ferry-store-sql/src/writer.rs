@@ -35,7 +35,7 @@
 use crate::dialect::Dialect;
 use crate::error::{describe, seconds};
 use crate::plan::{FinalRow, NewEvent, NewPushConfig, Plan, TaskRow};
-use crate::store::WriteTurn;
+use crate::turn::WriteTurn;
 use ferry_store::push::PushConfig;
 use ferry_store::{Event, StoreError};
 use futures_util::StreamExt;
