@@ -154,6 +154,37 @@ pub struct ServerConfig {
     pub tls: Option<TlsConfig>,
     /// Push notifications (`[push]`): limits of configs and how deliveries are made.
     pub push: PushSettings,
+    /// Several replicas on one shared store (`[replicas]`, PostgreSQL): how they follow each
+    /// other.
+    pub replicas: ReplicaSettings,
+}
+
+/// Several replicas of a server on one PostgreSQL database (`[replicas]`). A replica hears
+/// of the others' writes through the database's notifications; these settings bound what a
+/// lost notification can cost.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ReplicaSettings {
+    /// Seconds between two readings of every task followed here (by a subscriber or a
+    /// waiting caller) whatever the notifications said: the longest a subscriber waits for
+    /// another replica's event if its notification was lost. Default 5.
+    pub safety_poll_secs: u64,
+    /// Seconds a replica's lease on a task holds without renewal: how long a task whose
+    /// replica died (or froze) stays WORKING before another replica ends it. Default 15.
+    pub lease_secs: u64,
+    /// Seconds between two renewals of this replica's leases, which are also its looks for
+    /// leases that ran out; keep it well below `lease_secs`. Default 5.
+    pub heartbeat_secs: u64,
+}
+
+impl Default for ReplicaSettings {
+    fn default() -> Self {
+        Self {
+            safety_poll_secs: 5,
+            lease_secs: 15,
+            heartbeat_secs: 5,
+        }
+    }
 }
 
 /// Push notifications (`[push]`): what a config may hold, and how its deliveries are sent and
@@ -439,6 +470,7 @@ impl Default for ServerConfig {
             auth: AuthConfig::default(),
             tls: None,
             push: PushSettings::default(),
+            replicas: ReplicaSettings::default(),
         }
     }
 }

@@ -61,8 +61,8 @@ pub use crate::core::turn_data::TurnDataSource;
 pub use binding::decode;
 pub use card::WELL_KNOWN_CARD_PATH;
 pub use config::{
-    AgentLimits, AnnouncedKeyConfig, AuthConfig, ClientAuth, OidcConfig, PushSettings, ScopedToken,
-    ServerConfig, SigningKeyConfig, TlsConfig, redact_store_url,
+    AgentLimits, AnnouncedKeyConfig, AuthConfig, ClientAuth, OidcConfig, PushSettings,
+    ReplicaSettings, ScopedToken, ServerConfig, SigningKeyConfig, TlsConfig, redact_store_url,
 };
 pub use config_file::ConfigError;
 pub use edge::front_door::{AgentScope, Caller};

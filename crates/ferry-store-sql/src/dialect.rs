@@ -52,6 +52,17 @@ pub(crate) trait Dialect: Database {
         conn: &'c mut Self::Connection,
         plan: &'c Plan<'c>,
     ) -> Batched<'c, bool>;
+
+    /// Sends `payloads` on `channel` when the open transaction commits (see
+    /// [`crate::notices`]). Only a database replicas share announces writes; the default
+    /// sends nothing.
+    fn notify<'c>(
+        _conn: &'c mut Self::Connection,
+        _channel: &'c str,
+        _payloads: &'c [String],
+    ) -> Batched<'c, ()> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// A statement of a write batch in progress (boxed: the trait's methods are implemented per
@@ -65,6 +76,8 @@ pub(crate) struct Locked {
     pub(crate) tenant: String,
     pub(crate) id: String,
     pub(crate) seq: i64,
+    /// Its lease epoch (see `ferry_store::Lease`).
+    pub(crate) lease_epoch: i64,
     /// Whether its events may go to push configs. SQLite knows: it holds the database's
     /// write lock, so no config can be added before the batch commits. PostgreSQL says true
     /// and lets the batch's write find the configs itself, in a statement that starts after

@@ -48,6 +48,8 @@
 
 mod dialect;
 mod error;
+mod leases;
+mod notices;
 mod outbox;
 mod plan;
 mod postgres;

@@ -21,6 +21,16 @@ pub(crate) struct TaskRow {
     pub(crate) status_ms: i64,
     pub(crate) expires_ms: Option<i64>,
     pub(crate) snapshot: Arc<Task>,
+    /// The writer's lease (replicas): a create takes it, an append must hold its epoch.
+    pub(crate) lease: Option<RowLease>,
+}
+
+/// A lease as a row keeps it (see `ferry_store::Lease`).
+#[derive(Debug, Clone)]
+pub(crate) struct RowLease {
+    pub(crate) replica: Arc<str>,
+    pub(crate) epoch: i64,
+    pub(crate) until_ms: i64,
 }
 
 impl TaskRow {
@@ -74,4 +84,8 @@ pub(crate) struct Plan<'a> {
     pub(crate) push_configs: Vec<NewPushConfig<'a>>,
     pub(crate) updates: Vec<FinalRow<'a>>,
     pub(crate) events: Vec<NewEvent<'a>>,
+    /// The notices the batch sends when it commits (see [`crate::notices`]): the channel and
+    /// a payload per task with new events. Empty on a store no replica listens to.
+    pub(crate) notices: Vec<String>,
+    pub(crate) channel: Option<&'a str>,
 }

@@ -16,11 +16,12 @@
 use crate::StoreOptions;
 use crate::dialect::{Batched, Dialect, Locked};
 use crate::error::{OpenError, Redacted, describe, describe_migration, seconds};
+use crate::notices::{self, Announcer};
 use crate::plan::{FinalRow, Plan};
 use crate::store::{OUTBOX_CONNECTIONS, SqlStore, write_connections};
 use crate::writer::{self, Writer};
 use ferry_proto::TaskState;
-use ferry_store::{ListQuery, Page, Queued, StoreFuture, StoredEvent, StoredTask, TaskKey};
+use ferry_store::{Lease, ListQuery, Page, Queued, StoreFuture, StoredEvent, StoredTask, TaskKey};
 use sqlx::migrate::Migrator;
 use sqlx::postgres::{PgArguments, PgConnectOptions, PgConnection, PgPoolOptions, PgQueryResult};
 use sqlx::{ConnectOptions, Connection, Executor, Postgres, Row};
@@ -63,6 +64,21 @@ impl Dialect for Postgres {
          SELECT replace(gen_random_uuid()::text, '-', ''), tenant, task_id, id, $3 \
          FROM push_configs WHERE tenant = $1 AND task_id = $2";
 
+    fn notify<'c>(
+        conn: &'c mut PgConnection,
+        channel: &'c str,
+        payloads: &'c [String],
+    ) -> Batched<'c, ()> {
+        Box::pin(async move {
+            sqlx::query::<Postgres>("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p")
+                .bind(channel)
+                .bind(payloads)
+                .execute(&mut *conn)
+                .await?;
+            Ok(())
+        })
+    }
+
     fn rows_affected(result: &PgQueryResult) -> u64 {
         result.rows_affected()
     }
@@ -75,7 +91,7 @@ impl Dialect for Postgres {
             conn.execute("BEGIN").await?;
             let (tenants, ids): (Vec<&str>, Vec<&str>) = keys.iter().copied().unzip();
             let rows = sqlx::query::<Postgres>(
-                "SELECT t.tenant, t.id, t.seq FROM tasks t \
+                "SELECT t.tenant, t.id, t.seq, t.lease_epoch FROM tasks t \
                  JOIN unnest($1::text[], $2::text[]) AS k (tenant, id) \
                  ON t.tenant = k.tenant AND t.id = k.id \
                  ORDER BY t.tenant, t.id FOR UPDATE OF t",
@@ -90,6 +106,7 @@ impl Dialect for Postgres {
                         tenant: row.try_get(0)?,
                         id: row.try_get(1)?,
                         seq: row.try_get(2)?,
+                        lease_epoch: row.try_get(3)?,
                         may_push: true,
                     })
                 })
@@ -107,16 +124,19 @@ impl Dialect for Postgres {
             let query = sqlx::query::<Postgres>(
                 "WITH inserted AS ( \
                    INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, expires_ms, \
-                     snapshot, owner) \
+                     snapshot, owner, lease_replica, lease_epoch, lease_until_ms) \
                    SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], \
-                     $5::int8[], $6::int8[], $7::int8[], $8::text[], $22::text[]) \
+                     $5::int8[], $6::int8[], $7::int8[], $8::text[], $22::text[], $30::text[], \
+                     $31::int8[], $32::int8[]) \
                    ON CONFLICT (tenant, id) DO NOTHING RETURNING 1 \
                  ), updated AS ( \
                    UPDATE tasks t SET context_id = v.context_id, state = v.state, seq = v.seq, \
-                     status_ms = v.status_ms, expires_ms = v.expires_ms, snapshot = v.snapshot \
+                     status_ms = v.status_ms, expires_ms = v.expires_ms, snapshot = v.snapshot, \
+                     lease_until_ms = COALESCE(v.lease_until_ms, t.lease_until_ms) \
                    FROM unnest($9::text[], $10::text[], $11::text[], $12::text[], \
-                     $13::int8[], $14::int8[], $15::int8[], $16::text[]) \
-                     AS v (tenant, id, context_id, state, seq, status_ms, expires_ms, snapshot) \
+                     $13::int8[], $14::int8[], $15::int8[], $16::text[], $33::int8[]) \
+                     AS v (tenant, id, context_id, state, seq, status_ms, expires_ms, snapshot, \
+                       lease_until_ms) \
                    WHERE t.tenant = v.tenant AND t.id = v.id \
                      AND (SELECT count(*) FROM inserted) = $21 \
                    RETURNING 1 \
@@ -140,9 +160,12 @@ impl Dialect for Postgres {
                          UNION ALL SELECT tenant, task_id, id FROM configured) c \
                      ON c.tenant = v.tenant AND c.task_id = v.task_id \
                    WHERE (SELECT count(*) FROM inserted) = $21 \
+                 ), notified AS ( \
+                   SELECT pg_notify($28, p) FROM unnest($29::text[]) AS p \
+                   WHERE $28 IS NOT NULL AND (SELECT count(*) FROM inserted) = $21 \
                  ) \
                  SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM updated), \
-                   (SELECT count(*) FROM appended)",
+                   (SELECT count(*) FROM appended), (SELECT count(*) FROM notified)",
             );
             let query = bind_columns(query, &plan.inserts);
             let query = bind_columns(query, &plan.updates)
@@ -172,6 +195,30 @@ impl Dialect for Postgres {
                     configs
                         .iter()
                         .map(|c| i64::try_from(c.config.created_ms).unwrap_or(i64::MAX))
+                        .collect::<Vec<_>>(),
+                )
+                .bind(plan.channel)
+                .bind(&plan.notices);
+            let leases = |rows: &'c [FinalRow<'c>]| rows.iter().map(|r| r.row.lease.as_ref());
+            let query = query
+                .bind(
+                    leases(&plan.inserts)
+                        .map(|l| l.map(|l| &*l.replica))
+                        .collect::<Vec<_>>(),
+                )
+                .bind(
+                    leases(&plan.inserts)
+                        .map(|l| l.map_or(0, |l| l.epoch))
+                        .collect::<Vec<_>>(),
+                )
+                .bind(
+                    leases(&plan.inserts)
+                        .map(|l| l.map(|l| l.until_ms))
+                        .collect::<Vec<_>>(),
+                )
+                .bind(
+                    leases(&plan.updates)
+                        .map(|l| l.map(|l| l.until_ms))
                         .collect::<Vec<_>>(),
                 );
             let row = query.fetch_one(&mut *conn).await?;
@@ -229,6 +276,63 @@ fn bind_columns<'q>(query: PgQuery<'q>, rows: &'q [FinalRow<'q>]) -> PgQuery<'q>
 #[derive(Debug)]
 pub struct PostgresStore {
     inner: SqlStore<Postgres>,
+    /// The pool of the one connection that listens for other replicas' writes.
+    listens: sqlx::PgPool,
+    /// This replica's id and its schema's channel.
+    announcer: Announcer,
+}
+
+impl ferry_store::replicas::ReplicaStore for PostgresStore {
+    fn replica_id(&self) -> &str {
+        &self.announcer.replica
+    }
+
+    fn notices(&self) -> ferry_store::replicas::Notices {
+        notices::listen(
+            self.listens.clone(),
+            self.announcer.channel.clone(),
+            self.announcer.replica.clone(),
+        )
+    }
+
+    fn take_lease(&self, key: &TaskKey, until_ms: u64) -> StoreFuture<'_, Option<Lease>> {
+        let key = key.clone();
+        Box::pin(async move {
+            self.inner
+                .take_lease(&self.announcer.replica, &key, until_ms)
+                .await
+        })
+    }
+
+    fn fenced_writes(&self) -> u64 {
+        self.announcer
+            .fenced
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn release_lease(&self, key: &TaskKey, epoch: u64) -> StoreFuture<'_, ()> {
+        let key = key.clone();
+        Box::pin(async move { self.inner.release_lease(&key, epoch).await })
+    }
+
+    fn renew_leases(&self, now_ms: u64, until_ms: u64) -> StoreFuture<'_, u64> {
+        Box::pin(
+            self.inner
+                .renew_leases(&self.announcer.replica, now_ms, until_ms),
+        )
+    }
+
+    fn take_expired(
+        &self,
+        now_ms: u64,
+        until_ms: u64,
+        limit: usize,
+    ) -> StoreFuture<'_, Vec<(TaskKey, Lease)>> {
+        Box::pin(
+            self.inner
+                .take_expired(&self.announcer.replica, now_ms, until_ms, limit),
+        )
+    }
 }
 
 impl PostgresStore {
@@ -299,6 +403,13 @@ impl PostgresStore {
                 seconds(options.statement_timeout)
             )),
         };
+        let schema = match failure {
+            Some(_) => None,
+            None => sqlx::query_scalar::<Postgres, Option<String>>("SELECT current_schema()")
+                .fetch_one(&mut first)
+                .await
+                .map_err(|e| unreachable(describe(&e, options.timeout)))?,
+        };
         let _ = first.close().await;
         if let Some(reason) = failure {
             return Err(OpenError::Migrate {
@@ -318,7 +429,17 @@ impl PostgresStore {
         let reads = PgPoolOptions::new()
             .max_connections(options.read_connections.max(1))
             .acquire_timeout(options.timeout)
+            .connect_lazy_with(connect.clone());
+        // One connection, held by the listener for as long as it listens.
+        let listens = PgPoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(options.timeout)
             .connect_lazy_with(connect);
+        let announcer = Announcer {
+            channel: notices::channel(schema.as_deref().unwrap_or_default()).into(),
+            replica: uuid::Uuid::now_v7().simple().to_string().into(),
+            fenced: Default::default(),
+        };
         let (writes_queue, queue) = writer::channel(options.max_batch);
         tokio::spawn(
             Writer {
@@ -327,10 +448,13 @@ impl PostgresStore {
                 statement_timeout: options.statement_timeout,
                 acquire_timeout: options.timeout,
                 turn: None,
+                announce: Some(announcer.clone()),
             }
             .run(queue),
         );
         Ok(PostgresStore {
+            listens,
+            announcer,
             inner: SqlStore {
                 reads,
                 writes,
@@ -348,3 +472,9 @@ crate::store::delegate_task_store!(PostgresStore);
 crate::profiles::delegate_profile_store!(PostgresStore);
 crate::outbox::delegate_push_store!(PostgresStore);
 crate::push::delegate_push_config_store!(PostgresStore);
+
+impl crate::store::Shared for PostgresStore {
+    fn replicas(&self) -> Option<&dyn ferry_store::replicas::ReplicaStore> {
+        Some(self)
+    }
+}

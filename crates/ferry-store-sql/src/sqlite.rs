@@ -63,7 +63,7 @@ impl Dialect for Sqlite {
             for chunk in keys.chunks(ROWS_PER_STATEMENT) {
                 sql.push_str(&format!(
                     " SELECT tenant, id, seq, EXISTS (SELECT 1 FROM push_configs p \
-                     WHERE p.tenant = tasks.tenant AND p.task_id = tasks.id) \
+                     WHERE p.tenant = tasks.tenant AND p.task_id = tasks.id), lease_epoch \
                      FROM tasks WHERE (tenant, id) IN (VALUES {});",
                     rows(chunk.len(), 2)
                 ));
@@ -82,6 +82,7 @@ impl Dialect for Sqlite {
                         id: row.try_get(1)?,
                         seq: row.try_get(2)?,
                         may_push: row.try_get(3)?,
+                        lease_epoch: row.try_get(4)?,
                     })
                 })
                 .collect()
@@ -323,6 +324,7 @@ impl SqliteStore {
                 statement_timeout: options.statement_timeout,
                 acquire_timeout: options.timeout,
                 turn: Some(turn.clone()),
+                announce: None,
             }
             .run(queue),
         );
@@ -344,6 +346,13 @@ crate::store::delegate_task_store!(SqliteStore);
 crate::profiles::delegate_profile_store!(SqliteStore);
 crate::outbox::delegate_push_store!(SqliteStore);
 crate::push::delegate_push_config_store!(SqliteStore);
+
+/// One process owns a SQLite database (its write lock is the file's).
+impl crate::store::Shared for SqliteStore {
+    fn replicas(&self) -> Option<&dyn ferry_store::replicas::ReplicaStore> {
+        None
+    }
+}
 
 #[cfg(test)]
 mod tests {

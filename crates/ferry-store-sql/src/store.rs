@@ -10,7 +10,7 @@
 
 use crate::dialect::Dialect;
 use crate::error::{describe, seconds};
-use crate::plan::TaskRow;
+use crate::plan::{RowLease, TaskRow};
 use crate::turn::WriteTurn;
 use crate::writer::Writes;
 use ferry_proto::{StreamResponse, Task, TaskState};
@@ -65,6 +65,10 @@ macro_rules! delegate_task_store {
                 Some(self)
             }
 
+            fn replicas(&self) -> Option<&dyn ferry_store::replicas::ReplicaStore> {
+                crate::store::Shared::replicas(self)
+            }
+
             fn queue_append(
                 &self,
                 key: &TaskKey,
@@ -115,6 +119,12 @@ macro_rules! delegate_task_store {
     };
 }
 pub(crate) use delegate_task_store;
+
+/// Whether a store's database is shared by replicas (`TaskStore::replicas`).
+pub(crate) trait Shared {
+    /// The store as replicas share it; `None` when one process owns it.
+    fn replicas(&self) -> Option<&dyn ferry_store::replicas::ReplicaStore>;
+}
 
 /// The SUBMITTED and WORKING tasks of every tenant. The states are literals (not bound) so
 /// that the partial index `tasks_unfinished` serves the query; a test checks them against
@@ -179,6 +189,11 @@ pub(crate) fn task_row(tenant: &str, id: &str, task: &StoredTask, seq: u64) -> T
         status_ms: stored(task.status_ms),
         expires_ms: task.expires_ms.map(stored),
         snapshot: task.task.clone(),
+        lease: task.lease.as_ref().map(|l| RowLease {
+            replica: l.replica.clone(),
+            epoch: stored(l.epoch),
+            until_ms: stored(l.until_ms),
+        }),
     }
 }
 
@@ -305,6 +320,7 @@ where
             seq: loaded(seq),
             status_ms: loaded(status_ms),
             expires_ms: expires_ms.map(loaded),
+            lease: None,
         })
     }
 

@@ -34,6 +34,7 @@
 
 use crate::dialect::Dialect;
 use crate::error::{describe, seconds};
+use crate::notices::Announcer;
 use crate::plan::{FinalRow, NewEvent, NewPushConfig, Plan, TaskRow};
 use crate::turn::WriteTurn;
 use ferry_store::push::PushConfig;
@@ -166,6 +167,8 @@ pub(crate) struct Writer<DB: Database> {
     pub(crate) acquire_timeout: Duration,
     /// The turn it shares with the outbox's writes, on a database with one write lock.
     pub(crate) turn: Option<WriteTurn>,
+    /// How its batches tell other replicas of the events they store (PostgreSQL).
+    pub(crate) announce: Option<Announcer>,
 }
 
 impl<DB> Writer<DB>
@@ -213,6 +216,15 @@ where
     /// connection back for the lane's next batch.
     async fn lane(&self, mut held: Option<Held<DB>>, batch: Vec<Write>) -> Option<Held<DB>> {
         let outcomes = self.commit(&mut held, &batch).await;
+        if let Some(announce) = &self.announce {
+            let fenced = outcomes
+                .iter()
+                .filter(|o| matches!(o, Err(StoreError::Fenced { .. })))
+                .count();
+            announce
+                .fenced
+                .fetch_add(fenced as u64, std::sync::atomic::Ordering::Relaxed);
+        }
         for (write, outcome) in batch.into_iter().zip(outcomes) {
             write.answer(outcome);
         }
@@ -260,25 +272,72 @@ where
             },
             None => None,
         };
-        let h = match self.connection(held).await {
-            Ok(h) => h,
-            Err(e) => return failed(describe(&e, self.acquire_timeout)),
+        // A kept connection the database closed since (a restart, `pg_terminate_backend`)
+        // fails the batch's first statement: nothing was written, so the batch goes again
+        // once, on a fresh connection.
+        let mut tries = 2;
+        let reason = loop {
+            tries -= 1;
+            let h = match self.connection(held).await {
+                Ok(h) => h,
+                Err(e) => return failed(describe(&e, self.acquire_timeout)),
+            };
+            let result = tokio::time::timeout(
+                self.statement_timeout,
+                apply(&mut h.conn, batch, self.announce.as_ref()),
+            )
+            .await;
+            h.used = Instant::now();
+            let reason = match result {
+                Ok(Ok(outcomes)) => return outcomes,
+                Ok(Err(Failure::Unstarted(e))) if tries > 0 && connection_lost(&e) => {
+                    tracing::info!(store = DB::ENGINE, error = %e, "the write connection was closed; writing the batch on a new one");
+                    None
+                }
+                Ok(Err(Failure::Unstarted(e) | Failure::Failed(e))) => {
+                    Some(describe(&e, self.acquire_timeout))
+                }
+                Err(_) => Some(format!(
+                    "the write did not finish within {}",
+                    seconds(self.statement_timeout)
+                )),
+            };
+            // The connection may be broken or mid-statement: never use it again.
+            if let Some(broken) = held.take() {
+                drop(broken.conn.detach());
+            }
+            if let Some(reason) = reason {
+                break reason;
+            }
         };
-        let result = tokio::time::timeout(self.statement_timeout, apply(&mut h.conn, batch)).await;
-        h.used = Instant::now();
-        let reason = match result {
-            Ok(Ok(outcomes)) => return outcomes,
-            Ok(Err(e)) => describe(&e, self.acquire_timeout),
-            Err(_) => format!(
-                "the write did not finish within {}",
-                seconds(self.statement_timeout)
-            ),
-        };
-        // The connection may be broken or mid-statement: never use it again.
-        if let Some(broken) = held.take() {
-            drop(broken.conn.detach());
-        }
         failed(reason)
+    }
+}
+
+/// Why a batch was not applied.
+#[derive(Debug)]
+enum Failure {
+    /// Its first statement failed: nothing of it reached the database.
+    Unstarted(sqlx::Error),
+    /// A later statement, or the commit, failed.
+    Failed(sqlx::Error),
+}
+
+impl From<sqlx::Error> for Failure {
+    fn from(e: sqlx::Error) -> Self {
+        Failure::Failed(e)
+    }
+}
+
+/// Whether `e` says the connection is gone (closed, reset, or ended by the server:
+/// SQLSTATE classes 08 and 57P), as opposed to a statement that failed on a live one.
+fn connection_lost(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Io(_) => true,
+        sqlx::Error::Database(db) => db
+            .code()
+            .is_some_and(|code| code.starts_with("08") || code.starts_with("57P")),
+        _ => false,
     }
 }
 
@@ -301,7 +360,8 @@ const IDLE_CHECK: Duration = Duration::from_secs(1);
 async fn apply<DB>(
     conn: &mut DB::Connection,
     batch: &[Write],
-) -> Result<Vec<Result<u64, StoreError>>, sqlx::Error>
+    announce: Option<&Announcer>,
+) -> Result<Vec<Result<u64, StoreError>>, Failure>
 where
     DB: Dialect,
     for<'c> &'c mut DB::Connection: Executor<'c, Database = DB>,
@@ -313,11 +373,15 @@ where
     for<'r> i64: sqlx::Decode<'r, DB>,
     usize: sqlx::ColumnIndex<DB::Row>,
 {
-    if let Some(outcomes) = planned::<DB>(conn, batch).await? {
+    if let Some(outcomes) = planned::<DB>(conn, batch, announce).await? {
         return Ok(outcomes);
     }
     let mut tx = conn.begin_with(DB::BEGIN_WRITE).await?;
     let outcomes = one_by_one::<DB>(&mut tx, batch).await?;
+    if let Some(announce) = announce {
+        let notices = notices(announce, batch, &outcomes);
+        DB::notify(&mut tx, &announce.channel, &notices).await?;
+    }
     tx.commit().await?;
     Ok(outcomes)
 }
@@ -336,6 +400,8 @@ struct Slot<'a> {
     owner: Option<&'a str>,
     /// Whether its events may go to push configs (see [`crate::dialect::Locked::may_push`]).
     push: bool,
+    /// Its lease epoch so far.
+    lease_epoch: i64,
 }
 
 /// The batch in a few statements: open the transaction and read (and lock) the sequence
@@ -349,15 +415,21 @@ struct Slot<'a> {
 async fn planned<DB: Dialect>(
     conn: &mut DB::Connection,
     batch: &[Write],
-) -> Result<Option<Vec<Result<u64, StoreError>>>, sqlx::Error> {
+    announce: Option<&Announcer>,
+) -> Result<Option<Vec<Result<u64, StoreError>>>, Failure> {
     let mut order: Vec<usize> = (0..batch.len()).collect();
     order.sort_by_key(|&i| batch[i].key());
     let mut keys: Vec<(&str, &str)> = order.iter().map(|&i| batch[i].key()).collect();
     keys.dedup();
-    let found = DB::begin_and_lock(conn, &keys).await?;
-    let stored: HashMap<(&str, &str), (i64, bool)> = found
+    let found = DB::begin_and_lock(conn, &keys)
+        .await
+        .map_err(Failure::Unstarted)?;
+    let stored: HashMap<(&str, &str), (i64, bool, i64)> = found
         .iter()
-        .map(|t| ((t.tenant.as_str(), t.id.as_str()), (t.seq, t.may_push)))
+        .map(|t| {
+            let key = (t.tenant.as_str(), t.id.as_str());
+            (key, (t.seq, t.may_push, t.lease_epoch))
+        })
         .collect();
     let mut plan = Plan::default();
     let mut outcomes = vec![Ok(0); batch.len()];
@@ -367,11 +439,12 @@ async fn planned<DB: Dialect>(
             .and_then(|&i| stored.get(&batch[i].key()))
             .copied();
         let mut slot = Slot {
-            seq: found.map(|(seq, _)| seq),
+            seq: found.map(|(seq, _, _)| seq),
             stored: found.is_some(),
             row: None,
             owner: None,
-            push: found.is_some_and(|(_, push)| push),
+            push: found.is_some_and(|(_, push, _)| push),
+            lease_epoch: found.map_or(0, |(_, _, epoch)| epoch),
         };
         let events_before = plan.events.len();
         let configs_before = plan.push_configs.len();
@@ -407,7 +480,32 @@ async fn planned<DB: Dialect>(
             }
         }
     }
+    if let Some(announce) = announce {
+        plan.notices = notices(announce, batch, &outcomes);
+        plan.channel = Some(&announce.channel);
+    }
     Ok(DB::write_and_commit(conn, &plan).await?.then_some(outcomes))
+}
+
+/// What a batch whose writes came to `outcomes` announces: each task it appended to, at its
+/// last event.
+fn notices(
+    announce: &Announcer,
+    batch: &[Write],
+    outcomes: &[Result<u64, StoreError>],
+) -> Vec<String> {
+    let mut last: HashMap<(&str, &str), u64> = HashMap::new();
+    for (write, outcome) in batch.iter().zip(outcomes) {
+        if let (Write::Append { .. }, Ok(seq)) = (write, outcome) {
+            let at = last.entry(write.key()).or_default();
+            *at = (*at).max(*seq);
+        }
+    }
+    last.into_iter()
+        .map(|((tenant, id), seq)| {
+            announce.payload(tenant, id, i64::try_from(seq).unwrap_or(i64::MAX))
+        })
+        .collect()
 }
 
 /// An event's ProtoJSON as the text a row keeps: the bytes the server's streams send too.
@@ -431,6 +529,7 @@ fn decide<'a>(
                 slot.row = Some(row);
                 slot.owner = row.owner.as_deref();
                 slot.push = !push.is_empty();
+                slot.lease_epoch = row.lease.as_ref().map_or(0, |l| l.epoch);
                 plan.push_configs
                     .extend(push.iter().map(|config| NewPushConfig {
                         tenant: &row.tenant,
@@ -449,6 +548,7 @@ fn decide<'a>(
             let actual = slot
                 .seq
                 .ok_or_else(|| StoreError::NotFound(row.id.clone()))?;
+            fence(row, slot.lease_epoch)?;
             let next = i64::try_from(*expected)
                 .ok()
                 .filter(|&e| e == actual)
@@ -471,6 +571,19 @@ fn decide<'a>(
             // `next` came from a u64 plus one, and is positive.
             Ok(next.unsigned_abs())
         }
+    }
+}
+
+/// Refuses a write of `row` whose lease is not the task's (`current`): another replica took
+/// the task over.
+fn fence(row: &TaskRow, current: i64) -> Result<(), StoreError> {
+    match &row.lease {
+        Some(lease) if lease.epoch != current => Err(StoreError::Fenced {
+            task: row.id.clone(),
+            held: u64::try_from(lease.epoch).unwrap_or(0),
+            current: u64::try_from(current).unwrap_or(0),
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -533,7 +646,9 @@ where
     };
     let done = sqlx::query::<DB>(
         "INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, expires_ms, snapshot, \
-         owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (tenant, id) DO NOTHING",
+         owner, lease_replica, lease_epoch, lease_until_ms) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) \
+         ON CONFLICT (tenant, id) DO NOTHING",
     )
     .bind(row.tenant.as_str())
     .bind(row.id.as_str())
@@ -544,6 +659,9 @@ where
     .bind(row.expires_ms)
     .bind(snapshot.as_str())
     .bind(row.owner.as_deref())
+    .bind(row.lease.as_ref().map(|l| &*l.replica))
+    .bind(row.lease.as_ref().map_or(0, |l| l.epoch))
+    .bind(row.lease.as_ref().map(|l| l.until_ms))
     .execute(&mut *conn)
     .await?;
     if DB::rows_affected(&done) == 0 {
@@ -594,7 +712,8 @@ where
         };
         let done = sqlx::query::<DB>(
             "UPDATE tasks SET context_id = $1, state = $2, seq = $3, status_ms = $4, \
-             expires_ms = $5, snapshot = $6 WHERE tenant = $7 AND id = $8 AND seq = $9",
+             expires_ms = $5, snapshot = $6, lease_until_ms = COALESCE($10, lease_until_ms) \
+             WHERE tenant = $7 AND id = $8 AND seq = $9 AND ($11 IS NULL OR lease_epoch = $11)",
         )
         .bind(row.context_id.as_str())
         .bind(row.state)
@@ -605,6 +724,8 @@ where
         .bind(row.tenant.as_str())
         .bind(row.id.as_str())
         .bind(expected_i)
+        .bind(row.lease.as_ref().map(|l| l.until_ms))
+        .bind(row.lease.as_ref().map(|l| l.epoch))
         .execute(&mut *conn)
         .await?;
         if DB::rows_affected(&done) == 1 {
@@ -627,19 +748,24 @@ where
             return Ok(Ok(next.unsigned_abs()));
         }
     }
-    let actual = sqlx::query::<DB>("SELECT seq FROM tasks WHERE tenant = $1 AND id = $2")
-        .bind(row.tenant.as_str())
-        .bind(row.id.as_str())
-        .fetch_optional(&mut *conn)
-        .await?;
+    let actual =
+        sqlx::query::<DB>("SELECT seq, lease_epoch FROM tasks WHERE tenant = $1 AND id = $2")
+            .bind(row.tenant.as_str())
+            .bind(row.id.as_str())
+            .fetch_optional(&mut *conn)
+            .await?;
     Ok(Err(match actual {
         None => StoreError::NotFound(row.id.clone()),
         Some(found) => {
             let actual: i64 = sqlx::Row::try_get(&found, 0)?;
-            StoreError::Conflict {
-                task: row.id.clone(),
-                expected,
-                actual: u64::try_from(actual).unwrap_or(0),
+            let epoch: i64 = sqlx::Row::try_get(&found, 1)?;
+            match fence(row, epoch) {
+                Err(fenced) => fenced,
+                Ok(()) => StoreError::Conflict {
+                    task: row.id.clone(),
+                    expected,
+                    actual: u64::try_from(actual).unwrap_or(0),
+                },
             }
         }
     }))

@@ -81,6 +81,7 @@ pub fn task(tenant: &str, id: &str, context: &str, state: TaskState, status_ms: 
         seq: 0,
         status_ms,
         expires_ms: None,
+        lease: None,
     }
 }
 

@@ -15,7 +15,8 @@
 //! Beside the tasks, a store may keep saved [`profiles`]: named form values per caller, which
 //! the forms agent fills forms from ([`profiles::ProfileStore`], in memory
 //! [`profiles::MemoryProfiles`]), and each task's push-notification configs
-//! ([`push::PushConfigStore`]).
+//! ([`push::PushConfigStore`]). A store several server processes share tells each of the
+//! others' writes ([`replicas::ReplicaStore`]).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -25,6 +26,7 @@ mod memory;
 mod memory_outbox;
 pub mod profiles;
 pub mod push;
+pub mod replicas;
 pub mod size;
 mod store;
 mod types;
@@ -32,5 +34,5 @@ mod types;
 pub use memory::{MemoryLimits, MemoryStore};
 pub use store::{Queued, StoreError, StoreFuture, TaskStore};
 pub use types::{
-    Event, ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher, visible_to,
+    Event, Lease, ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher, visible_to,
 };

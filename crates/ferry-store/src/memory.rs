@@ -227,6 +227,7 @@ impl Entry {
             seq: self.head.seq,
             status_ms: self.head.status_ms,
             expires_ms: self.head.expires_ms,
+            lease: None,
         })
     }
 

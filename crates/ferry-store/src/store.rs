@@ -1,6 +1,7 @@
 //! The store trait and its errors.
 
 use crate::push::{PushConfig, PushStore};
+use crate::replicas::ReplicaStore;
 use crate::types::{Event, ListQuery, Page, StoredEvent, StoredTask, TaskKey};
 use ferry_proto::TaskState;
 use std::future::Future;
@@ -58,6 +59,19 @@ pub enum StoreError {
     PushConfigLimit {
         /// The most configs one task may keep, as the writer asked.
         limit: usize,
+    },
+    /// A write of a replica whose lease on the task is over: another replica took the task
+    /// over (the writer froze past its lease). Nothing was written.
+    #[error(
+        "task {task} was taken over by another replica (lease {current}; this write held lease {held})"
+    )]
+    Fenced {
+        /// The task.
+        task: String,
+        /// The lease epoch the writer held.
+        held: u64,
+        /// The task's lease epoch now.
+        current: u64,
     },
     /// A page token this store did not issue.
     #[error("invalid page token")]
@@ -123,6 +137,12 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// The store's push configs and delivery outbox, when it keeps them (the memory and SQL
     /// stores do); `None` (the default): the server offers no push notifications.
     fn push(&self) -> Option<&dyn PushStore> {
+        None
+    }
+
+    /// What several server processes sharing this store need from it, when they can share
+    /// it (the PostgreSQL store); `None` (the default): one process owns the store.
+    fn replicas(&self) -> Option<&dyn ReplicaStore> {
         None
     }
 

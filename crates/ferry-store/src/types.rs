@@ -69,6 +69,25 @@ pub struct StoredTask {
     pub status_ms: u64,
     /// When it may be forgotten (ms since the epoch); `None` while it must be kept.
     pub expires_ms: Option<u64>,
+    /// On a write to a store replicas share ([`crate::TaskStore::replicas`]): the lease the
+    /// writer holds on the task. A create takes it; an append is refused
+    /// ([`crate::StoreError::Fenced`]) when the task's lease moved on to another epoch, and
+    /// otherwise renews it. `None`: no lease (one process owns the store). Reads leave it
+    /// `None`.
+    pub lease: Option<Lease>,
+}
+
+/// A replica's hold on a task while one of its turns runs there (see
+/// [`crate::replicas::ReplicaStore`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// The replica that holds it.
+    pub replica: Arc<str>,
+    /// Which hold: a new one each time the task is leased, so a writer that lost its lease
+    /// (it froze past the end, and another replica took over) is told apart and refused.
+    pub epoch: u64,
+    /// Until when it holds unless renewed (ms since the Unix epoch).
+    pub until_ms: u64,
 }
 
 impl StoredTask {

@@ -142,6 +142,18 @@ pub(crate) struct ServeArgs {
     /// 0-19 (default 10; 0: the server's priority). Under a saturated CPU, requests first.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=19))]
     push_nice: Option<u8>,
+    /// With several replicas on one PostgreSQL database: seconds between two readings of
+    /// every task followed here, whatever the database's notifications said (default 5).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    replica_safety_poll: Option<u64>,
+    /// With several replicas: seconds a replica's lease on a running task holds without
+    /// renewal, the longest a dead replica's task stays WORKING (default 15).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    replica_lease: Option<u64>,
+    /// With several replicas: seconds between two renewals of a replica's leases (default 5;
+    /// well below --replica-lease).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    replica_heartbeat: Option<u64>,
     /// Serve TLS with this certificate chain (PEM; needs --tls-key). Read again when it
     /// changes.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
@@ -304,6 +316,19 @@ impl ServeArgs {
         }
     }
 
+    /// The replica flags over the file's `[replicas]`.
+    fn apply_replicas(&self, replicas: &mut ferry_server::ReplicaSettings) {
+        if let Some(secs) = self.replica_safety_poll {
+            replicas.safety_poll_secs = secs;
+        }
+        if let Some(secs) = self.replica_lease {
+            replicas.lease_secs = secs;
+        }
+        if let Some(secs) = self.replica_heartbeat {
+            replicas.heartbeat_secs = secs;
+        }
+    }
+
     /// The provider flags over the file's `[auth.oidc]`: an issuer flag sets up a provider
     /// (keeping the file's other settings), the others amend it.
     fn apply_oidc(&self, auth: &mut ferry_server::AuthConfig) {
@@ -398,6 +423,7 @@ impl ServeArgs {
         c.allow_anonymous |= self.allow_anonymous;
         self.apply_oidc(&mut c.auth);
         self.apply_push(&mut c.push);
+        self.apply_replicas(&mut c.replicas);
         self.apply_tls(&mut c.tls);
         c.allowed_hosts.extend(self.allowed_hosts.iter().cloned());
         c.allowed_origins

@@ -384,8 +384,15 @@ impl RequestHandler {
         }
         if !is_new {
             wait_for_turn_end(&live).await;
+            self.manager.lease(&live).await?;
         }
-        let begun = self.begin_turn(&live, is_new, &message, want_stream)?;
+        let begun = match self.begin_turn(&live, is_new, &message, want_stream) {
+            Ok(begun) => begun,
+            Err(e) => {
+                self.manager.release(&live).await;
+                return Err(e);
+            }
+        };
         let ctx = RequestContext {
             message,
             task_id: live.key.id.to_string(),
@@ -657,6 +664,25 @@ impl RequestHandler {
         req: &CancelTaskRequest,
     ) -> Result<Shaped, A2aError> {
         let live = self.find(call, &req.id).await?;
+        let turn_here = {
+            let view = live.view.lock();
+            view.turns_started > view.turns_finished
+        };
+        if !turn_here {
+            self.manager.lease(&live).await?;
+        }
+        let canceled = self.cancel_leased(call, req, &live).await;
+        self.manager.release(&live).await;
+        canceled
+    }
+
+    /// [`RequestHandler::cancel_task`] once this replica may write the task.
+    async fn cancel_leased(
+        &self,
+        call: &CallContext,
+        req: &CancelTaskRequest,
+        live: &Arc<LiveTask>,
+    ) -> Result<Shaped, A2aError> {
         let task_before = {
             let view = live.view.lock();
             let state = view.task.status.state;
@@ -669,7 +695,7 @@ impl RequestHandler {
             }
             Task::clone(&view.task)
         };
-        let sink = TurnTarget::sink(&live, &self.manager);
+        let sink = TurnTarget::sink(live, &self.manager);
         let ctx = RequestContext {
             message: task_before
                 .history
@@ -703,7 +729,7 @@ impl RequestHandler {
         if let Some(running) = running {
             running.abort();
         }
-        finish_turn(&live, turn);
+        finish_turn(live, turn);
         let task = live.view.lock().task.clone();
         Ok(Shaped::new(task, None, true))
     }

@@ -164,6 +164,9 @@ pub(crate) struct View {
     /// The push configs a new task arrives with (a send's inline config), stored with its
     /// creation.
     pub initial_push: Vec<ferry_store::push::PushConfig>,
+    /// The epoch of this replica's lease on the task while it writes it (several replicas on
+    /// one store; see `TaskManager::lease`).
+    pub lease: Option<u64>,
     /// True once the task expired: it takes no more events.
     pub gone: bool,
     live: Option<broadcast::Sender<LiveItem>>,
@@ -189,6 +192,7 @@ impl View {
             turns_finished: 0,
             running: None,
             initial_push: Vec::new(),
+            lease: None,
             gone: false,
             live: None,
         }

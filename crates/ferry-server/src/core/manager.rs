@@ -35,7 +35,13 @@ pub(crate) struct TaskLimits {
     pub max_history_messages: usize,
     /// Approximate bytes a task's artifacts may hold together.
     pub max_artifact_bytes: usize,
+    /// How long a replica's lease on a task holds without renewal (several replicas on one
+    /// store): the longest a task whose replica died stays WORKING.
+    pub lease_ttl: Duration,
 }
+
+/// What the status message of a task says whose replica stopped renewing its lease.
+pub(crate) const LEASE_FAILURE: &str = "the server replica running this task stopped answering (its lease on the task ran out), and another replica ended it; send the request again";
 
 /// What the status message of a task failed at start-up says.
 pub(crate) const RESTART_FAILURE: &str = "the server stopped while this task was working, and its turn did not survive the restart; send the request again";
@@ -51,6 +57,12 @@ pub(crate) struct TaskManager {
     epoch_ms: u64,
     epoch_instant: Instant,
     limits: TaskLimits,
+    /// This process's replica id when other processes write the store too (replicas): a
+    /// view of a task this process does not write may then be behind the store, and a task
+    /// is written only under a lease.
+    replica: Option<Arc<str>>,
+    /// Counters of the replicas' work (leases, takeovers, refused writes, catch-ups).
+    pub(crate) replica_counters: crate::core::replicas::Counters,
 }
 
 impl TaskManager {
@@ -62,7 +74,10 @@ impl TaskManager {
     ) -> Self {
         let epoch_ms = u64::try_from(jiff::Timestamp::now().as_millisecond()).unwrap_or(0);
         let epoch_instant = clock.now();
+        let replica = store.replicas().map(|r| Arc::from(r.replica_id()));
         Self {
+            replica,
+            replica_counters: Default::default(),
             store,
             live: LiveTasks::new(),
             clock,
@@ -75,6 +90,121 @@ impl TaskManager {
     /// The store.
     pub(crate) fn store(&self) -> &Arc<dyn TaskStore> {
         &self.store
+    }
+
+    /// Whether other processes (replicas) write the store too.
+    pub(crate) fn shared(&self) -> bool {
+        self.replica.is_some()
+    }
+
+    /// The lease `live` is written under now, renewed to a full term (replicas only).
+    fn lease_of(&self, live: &LiveTask) -> Option<ferry_store::Lease> {
+        let replica = self.replica.as_ref()?;
+        let epoch = live.view.lock().lease?;
+        Some(ferry_store::Lease {
+            replica: replica.clone(),
+            epoch,
+            until_ms: self.lease_until(),
+        })
+    }
+
+    /// When a lease taken or renewed now runs out.
+    pub(crate) fn lease_until(&self) -> u64 {
+        self.now_ms()
+            .saturating_add(u64::try_from(self.limits.lease_ttl.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    /// Takes the lease of `live` before a turn or a cancel writes it (replicas only; a lease
+    /// held already is kept), then reads the task again: nobody else writes it from now on.
+    /// Refused while another replica holds it.
+    pub(crate) async fn lease(&self, live: &Arc<LiveTask>) -> Result<(), A2aError> {
+        let Some(replicas) = self.store.replicas() else {
+            return Ok(());
+        };
+        if live.view.lock().lease.is_some() {
+            return Ok(());
+        }
+        let taken = replicas
+            .take_lease(&live.key, self.lease_until())
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound(_) => A2aError::task_not_found(&live.key.id),
+                e => store_error(e),
+            })?;
+        let Some(lease) = taken else {
+            return Err(A2aError::unsupported(format!(
+                "task {} is still working on the previous message on another replica; wait for it or cancel it",
+                live.key.id
+            ))
+            .with_meta("taskId", &*live.key.id));
+        };
+        live.view.lock().lease = Some(lease.epoch);
+        self.replica_counters.leased();
+        self.refresh(live).await.map_err(store_error)
+    }
+
+    /// Gives back the lease of `live` once no turn of it runs here (replicas only).
+    pub(crate) async fn release(&self, live: &LiveTask) {
+        let Some(replicas) = self.store.replicas() else {
+            return;
+        };
+        let epoch = {
+            let mut view = live.view.lock();
+            if view.turns_started > view.turns_finished {
+                return;
+            }
+            view.lease.take()
+        };
+        if let Some(epoch) = epoch
+            && let Err(e) = replicas.release_lease(&live.key, epoch).await
+        {
+            tracing::warn!(task = %live.key.id, error = %e, "could not give back a task's lease; it runs out by itself");
+        }
+    }
+
+    /// Ends task `key` whose replica stopped renewing its lease, which this replica took over
+    /// (`lease`): a task still SUBMITTED or WORKING becomes FAILED, saying why; then the
+    /// lease is given back. A turn of it still running here (this replica froze past its own
+    /// lease) is aborted first.
+    pub(crate) async fn take_over(&self, key: &TaskKey, lease: ferry_store::Lease) {
+        let Ok(Some(live)) = self.open(key, None).await else {
+            return;
+        };
+        let running = {
+            let mut view = live.view.lock();
+            view.lease = Some(lease.epoch);
+            view.turns_finished = view.turns_started;
+            view.running.take()
+        };
+        if let Some(running) = running {
+            running.abort();
+        }
+        self.replica_counters.took_over();
+        if let Err(e) = self.reload(&live).await {
+            tracing::warn!(task = %key.id, error = %e, "could not read a task taken over");
+        }
+        let state = live.view.lock().task.status.state;
+        if matches!(state, TaskState::Submitted | TaskState::Working) {
+            let mut message = Message::agent(
+                uuid::Uuid::new_v4().to_string(),
+                vec![Part::text(LEASE_FAILURE)],
+            );
+            fill_ids(&live, &mut message);
+            let event = AgentEvent::Status {
+                state: TaskState::Failed,
+                message: Some(message),
+            };
+            match self.apply(&live, event).await {
+                Ok(()) => {
+                    tracing::warn!(task = %key.id, "failed a task whose replica stopped answering")
+                }
+                Err(e) => {
+                    tracing::warn!(task = %key.id, error = %e, "could not fail a task whose replica stopped answering")
+                }
+            }
+        }
+        live.changed.notify_waiters();
+        self.release(&live).await;
     }
 
     /// Now, in wall-clock milliseconds, as the injected clock sees it.
@@ -114,14 +244,21 @@ impl TaskManager {
             seq,
             status_ms,
             expires_ms,
+            lease: self.lease_of(live),
         }
     }
 
     /// A new task of `owner`, not stored until its first event: SUBMITTED, `message` its
     /// history.
     pub(crate) fn begin(&self, tenant: &str, task: Task, owner: Arc<str>) -> Arc<LiveTask> {
-        self.live
-            .follow(tenant, Arc::new(task), 0, false, Some(owner))
+        let live = self
+            .live
+            .follow(tenant, Arc::new(task), 0, false, Some(owner));
+        if self.shared() {
+            // Its creation takes the first lease.
+            live.view.lock().lease = Some(1);
+        }
+        live
     }
 
     /// The task `key` if `viewer` sees it ([`visible_to`]), followed from now on: the live
@@ -135,6 +272,9 @@ impl TaskManager {
         if let Some(live) = self.live.get(key) {
             let published = live.view.lock().published;
             let shown = published && visible_to(viewer, live.owner.as_deref());
+            if shown && self.shared() {
+                self.refresh(&live).await.map_err(store_error)?;
+            }
             return Ok(shown.then_some(live));
         }
         let Some(stored) = self.store.get(key).await.map_err(store_error)? else {
@@ -158,7 +298,11 @@ impl TaskManager {
         key: &TaskKey,
         viewer: Option<&str>,
     ) -> Result<Option<Arc<Task>>, A2aError> {
-        if let Some(live) = self.live.get(key) {
+        if let Some(live) = self
+            .live
+            .get(key)
+            .filter(|live| !self.shared() || writes_here(live))
+        {
             let view = live.view.lock();
             let shown = view.published && visible_to(viewer, live.owner.as_deref());
             return Ok(shown.then(|| view.task.clone()));
@@ -202,6 +346,78 @@ impl TaskManager {
         self.live.len()
     }
 
+    /// Brings the view of `live` up to the store, when another process wrote the task
+    /// (replicas): the events it has not seen go to its subscribers, in order, then the
+    /// view moves to the stored snapshot and waiters wake. Nothing to do for a task this
+    /// process writes (its view is the store's), or one that is up to date. A task the store
+    /// no longer holds is forgotten (its subscribers end).
+    pub(crate) async fn refresh(&self, live: &Arc<LiveTask>) -> Result<(), StoreError> {
+        if writes_here(live) {
+            return Ok(());
+        }
+        // One refresh of a task at a time; a writer of it here makes refreshing moot.
+        let Ok(_writer) = live.writer.try_lock() else {
+            return Ok(());
+        };
+        let Some(stored) = self.store.get(&live.key).await? else {
+            forget(live);
+            return Ok(());
+        };
+        let from = live.view.lock().seq;
+        if stored.seq <= from {
+            return Ok(());
+        }
+        let mut missed = Vec::new();
+        let mut after = from;
+        while after < stored.seq {
+            let chunk = self
+                .store
+                .events_after(&live.key, after, REFRESH_CHUNK)
+                .await?;
+            let Some(last) = chunk.last() else { break };
+            after = last.seq;
+            missed.extend(chunk.into_iter().filter(|e| e.seq <= stored.seq));
+        }
+        let mut view = live.view.lock();
+        if view.seq != from {
+            return Ok(());
+        }
+        for e in missed {
+            if changes_status(e.event.value()) {
+                view.status_seq = e.seq;
+            }
+            view.broadcast_event(e.seq, e.event);
+        }
+        view.task = stored.task;
+        view.seq = stored.seq;
+        drop(view);
+        live.changed.notify_waiters();
+        self.replica_counters.caught_up();
+        Ok(())
+    }
+
+    /// Tasks this replica holds the lease of now.
+    pub(crate) fn leases_held(&self) -> usize {
+        self.live
+            .all()
+            .iter()
+            .filter(|live| live.view.lock().lease.is_some())
+            .count()
+    }
+
+    /// [`TaskManager::refresh`] of every task followed here (another process's writes may
+    /// have gone unannounced); returns how many could not be read.
+    pub(crate) async fn refresh_all(&self) -> usize {
+        let mut failed = 0;
+        for live in self.live.all() {
+            if let Err(e) = self.refresh(&live).await {
+                tracing::debug!(task = %live.key.id, error = %e, "could not read a followed task again");
+                failed += 1;
+            }
+        }
+        failed
+    }
+
     /// Applies one of the agent's events to `live`.
     ///
     /// With a store that commits several writes together ([`TaskStore::pipelines`]), an event
@@ -226,7 +442,7 @@ impl TaskManager {
         // commits writes together: settled before this event is.
         let mut creation: Option<tokio::task::JoinHandle<()>> = None;
         loop {
-            let head = head(live)?;
+            let head = head(live, self.shared())?;
             if let AgentEvent::Message(message) = &event {
                 if head.published {
                     return Err(EmitError::MessageAfterTask);
@@ -305,6 +521,7 @@ impl TaskManager {
                 Ok(()) => None,
                 Err(e) => Some(Err(e)),
             },
+            Err(StoreError::Fenced { .. }) => Some(Err(self.fenced(live).await)),
             outcome => Some(settle(live, outcome, change, None)),
         }
     }
@@ -322,6 +539,7 @@ impl TaskManager {
                 Ok(()) => Enqueued::Conflict,
                 Err(e) => Enqueued::Stopped(e),
             },
+            Err(StoreError::Fenced { .. }) => Enqueued::Stopped(self.fenced(live).await),
             Err(e) => Enqueued::Failed(e),
         }
     }
@@ -412,6 +630,17 @@ impl TaskManager {
         }
         created?;
         self.store.append(&live.key, 0, event.clone(), stored).await
+    }
+
+    /// A write of `live` was refused because another replica took the task over: this
+    /// replica no longer holds it, and its view moves to what the store holds.
+    async fn fenced(&self, live: &LiveTask) -> EmitError {
+        live.view.lock().lease = None;
+        let _ = self.reload(live).await;
+        EmitError::Unavailable(format!(
+            "this replica no longer holds task {}: another replica took it over",
+            live.key.id
+        ))
     }
 
     /// Reloads the view from the store after a conflict.
@@ -527,6 +756,12 @@ impl TaskManager {
             let Ok(Some(live)) = self.open(&key, None).await else {
                 continue;
             };
+            // Replicas: a task another replica leases is working there (or is ended by the
+            // replicas' reaper once that replica stops renewing); only one nobody holds was
+            // orphaned.
+            if self.lease(&live).await.is_err() {
+                continue;
+            }
             let mut message = Message::agent(
                 uuid::Uuid::new_v4().to_string(),
                 vec![Part::text(RESTART_FAILURE)],
@@ -542,6 +777,7 @@ impl TaskManager {
                     tracing::warn!(task = %key.id, error = %e, "could not fail a task the restart orphaned")
                 }
             }
+            self.release(&live).await;
         }
         Ok(failed)
     }
@@ -556,6 +792,24 @@ impl TaskManager {
     }
 }
 
+/// Events read at once when a view catches up with another process's writes.
+const REFRESH_CHUNK: usize = 256;
+
+/// Whether this process writes `live` now: a turn of it runs here, or writes of it are on
+/// their way to the store. Its view is then the store's (other writers are fenced off).
+fn writes_here(live: &LiveTask) -> bool {
+    let view = live.view.lock();
+    view.turns_started > view.turns_finished || view.in_flight > 0 || view.running.is_some()
+}
+
+/// Whether `event` changes its task's status (not an artifact).
+fn changes_status(event: &StreamResponse) -> bool {
+    matches!(
+        event,
+        StreamResponse::StatusUpdate(_) | StreamResponse::Task(_)
+    )
+}
+
 /// The task as a writer starts from: its latest snapshot (committed or queued) and sequence
 /// number, whether it is stored (or its creation queued), and the write epoch.
 struct Head {
@@ -567,10 +821,16 @@ struct Head {
 
 /// Reads where a new event of `live` goes, or why none may: the task is gone or ended, a
 /// queued write failed (reported once, here), or it was answered with a direct reply.
-fn head(live: &LiveTask) -> Result<Head, EmitError> {
+fn head(live: &LiveTask, leased_only: bool) -> Result<Head, EmitError> {
     let mut view = live.view.lock();
     if view.gone {
         return Err(EmitError::Closed);
+    }
+    if leased_only && view.lease.is_none() {
+        return Err(EmitError::Unavailable(format!(
+            "this replica no longer holds task {}: another replica took it over",
+            live.key.id
+        )));
     }
     if let Some(failure) = view.write_failure.take() {
         return Err(failure);
@@ -754,6 +1014,12 @@ fn failed(view: &mut View, e: &StoreError, creates: bool, queued_in: Option<u64>
             EmitError::Unavailable(e.to_string())
         }
         StoreError::NotFound(_) => EmitError::Closed,
+        StoreError::Fenced { .. } => {
+            // Taken over by another replica: nothing more of this turn is written.
+            view.lease = None;
+            view.store_error = Some(refusal(e));
+            EmitError::Unavailable(e.to_string())
+        }
         _ => {
             view.store_error = Some(refusal(e));
             EmitError::Unavailable(e.to_string())

@@ -112,6 +112,7 @@ async fn settle_turn(
     // The turn is over once all of its events are stored (queued ones included).
     live.flushed().await;
     finish_turn(&live, turn);
+    manager.release(&live).await;
 }
 
 /// The parts of a failure that is not the agent's own answer: a line for people and a data

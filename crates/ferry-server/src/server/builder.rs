@@ -303,6 +303,7 @@ async fn task_manager(
             idle_ttl: config.idle_ttl(),
             max_history_messages: config.max_history_messages.max(1),
             max_artifact_bytes: config.max_artifact_bytes,
+            lease_ttl: std::time::Duration::from_secs(config.replicas.lease_secs.max(1)),
         },
     ));
     let recovered = manager.recover().await.map_err(ServerError::Store)?;

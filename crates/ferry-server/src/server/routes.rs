@@ -169,6 +169,19 @@ async fn metrics_text(
         });
         push.metrics.render(&mut body, counts.pending, counts.dead);
     }
+    if let Some(replicas) = server.manager.store().replicas() {
+        let manager = &server.manager;
+        manager
+            .replica_counters
+            .render(&mut body, replicas.fenced_writes());
+        let held = manager.leases_held();
+        let _ = std::fmt::Write::write_fmt(
+            &mut body,
+            format_args!(
+                "# HELP ferry_replica_leases_held Tasks whose lease this replica holds now (turns running here).\n# TYPE ferry_replica_leases_held gauge\nferry_replica_leases_held {held}\n"
+            ),
+        );
+    }
     let mut response = Response::new(axum::body::Body::from(body));
     response.headers_mut().insert(
         header::CONTENT_TYPE,

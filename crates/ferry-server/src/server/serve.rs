@@ -35,6 +35,7 @@ pub(super) async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let sweeper = spawn_sweeper(server.manager.clone());
+    let follower = spawn_replica_follower(&server);
     let reloader = tls.as_ref().map(Tls::spawn_reloader);
     // Shared by the connections' tasks (a TLS connection is served after its handshake, in
     // its own task).
@@ -66,6 +67,9 @@ pub(super) async fn serve(
     drain(&server, graceful).await;
     connections.shutdown().await;
     sweeper.abort();
+    if let Some(follower) = follower {
+        follower.abort();
+    }
     if let Some(reloader) = reloader {
         reloader.abort();
     }
@@ -82,6 +86,21 @@ fn spawn_sweeper(manager: Arc<TaskManager>) -> tokio::task::JoinHandle<()> {
             }
         }
     })
+}
+
+/// Follows the other replicas' writes, when the store is shared (see `core::replicas`).
+fn spawn_replica_follower(server: &ServerState) -> Option<tokio::task::JoinHandle<()>> {
+    let notices = server.manager.store().replicas()?.notices();
+    let settings = &server.config.replicas;
+    let poll = Duration::from_secs(settings.safety_poll_secs.max(1));
+    let heartbeat = Duration::from_secs(settings.heartbeat_secs.max(1));
+    let manager = server.manager.clone();
+    Some(tokio::spawn(async move {
+        tokio::join!(
+            crate::core::replicas::follow(manager.clone(), notices, poll),
+            crate::core::replicas::keep_leases(manager, heartbeat),
+        );
+    }))
 }
 
 fn header_timeout(config: &ServerConfig) -> Duration {
