@@ -9,7 +9,7 @@
 
 mod scenarios;
 
-use ferry_store::{TaskStore, conformance};
+use ferry_store::{TaskKey, TaskStore, conformance};
 use ferry_store_sql::{OpenError, PostgresStore, StoreOptions, open};
 use futures_util::FutureExt;
 use sqlx::{Connection, Executor, PgConnection};
@@ -413,6 +413,114 @@ async fn a_create_racing_another_process_is_exists_and_the_writer_goes_on() {
                     .await,
                 Ok(1),
                 "the writer goes on, on the other process's task"
+            );
+        })
+        .await;
+}
+
+/// Two replicas (two stores on one schema): a creation's lease fences the other replica's
+/// takeover until it runs out; a takeover makes a new epoch, which refuses the old holder's
+/// writes (counted) and takes the other's; given back, the task can be leased again; a
+/// renewal reaches only live leases; and every append is heard by the other replica, never by
+/// the one that wrote it.
+#[tokio::test]
+async fn leases_fence_a_replica_that_lost_its_task_and_notices_cross_replicas() {
+    use ferry_proto::TaskState;
+    use ferry_store::replicas::{Notice, ReplicaStore};
+    use ferry_store::{Lease, StoreError, StoredTask};
+    use futures_util::StreamExt;
+
+    let Some(schema) = TestSchema::create().await else {
+        return;
+    };
+    let url = schema.url.clone();
+    schema
+        .run(async {
+            let (a, b) = (open_store(&url).await, open_store(&url).await);
+            assert_ne!(a.replica_id(), b.replica_id());
+            let mut heard_by_b = b.notices();
+            let mut heard_by_a = a.notices();
+            assert_eq!(heard_by_b.next().await, Some(Notice::Missed), "listening");
+            assert_eq!(heard_by_a.next().await, Some(Notice::Missed), "listening");
+
+            let held = |store: &PostgresStore, epoch: u64, until_ms: u64| Lease {
+                replica: store.replica_id().into(),
+                epoch,
+                until_ms,
+            };
+            let mut t = conformance::task("", "leased", "ctx", TaskState::Submitted, 10);
+            t.lease = Some(held(&a, 1, 1_000));
+            a.create(t.clone()).await.expect("create");
+            let key = t.key();
+            let on = |t: &StoredTask, lease: Lease| StoredTask {
+                lease: Some(lease),
+                ..conformance::with_state(t, TaskState::Working)
+            };
+            let first = on(&t, held(&a, 1, 1_000));
+            assert_eq!(
+                a.append(&key, 0, conformance::event(&first), first.clone())
+                    .await,
+                Ok(1)
+            );
+            assert_eq!(
+                heard_by_b.next().await,
+                Some(Notice::Wrote {
+                    key: key.clone(),
+                    seq: 1
+                })
+            );
+
+            assert_eq!(b.take_lease(&key, 5_000).await, Ok(None), "A holds it");
+            assert_eq!(
+                b.take_expired(999, 5_000, 10).await,
+                Ok(vec![]),
+                "not run out yet"
+            );
+            assert_eq!(a.renew_leases(999, 2_000).await, Ok(1));
+            let taken = b.take_expired(2_001, 5_000, 10).await.expect("take over");
+            assert_eq!(taken, vec![(key.clone(), held(&b, 2, 5_000))]);
+            assert_eq!(
+                a.renew_leases(2_001, 9_000).await,
+                Ok(0),
+                "A's lease is gone"
+            );
+
+            let late = on(&first, held(&a, 1, 9_000));
+            assert_eq!(
+                a.append(&key, 1, conformance::event(&late), late.clone())
+                    .await,
+                Err(StoreError::Fenced {
+                    task: "leased".into(),
+                    held: 1,
+                    current: 2
+                })
+            );
+            assert_eq!(a.fenced_writes(), 1);
+            let ended = on(&first, held(&b, 2, 5_000));
+            assert_eq!(
+                b.append(&key, 1, conformance::event(&ended), ended.clone())
+                    .await,
+                Ok(2)
+            );
+            assert_eq!(
+                heard_by_a.next().await,
+                Some(Notice::Wrote {
+                    key: key.clone(),
+                    seq: 2
+                }),
+                "A hears B's write, and never its own"
+            );
+
+            b.release_lease(&key, 2).await.expect("give back");
+            let again = a.take_lease(&key, 7_000).await.expect("take");
+            assert_eq!(
+                again,
+                Some(held(&a, 4, 7_000)),
+                "a new epoch after the release"
+            );
+            assert_eq!(
+                b.take_lease(&TaskKey::new("", "missing"), 1).await,
+                Err(StoreError::NotFound("missing".into()))
             );
         })
         .await;

@@ -4,6 +4,9 @@
 //! |---|---|
 //! | `a_subscriber_on_another_replica_sees_every_event_once_in_order` | a turn runs on A; subscribers on B, one from the start and one resuming with `Last-Event-ID`, get exactly A's events (same ids, same bodies, none missing, none twice); GetTask and ListTasks on B see the task |
 //! | `a_cut_listener_connection_loses_nothing` | every backend of both replicas is terminated (`pg_terminate_backend`) mid-turn; the subscriber on B still gets every event, caught up from the log |
+//! | `a_follow_up_runs_on_another_replica` | a conversation started on A (INPUT_REQUIRED) is answered on B, which runs the second turn from the stored task; A reads the result |
+//! | `a_killed_replicas_task_fails_with_the_reason_on_the_other` | `kill -9` of A mid-turn: B takes its lease over once it runs out, the task becomes FAILED saying why, and B's subscriber gets that final event |
+//! | `a_frozen_replicas_late_writes_are_refused` | A is stopped (`SIGSTOP`) past its lease, B takes the task over, A is continued: its late writes are refused (counted), the task's log has nothing of A after the takeover |
 //!
 //! The safety poll is set to an hour, so the events reach B through the database's
 //! notifications (or the catch-up after a reconnection), not the poll. Every wait is for
@@ -37,13 +40,36 @@ echo "second"
 echo "third"
 "#;
 
+/// A script for `--exec`: a conversation of two turns, its state in a file named after the
+/// task (in the directory both replicas share).
+const CONVERSATION: &str = r#"state="$1/state-$FERRY_TASK_ID"
+read -r answer
+case "$FERRY_TURN" in
+  1) printf '%s\n' "$answer" > "$state"
+     echo "FERRY_INPUT_REQUIRED: Hello $answer, which city?" ;;
+  2) echo "turn $FERRY_TURN: $(cat "$state") lives in $answer" ;;
+  *) echo "unexpected turn $FERRY_TURN" >&2; exit 9 ;;
+esac
+"#;
+
 /// Two replicas of an exec agent running [`GATED`] on one schema, the safety poll out of the
 /// way; `app` names their connections (for `pg_terminate_backend`).
 fn replicas(schema: &PgSchema, dir: &Path, app: &str) -> (Server, Server) {
-    let script = write(dir, "script.sh", GATED);
+    replicas_running(schema, dir, app, GATED, &[])
+}
+
+/// Two replicas of an exec agent running `script` on one schema, with `extra` flags.
+fn replicas_running(
+    schema: &PgSchema,
+    dir: &Path,
+    app: &str,
+    script: &str,
+    extra: &[&str],
+) -> (Server, Server) {
+    let script = write(dir, "script.sh", script);
     let line = format!("/bin/sh '{}' '{}'", s(&script), s(dir));
     let store = format!("{}&application_name={app}", schema.store_url());
-    let args = [
+    let mut args = vec![
         "--exec",
         &line,
         "--bind",
@@ -53,8 +79,12 @@ fn replicas(schema: &PgSchema, dir: &Path, app: &str) -> (Server, Server) {
         "--replica-safety-poll",
         "3600",
     ];
-    (Server::start(args), Server::start(args))
+    args.extend_from_slice(extra);
+    (Server::start(&args), Server::start(&args))
 }
+
+/// Short leases, so that a replica that stopped is taken over within seconds.
+const SHORT_LEASES: [&str; 4] = ["--replica-lease", "3", "--replica-heartbeat", "1"];
 
 /// One event of an SSE stream: its `id:` and its data.
 #[derive(Debug, Clone, PartialEq)]
@@ -191,6 +221,43 @@ fn says(e: &SseEvent, line: &str) -> bool {
     e.data.to_string().contains(line)
 }
 
+/// `SendMessage` of `text` on `base` (REST), continuing `task` when given: the task.
+fn send(base: &str, message: &str, task: Option<&str>) -> Value {
+    let mut message = json!({"messageId": uuid(), "role": "ROLE_USER",
+        "parts": [{"text": message}]});
+    if let Some(task) = task {
+        message["taskId"] = json!(task);
+    }
+    let body = json!({"message": message}).to_string();
+    let (status, got) = http_request("POST", &format!("{base}/rest/message:send"), &[], &body);
+    assert_eq!(status, 200, "{}", text(&got));
+    let got: Value = serde_json::from_slice(&got).expect("JSON");
+    got["task"].clone()
+}
+
+/// The value of the metric `name` on `server`.
+fn metric(server: &Server, name: &str) -> u64 {
+    let body = text(&server.get_ok("/metrics"));
+    body.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {body}"))
+}
+
+/// Sends `signal` (`STOP`, `CONT`) to process `pid`.
+fn signal(pid: u32, signal: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(sent.success(), "kill -{signal} {pid}");
+}
+
+/// The event ends the task FAILED.
+fn failed(e: &SseEvent) -> bool {
+    says(e, "TASK_STATE_FAILED")
+}
+
 /// `GET path` on `base` as JSON (status 200).
 fn get_json(base: &str, path: &str) -> Value {
     let (status, body) = http_request("GET", &format!("{base}{path}"), &[], "");
@@ -289,4 +356,98 @@ fn a_cut_listener_connection_loses_nothing() {
     let live = live.rest();
     same_as(&live[1..], &on_a, from + 1, "B after the cut");
     drop(b);
+}
+
+#[test]
+fn a_follow_up_runs_on_another_replica() {
+    let Some(schema) = PgSchema::create_or_skip("a_follow_up_runs_on_another_replica") else {
+        return;
+    };
+    let dir = scratch_dir("replicas-follow-up");
+    let (a, b) = replicas_running(&schema, &dir, "ferry-replicas-turns", CONVERSATION, &[]);
+
+    let first = send(&a.base_url, "Ada", None);
+    assert_eq!(
+        first["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{first}"
+    );
+    let task = first["id"].as_str().expect("an id");
+
+    let second = send(&b.base_url, "Paris", Some(task));
+    assert_eq!(
+        second["status"]["state"], "TASK_STATE_COMPLETED",
+        "{second}"
+    );
+    assert!(
+        second.to_string().contains("turn 2: Ada lives in Paris"),
+        "{second}"
+    );
+    let on_a = get_json(&a.base_url, &format!("/rest/tasks/{task}"));
+    assert_eq!(on_a["status"]["state"], "TASK_STATE_COMPLETED", "{on_a}");
+    assert_eq!(metric(&b, "ferry_replica_leases_taken_total"), 1);
+}
+
+#[test]
+fn a_killed_replicas_task_fails_with_the_reason_on_the_other() {
+    let Some(schema) =
+        PgSchema::create_or_skip("a_killed_replicas_task_fails_with_the_reason_on_the_other")
+    else {
+        return;
+    };
+    let dir = scratch_dir("replicas-kill");
+    let (a, b) = replicas_running(&schema, &dir, "ferry-replicas-kill", GATED, &SHORT_LEASES);
+    let mut sent = Sse::send(&a.base_url, "go");
+    sent.until(|e| says(e, "started"));
+    let task = sent.seen[0].data["task"]["id"]
+        .as_str()
+        .expect("the task")
+        .to_owned();
+    let mut live = Sse::subscribe(&b.base_url, &task, None);
+    live.next().expect("the snapshot");
+
+    drop(a); // SIGKILL, and reaped
+    let end = live.until(failed);
+    assert!(says(&end, "stopped answering"), "{end:?}");
+    let got = get_json(&b.base_url, &format!("/rest/tasks/{task}"));
+    assert_eq!(got["status"]["state"], "TASK_STATE_FAILED", "{got}");
+    assert!(
+        got.to_string().contains("its lease on the task ran out"),
+        "{got}"
+    );
+    assert_eq!(metric(&b, "ferry_replica_takeovers_total"), 1);
+    // The orphaned script ends too.
+    std::fs::write(dir.join("gate"), "").expect("open the gate");
+}
+
+#[test]
+fn a_frozen_replicas_late_writes_are_refused() {
+    let Some(schema) = PgSchema::create_or_skip("a_frozen_replicas_late_writes_are_refused") else {
+        return;
+    };
+    let dir = scratch_dir("replicas-freeze");
+    let (a, b) = replicas_running(&schema, &dir, "ferry-replicas-freeze", GATED, &SHORT_LEASES);
+    let mut sent = Sse::send(&a.base_url, "go");
+    sent.until(|e| says(e, "started"));
+    let task = sent.seen[0].data["task"]["id"]
+        .as_str()
+        .expect("the task")
+        .to_owned();
+    let mut live = Sse::subscribe(&b.base_url, &task, None);
+    live.next().expect("the snapshot");
+
+    signal(a.pid(), "STOP");
+    let end = live.until(failed);
+    // While A is stopped its command finishes: A finds its output when it is continued.
+    std::fs::write(dir.join("gate"), "").expect("open the gate");
+    signal(a.pid(), "CONT");
+    support::wait_for_log(&a.log, "agent event refused", GUARD);
+    assert!(metric(&a, "ferry_replica_fenced_writes_total") >= 1);
+
+    // The task's whole log, read on B: nothing of A after the takeover.
+    let all = Sse::subscribe(&b.base_url, &task, Some(0)).rest();
+    assert_eq!(all.last(), Some(&end), "{all:#?}");
+    assert!(!all.iter().any(|e| says(e, "second")), "{all:#?}");
+    let got = get_json(&b.base_url, &format!("/rest/tasks/{task}"));
+    assert_eq!(got["status"]["state"], "TASK_STATE_FAILED", "{got}");
+    assert!(!got.to_string().contains("second"), "{got}");
 }

@@ -124,13 +124,25 @@ impl TaskManager {
         if live.view.lock().lease.is_some() {
             return Ok(());
         }
-        let taken = replicas
-            .take_lease(&live.key, self.lease_until())
-            .await
-            .map_err(|e| match e {
-                StoreError::NotFound(_) => A2aError::task_not_found(&live.key.id),
-                e => store_error(e),
-            })?;
+        let mut pause = Duration::from_millis(5);
+        let deadline = self.clock.now() + HANDOVER_GRACE;
+        let taken = loop {
+            let taken = replicas
+                .take_lease(&live.key, self.lease_until())
+                .await
+                .map_err(|e| match e {
+                    StoreError::NotFound(_) => A2aError::task_not_found(&live.key.id),
+                    e => store_error(e),
+                })?;
+            // A task that asked for input is answered as soon as it asked; the replica that
+            // asked gives its lease back a moment later, when the turn's end is stored.
+            let handing_over = live.view.lock().task.status.state.is_interrupted();
+            if taken.is_some() || !handing_over || self.clock.now() >= deadline {
+                break taken;
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(200));
+        };
         let Some(lease) = taken else {
             return Err(A2aError::unsupported(format!(
                 "task {} is still working on the previous message on another replica; wait for it or cancel it",
@@ -145,12 +157,25 @@ impl TaskManager {
 
     /// Gives back the lease of `live` once no turn of it runs here (replicas only).
     pub(crate) async fn release(&self, live: &LiveTask) {
+        let turn = {
+            let view = live.view.lock();
+            if view.turns_started > view.turns_finished {
+                return;
+            }
+            view.turns_finished
+        };
+        self.release_after(live, turn).await;
+    }
+
+    /// Gives back the lease of `live` as turn `turn` ends, unless a later turn started here
+    /// meanwhile (replicas only).
+    pub(crate) async fn release_after(&self, live: &LiveTask, turn: u64) {
         let Some(replicas) = self.store.replicas() else {
             return;
         };
         let epoch = {
             let mut view = live.view.lock();
-            if view.turns_started > view.turns_finished {
+            if view.turns_started > turn {
                 return;
             }
             view.lease.take()
@@ -791,6 +816,10 @@ impl TaskManager {
         }
     }
 }
+
+/// How long a follow-up waits for the replica whose turn asked for it to give back the
+/// task's lease.
+const HANDOVER_GRACE: Duration = Duration::from_secs(5);
 
 /// Events read at once when a view catches up with another process's writes.
 const REFRESH_CHUNK: usize = 256;

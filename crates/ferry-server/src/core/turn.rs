@@ -109,10 +109,12 @@ async fn settle_turn(
         // A terminal task simply keeps its state.
         let _ = sink.fail(message).await;
     }
-    // The turn is over once all of its events are stored (queued ones included).
+    // The turn is over once all of its events are stored (queued ones included), and (with
+    // replicas) its lease is given back: whoever hears that it ended may continue the task on
+    // any replica.
     live.flushed().await;
+    manager.release_after(&live, turn).await;
     finish_turn(&live, turn);
-    manager.release(&live).await;
 }
 
 /// The parts of a failure that is not the agent's own answer: a line for people and a data

@@ -320,6 +320,11 @@ impl Server {
         }
     }
 
+    /// The server's process id (for signals).
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Everything the server printed so far.
     pub(crate) fn output(&self) -> String {
         read_log(&self.log)
