@@ -6,6 +6,7 @@
 //! row lock: one gets it, the other finds it held. Taking over expired leases skips rows
 //! another replica is taking over at that moment (`SKIP LOCKED`).
 
+use crate::notices::Announcer;
 use crate::store::{SqlStore, stored};
 use ferry_store::{Lease, StoreError, TaskKey};
 use sqlx::{Postgres, Row};
@@ -27,8 +28,9 @@ impl SqlStore<Postgres> {
         self.on_reads(async |conn| {
             let taken = sqlx::query::<Postgres>(
                 "UPDATE tasks SET lease_replica = $3, lease_epoch = lease_epoch + 1, \
-                     lease_until_ms = $4 \
-                     WHERE tenant = $1 AND id = $2 AND lease_replica IS NULL \
+                     lease_until_ms = $4, cancel_requested = false \
+                     WHERE tenant = $1 AND id = $2 \
+                       AND (lease_replica IS NULL OR lease_replica = $3) \
                      RETURNING lease_epoch",
             )
             .bind(key.tenant.as_str())
@@ -98,6 +100,57 @@ impl SqlStore<Postgres> {
         .await
     }
 
+    /// See `ReplicaStore::request_cancel`: the mark and the notice in one statement (the
+    /// notice goes out when it commits).
+    pub(crate) async fn request_cancel(
+        &self,
+        announce: &Announcer,
+        key: &TaskKey,
+    ) -> Result<Option<String>, StoreError> {
+        let payload = announce.cancel_payload(&key.tenant, &key.id);
+        self.on_reads(async |conn| {
+            let marked = sqlx::query::<Postgres>(
+                "WITH marked AS ( \
+                   UPDATE tasks SET cancel_requested = true \
+                   WHERE tenant = $1 AND id = $2 AND lease_replica IS NOT NULL \
+                   RETURNING lease_replica \
+                 ) \
+                 SELECT lease_replica, pg_notify($3, $4) FROM marked",
+            )
+            .bind(key.tenant.as_str())
+            .bind(&*key.id)
+            .bind(&*announce.channel)
+            .bind(&payload)
+            .fetch_optional(&mut *conn)
+            .await?;
+            marked.map(|row| row.try_get::<String, _>(0)).transpose()
+        })
+        .await
+    }
+
+    /// See `ReplicaStore::cancels_requested`.
+    pub(crate) async fn cancels_requested(
+        &self,
+        replica: &str,
+    ) -> Result<Vec<TaskKey>, StoreError> {
+        self.on_reads(async |conn| {
+            let rows = sqlx::query::<Postgres>(
+                "SELECT tenant, id FROM tasks WHERE lease_replica = $1 AND cancel_requested",
+            )
+            .bind(replica)
+            .fetch_all(&mut *conn)
+            .await?;
+            rows.iter()
+                .map(|row| {
+                    let tenant: String = row.try_get(0)?;
+                    let id: String = row.try_get(1)?;
+                    Ok(TaskKey::new(tenant, id))
+                })
+                .collect::<Result<Vec<_>, sqlx::Error>>()
+        })
+        .await
+    }
+
     /// See `ReplicaStore::take_expired`.
     pub(crate) async fn take_expired(
         &self,
@@ -109,7 +162,7 @@ impl SqlStore<Postgres> {
         self.on_reads(async |conn| {
             let rows = sqlx::query::<Postgres>(
                 "UPDATE tasks t SET lease_replica = $1, lease_epoch = t.lease_epoch + 1, \
-                     lease_until_ms = $3 \
+                     lease_until_ms = $3, cancel_requested = false \
                      FROM (SELECT tenant, id FROM tasks \
                            WHERE lease_replica IS NOT NULL AND lease_until_ms < $2 \
                            ORDER BY tenant, id LIMIT $4 FOR UPDATE SKIP LOCKED) e \

@@ -9,8 +9,9 @@
 //!
 //! The channel is named after the schema, so replicas of different schemas in one database
 //! (tests do that) never hear each other. A payload is `replica\nseq\ntask id\ntenant`
-//! (the tenant last: it is the only part that may hold a newline); one that would pass
-//! PostgreSQL's 8000-byte limit names no task and is heard as [`Notice::Missed`].
+//! (the tenant last: it is the only part that may hold a newline), or `replica\ncancel\n…`
+//! for a cancel request; one that would pass PostgreSQL's 8000-byte limit names no task and
+//! is heard as [`Notice::Missed`].
 
 use ferry_store::TaskKey;
 use ferry_store::replicas::{Notice, Notices};
@@ -31,15 +32,27 @@ pub(crate) struct Announcer {
     pub(crate) fenced: Arc<std::sync::atomic::AtomicU64>,
 }
 
+/// What the second line of a cancel request's payload says.
+pub(crate) const CANCEL: &str = "cancel";
+
 /// PostgreSQL refuses a payload of 8000 bytes or more.
 const MAX_PAYLOAD: usize = 7999;
 
 impl Announcer {
     /// The payload that says task `tenant`/`id` is at event `seq` now.
     pub(crate) fn payload(&self, tenant: &str, id: &str, seq: i64) -> String {
-        let payload = format!("{}\n{seq}\n{id}\n{tenant}", self.replica);
+        self.saying(&seq.to_string(), tenant, id)
+    }
+
+    /// The payload that asks the holder of task `tenant`/`id` to cancel its turn.
+    pub(crate) fn cancel_payload(&self, tenant: &str, id: &str) -> String {
+        self.saying(CANCEL, tenant, id)
+    }
+
+    fn saying(&self, what: &str, tenant: &str, id: &str) -> String {
+        let payload = format!("{}\n{what}\n{id}\n{tenant}", self.replica);
         if payload.len() > MAX_PAYLOAD {
-            return format!("{}\n{seq}\n\n", self.replica);
+            return format!("{}\n{what}\n\n", self.replica);
         }
         payload
     }
@@ -62,15 +75,19 @@ fn heard(payload: &str, me: &str) -> Option<Notice> {
     if replica == me {
         return None;
     }
-    let seq = parts.next().and_then(|s| s.parse::<u64>().ok());
+    let what = parts.next();
     let id = parts.next().filter(|id| !id.is_empty());
     let tenant = parts.next();
-    Some(match (seq, id, tenant) {
-        (Some(seq), Some(id), Some(tenant)) => Notice::Wrote {
-            key: TaskKey::new(tenant, id),
-            seq,
+    let (Some(what), Some(id), Some(tenant)) = (what, id, tenant) else {
+        return Some(Notice::Missed);
+    };
+    let key = TaskKey::new(tenant, id);
+    Some(match what {
+        CANCEL => Notice::CancelRequested { key },
+        seq => match seq.parse::<u64>() {
+            Ok(seq) => Notice::Wrote { key, seq },
+            Err(_) => Notice::Missed,
         },
-        _ => Notice::Missed,
     })
 }
 
@@ -180,6 +197,18 @@ mod tests {
         assert!(said.len() < 8000);
         assert_eq!(heard(&said, "r2"), Some(Notice::Missed));
         assert_eq!(heard("r1\nnot a number\nt\n", "r2"), Some(Notice::Missed));
+    }
+
+    #[test]
+    fn a_cancel_request_is_heard_by_the_others() {
+        let said = announcer().cancel_payload("", "t-1");
+        assert_eq!(
+            heard(&said, "r2"),
+            Some(Notice::CancelRequested {
+                key: TaskKey::new("", "t-1")
+            })
+        );
+        assert_eq!(heard(&said, "r1"), None);
     }
 
     #[test]

@@ -304,6 +304,15 @@ impl ferry_store::replicas::ReplicaStore for PostgresStore {
         })
     }
 
+    fn request_cancel(&self, key: &TaskKey) -> StoreFuture<'_, Option<String>> {
+        let key = key.clone();
+        Box::pin(async move { self.inner.request_cancel(&self.announcer, &key).await })
+    }
+
+    fn cancels_requested(&self) -> StoreFuture<'_, Vec<TaskKey>> {
+        Box::pin(self.inner.cancels_requested(&self.announcer.replica))
+    }
+
     fn fenced_writes(&self) -> u64 {
         self.announcer
             .fenced

@@ -32,6 +32,12 @@ pub enum Notice {
         /// Its last event now.
         seq: u64,
     },
+    /// Another replica asks the holder of task `key`'s lease to cancel its turn
+    /// ([`ReplicaStore::request_cancel`]).
+    CancelRequested {
+        /// The task.
+        key: TaskKey,
+    },
     /// Notices may have been lost (the listener connected again, or one could not be read):
     /// every task followed here must be read again. Also the first notice of every stream,
     /// once it listens, so that what was written before is caught up.
@@ -75,6 +81,15 @@ pub trait ReplicaStore: Send + Sync + std::fmt::Debug {
         until_ms: u64,
         limit: usize,
     ) -> StoreFuture<'_, Vec<(TaskKey, Lease)>>;
+
+    /// Asks the replica that holds task `key`'s lease to cancel its turn (a mark on the task,
+    /// and a [`Notice::CancelRequested`]): the holder's id, or `None` when no replica holds
+    /// it (the caller may lease the task and cancel it itself).
+    fn request_cancel(&self, key: &TaskKey) -> StoreFuture<'_, Option<String>>;
+
+    /// The tasks whose lease this replica holds and whose cancel another replica asked for
+    /// (the backstop of a lost notice).
+    fn cancels_requested(&self) -> StoreFuture<'_, Vec<TaskKey>>;
 
     /// How many writes of this process were refused so far because their lease was over
     /// ([`crate::StoreError::Fenced`]).

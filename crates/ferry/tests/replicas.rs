@@ -6,6 +6,7 @@
 //! | `a_cut_listener_connection_loses_nothing` | every backend of both replicas is terminated (`pg_terminate_backend`) mid-turn; the subscriber on B still gets every event, caught up from the log |
 //! | `a_follow_up_runs_on_another_replica` | a conversation started on A (INPUT_REQUIRED) is answered on B, which runs the second turn from the stored task; A reads the result |
 //! | `a_killed_replicas_task_fails_with_the_reason_on_the_other` | `kill -9` of A mid-turn: B takes its lease over once it runs out, the task becomes FAILED saying why, and B's subscriber gets that final event |
+//! | `a_cancel_on_one_replica_ends_the_turn_on_the_other` | CancelTask on B of a turn running on A: A aborts the turn (its command is killed) and writes CANCELED; B answers with it; both read CANCELED |
 //! | `a_frozen_replicas_late_writes_are_refused` | A is stopped (`SIGSTOP`) past its lease, B takes the task over, A is continued: its late writes are refused (counted), the task's log has nothing of A after the takeover |
 //!
 //! The safety poll is set to an hour, so the events reach B through the database's
@@ -29,7 +30,7 @@ const GUARD: Duration = Duration::from_secs(60);
 /// A script for `--exec`: says `started`, waits for the file `gate` in its directory (at most
 /// 60 s), then says two more lines and ends.
 const GATED: &str = r#"read -r _
-echo "started"
+echo "started $$"
 i=0
 while [ ! -e "$1/gate" ]; do
   i=$((i + 1))
@@ -450,4 +451,55 @@ fn a_frozen_replicas_late_writes_are_refused() {
     let got = get_json(&b.base_url, &format!("/rest/tasks/{task}"));
     assert_eq!(got["status"]["state"], "TASK_STATE_FAILED", "{got}");
     assert!(!got.to_string().contains("second"), "{got}");
+}
+
+#[test]
+fn a_cancel_on_one_replica_ends_the_turn_on_the_other() {
+    let Some(schema) =
+        PgSchema::create_or_skip("a_cancel_on_one_replica_ends_the_turn_on_the_other")
+    else {
+        return;
+    };
+    let dir = scratch_dir("replicas-cancel");
+    let (a, b) = replicas(&schema, &dir, "ferry-replicas-cancel");
+    let mut sent = Sse::send(&a.base_url, "go");
+    let started = sent.until(|e| says(e, "started"));
+    let task = sent.seen[0].data["task"]["id"]
+        .as_str()
+        .expect("the task")
+        .to_owned();
+    let pid: u32 = started
+        .data
+        .to_string()
+        .split("started ")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no pid in {started:?}"));
+
+    let (status, body) = http_request(
+        "POST",
+        &format!("{}/rest/tasks/{task}:cancel", b.base_url),
+        &[],
+        "{}",
+    );
+    assert_eq!(status, 200, "{}", text(&body));
+    let canceled: Value = serde_json::from_slice(&body).expect("JSON");
+    assert_eq!(
+        canceled["status"]["state"], "TASK_STATE_CANCELED",
+        "{canceled}"
+    );
+    assert!(
+        ferry_testkit::process::wait_for_exit(pid, GUARD),
+        "the command of the turn on A (pid {pid}) still runs"
+    );
+    let end = sent.rest();
+    assert!(
+        end.last().is_some_and(|e| says(e, "TASK_STATE_CANCELED")),
+        "A's stream ends CANCELED: {end:#?}"
+    );
+    for server in [&a, &b] {
+        let got = get_json(&server.base_url, &format!("/rest/tasks/{task}"));
+        assert_eq!(got["status"]["state"], "TASK_STATE_CANCELED", "{got}");
+    }
 }

@@ -11,7 +11,7 @@ use crate::core::live::{LiveItem, LiveTask, View};
 use crate::core::manager::{TaskManager, store_error};
 use crate::core::owner;
 use crate::core::stream::{Opening, TaskStream};
-use crate::core::turn::{TurnTarget, finish_turn, run_turn};
+use crate::core::turn::{TurnTarget, cancel_turn, run_turn};
 use crate::core::turn_data::TurnDataSource;
 use crate::push::PushService;
 use ferry_agent::{AgentDescription, AgentExecutor, RequestContext, TurnData};
@@ -32,6 +32,8 @@ pub(crate) const DEFAULT_PAGE_SIZE: i32 = 50;
 pub(crate) const MAX_PAGE_SIZE: i32 = 100;
 /// How long an agent's `cancel` may take before the server cancels the task itself.
 const CANCEL_GRACE: Duration = Duration::from_secs(5);
+/// How long a cancel asked on one replica waits for the replica running the turn to end it.
+const CANCEL_ELSEWHERE_WAIT: Duration = Duration::from_secs(15);
 /// How long a reply waits for the end of the turn that asked for it.
 const TURN_END_GRACE: Duration = Duration::from_secs(5);
 
@@ -671,12 +673,63 @@ impl RequestHandler {
             let view = live.view.lock();
             view.turns_started > view.turns_finished
         };
-        if !turn_here {
-            self.manager.lease(&live).await?;
+        if !turn_here && !self.manager.try_lease(&live).await? {
+            // The turn runs on another replica: it cancels it there.
+            return self.cancel_elsewhere(&live).await;
         }
         let canceled = self.cancel_leased(call, req, &live).await;
         self.manager.release(&live).await;
         canceled
+    }
+
+    /// Asks the replica running `live`'s turn to cancel it, and answers with the task once it
+    /// ended (CANCELED, or whatever it ended in meanwhile).
+    async fn cancel_elsewhere(&self, live: &Arc<LiveTask>) -> Result<Shaped, A2aError> {
+        let replicas = self
+            .manager
+            .store()
+            .replicas()
+            .ok_or_else(|| A2aError::internal("a cancel elsewhere without replicas"))?;
+        let holder = replicas
+            .request_cancel(&live.key)
+            .await
+            .map_err(store_error)?;
+        if holder.is_none() {
+            // Its turn ended meanwhile: cancel it here.
+            self.manager.lease(live).await?;
+            let canceled = cancel_turn(&self.manager, live).await;
+            self.manager.release(live).await;
+            canceled.map_err(|e| {
+                A2aError::new(ErrorKind::Unavailable, e.to_string())
+                    .with_meta("retryAfterSeconds", "1")
+            })?;
+            let task = live.view.lock().task.clone();
+            return Ok(Shaped::new(task, None, true));
+        }
+        let ended = async {
+            loop {
+                let changed = live.changed.notified();
+                {
+                    let view = live.view.lock();
+                    if view.task.status.state.is_terminal() || view.gone {
+                        return view.task.clone();
+                    }
+                }
+                changed.await;
+            }
+        };
+        match tokio::time::timeout(CANCEL_ELSEWHERE_WAIT, ended).await {
+            Ok(task) => Ok(Shaped::new(task, None, true)),
+            Err(_) => Err(A2aError::new(
+                ErrorKind::Unavailable,
+                format!(
+                    "the replica running task {} did not end it within {} s; ask again",
+                    live.key.id,
+                    CANCEL_ELSEWHERE_WAIT.as_secs()
+                ),
+            )
+            .with_meta("retryAfterSeconds", "1")),
+        }
     }
 
     /// [`RequestHandler::cancel_task`] once this replica may write the task.
@@ -719,20 +772,11 @@ impl RequestHandler {
             Ok(Err(e)) => tracing::warn!(task = %live.key.id, error = %e, "agent cancel failed"),
             Err(_) => tracing::warn!(task = %live.key.id, "agent cancel timed out"),
         }
-        let terminal = live.view.lock().task.status.state.is_terminal();
-        if !terminal && let Err(e) = sink.status(TaskState::Canceled, None).await {
+        if let Err(e) = cancel_turn(&self.manager, live).await {
             // Not canceled: say why, rather than answer with a task that is still running.
             return Err(A2aError::new(ErrorKind::Unavailable, e.to_string())
                 .with_meta("retryAfterSeconds", "1"));
         }
-        let (running, turn) = {
-            let mut view = live.view.lock();
-            (view.running.take(), view.turns_started)
-        };
-        if let Some(running) = running {
-            running.abort();
-        }
-        finish_turn(live, turn);
         let task = live.view.lock().task.clone();
         Ok(Shaped::new(task, None, true))
     }

@@ -62,7 +62,7 @@ pub(crate) struct TaskManager {
     /// is written only under a lease.
     replica: Option<Arc<str>>,
     /// Counters of the replicas' work (leases, takeovers, refused writes, catch-ups).
-    pub(crate) replica_counters: crate::core::replicas::Counters,
+    pub(crate) replica_counters: crate::core::replica_metrics::Counters,
 }
 
 impl TaskManager {
@@ -118,11 +118,23 @@ impl TaskManager {
     /// held already is kept), then reads the task again: nobody else writes it from now on.
     /// Refused while another replica holds it.
     pub(crate) async fn lease(&self, live: &Arc<LiveTask>) -> Result<(), A2aError> {
-        let Some(replicas) = self.store.replicas() else {
+        if self.try_lease(live).await? {
             return Ok(());
+        }
+        Err(A2aError::unsupported(format!(
+            "task {} is still working on the previous message on another replica; wait for it or cancel it",
+            live.key.id
+        ))
+        .with_meta("taskId", &*live.key.id))
+    }
+
+    /// [`TaskManager::lease`], answering `false` while another replica holds the lease.
+    pub(crate) async fn try_lease(&self, live: &Arc<LiveTask>) -> Result<bool, A2aError> {
+        let Some(replicas) = self.store.replicas() else {
+            return Ok(true);
         };
         if live.view.lock().lease.is_some() {
-            return Ok(());
+            return Ok(true);
         }
         let mut pause = Duration::from_millis(5);
         let deadline = self.clock.now() + HANDOVER_GRACE;
@@ -144,15 +156,12 @@ impl TaskManager {
             pause = (pause * 2).min(Duration::from_millis(200));
         };
         let Some(lease) = taken else {
-            return Err(A2aError::unsupported(format!(
-                "task {} is still working on the previous message on another replica; wait for it or cancel it",
-                live.key.id
-            ))
-            .with_meta("taskId", &*live.key.id));
+            return Ok(false);
         };
         live.view.lock().lease = Some(lease.epoch);
         self.replica_counters.leased();
-        self.refresh(live).await.map_err(store_error)
+        self.refresh(live).await.map_err(store_error)?;
+        Ok(true)
     }
 
     /// Gives back the lease of `live` once no turn of it runs here (replicas only).

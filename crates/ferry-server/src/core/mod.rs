@@ -9,6 +9,7 @@ pub(crate) mod handler;
 pub(crate) mod live;
 pub(crate) mod manager;
 pub(crate) mod owner;
+pub(crate) mod replica_metrics;
 pub(crate) mod replicas;
 pub(crate) mod stream;
 pub(crate) mod turn;

@@ -8,11 +8,10 @@
 //! missed, and at a bounded interval (the safety poll).
 
 use crate::core::manager::TaskManager;
+use crate::core::turn::cancel_turn;
 use ferry_store::replicas::{Notice, Notices};
 use futures_util::StreamExt;
-use std::fmt::Write as _;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Follows `notices` until the stream ends, reading every followed task again at least
@@ -32,6 +31,7 @@ pub(crate) async fn follow(manager: Arc<TaskManager>, mut notices: Notices, safe
                         tracing::warn!(task = %key.id, error = %e, "could not follow another replica's write; the safety poll will");
                     }
                 }
+                Some(Notice::CancelRequested { key }) => cancel_here(&manager, &key).await,
                 Some(Notice::Missed) => {
                     manager.refresh_all().await;
                 }
@@ -60,6 +60,14 @@ pub(crate) async fn keep_leases(manager: Arc<TaskManager>, heartbeat: Duration) 
         if let Err(e) = replicas.renew_leases(now, until).await {
             tracing::warn!(error = %e, "could not renew this replica's leases");
         }
+        match replicas.cancels_requested().await {
+            Ok(keys) => {
+                for key in keys {
+                    cancel_here(&manager, &key).await;
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "could not look for cancels asked elsewhere"),
+        }
         match replicas.take_expired(now, until, TAKEOVERS_PER_BEAT).await {
             Ok(expired) => {
                 for (key, lease) in expired {
@@ -74,60 +82,20 @@ pub(crate) async fn keep_leases(manager: Arc<TaskManager>, heartbeat: Duration) 
 /// Leases taken over at most per heartbeat (the rest wait for the next).
 const TAKEOVERS_PER_BEAT: usize = 64;
 
-/// What the replicas' work came to, for `/metrics`.
-#[derive(Debug, Default)]
-pub(crate) struct Counters {
-    leases: AtomicU64,
-    takeovers: AtomicU64,
-    catch_ups: AtomicU64,
-}
-
-impl Counters {
-    /// A lease was taken for a follow-up or a cancel.
-    pub(crate) fn leased(&self) {
-        self.leases.fetch_add(1, Ordering::Relaxed);
+/// Cancels the turn of task `key` that runs here, as another replica asked: the turn is
+/// aborted and the task ends CANCELED (the replica that asked answers with it).
+async fn cancel_here(manager: &TaskManager, key: &ferry_store::TaskKey) {
+    let Some(live) = manager.live(key) else {
+        return;
+    };
+    if live.view.lock().lease.is_none() {
+        return;
     }
-
-    /// A lease that ran out was taken over.
-    pub(crate) fn took_over(&self) {
-        self.takeovers.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// A followed task was read again after another replica's write.
-    pub(crate) fn caught_up(&self) {
-        self.catch_ups.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// The counters as Prometheus text; `fenced`: writes the store refused because their
-    /// lease was over.
-    pub(crate) fn render(&self, out: &mut String, fenced: u64) {
-        let rows = [
-            (
-                "ferry_replica_leases_taken_total",
-                "Leases this replica took on tasks other replicas had written (follow-ups, cancels).",
-                self.leases.load(Ordering::Relaxed),
-            ),
-            (
-                "ferry_replica_takeovers_total",
-                "Leases of other replicas (or this one) that ran out and were taken over, ending their tasks.",
-                self.takeovers.load(Ordering::Relaxed),
-            ),
-            (
-                "ferry_replica_fenced_writes_total",
-                "Writes of this replica refused because another replica had taken their task over.",
-                fenced,
-            ),
-            (
-                "ferry_replica_catch_ups_total",
-                "Followed tasks read again after another replica wrote them.",
-                self.catch_ups.load(Ordering::Relaxed),
-            ),
-        ];
-        for (name, help, value) in rows {
-            let _ = writeln!(
-                out,
-                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
-            );
+    match cancel_turn(manager, &live).await {
+        Ok(()) => tracing::info!(task = %key.id, "canceled a turn as another replica asked"),
+        Err(e) => {
+            tracing::warn!(task = %key.id, error = %e, "could not cancel a turn another replica asked to cancel")
         }
     }
+    manager.release(&live).await;
 }

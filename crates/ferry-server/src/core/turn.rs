@@ -137,6 +137,32 @@ fn unhandled() -> Vec<Part> {
     )
 }
 
+/// Ends `live` CANCELED (unless it ended already), aborts its turn if one still runs, and
+/// marks the turn finished: what a cancel does once the agent had its say. A failure to
+/// store the state is the answer (the task is then not canceled).
+pub(crate) async fn cancel_turn(
+    manager: &TaskManager,
+    live: &Arc<LiveTask>,
+) -> Result<(), EmitError> {
+    let terminal = live.view.lock().task.status.state.is_terminal();
+    if !terminal {
+        let canceled = AgentEvent::Status {
+            state: ferry_proto::TaskState::Canceled,
+            message: None,
+        };
+        manager.apply(live, canceled).await?;
+    }
+    let (running, turn) = {
+        let mut view = live.view.lock();
+        (view.running.take(), view.turns_started)
+    };
+    if let Some(running) = running {
+        running.abort();
+    }
+    finish_turn(live, turn);
+    Ok(())
+}
+
 /// Marks `turn` finished, explains a turn that produced nothing, and wakes everyone.
 pub(crate) fn finish_turn(live: &LiveTask, turn: u64) {
     let mut view = live.view.lock();
