@@ -108,6 +108,10 @@ macro_rules! delegate_task_store {
                 Box::pin(self.inner.expire(now_ms))
             }
 
+            fn ping(&self) -> StoreFuture<'_, ()> {
+                Box::pin(self.inner.ping())
+            }
+
             fn unfinished(&self) -> StoreFuture<'_, Vec<TaskKey>> {
                 Box::pin(self.inner.unfinished())
             }
@@ -364,6 +368,12 @@ where
         // share: a subscriber sends these bytes, not its own.
         event.json();
         self.writer.queue_append(row, expected_seq, event).await
+    }
+
+    /// One round trip on a read connection.
+    pub(crate) async fn ping(&self) -> Result<(), StoreError> {
+        self.on_reads(async |conn| conn.execute("SELECT 1").await.map(|_| ()))
+            .await
     }
 
     pub(crate) async fn get(&self, key: &TaskKey) -> Result<Option<StoredTask>, StoreError> {

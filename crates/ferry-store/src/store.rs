@@ -186,6 +186,12 @@ pub trait TaskStore: Send + Sync + std::fmt::Debug {
     /// which (so that the server can end what still follows them).
     fn expire(&self, now_ms: u64) -> StoreFuture<'_, Vec<TaskKey>>;
 
+    /// Whether the store answers now (the readiness probe asks): the default, for a store in
+    /// memory, always does.
+    fn ping(&self) -> StoreFuture<'_, ()> {
+        Box::pin(async { Ok(()) })
+    }
+
     /// The tasks of every tenant whose state is SUBMITTED or WORKING: after a restart, the
     /// ones whose turn died with the previous process.
     fn unfinished(&self) -> StoreFuture<'_, Vec<TaskKey>>;

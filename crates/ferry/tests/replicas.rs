@@ -7,6 +7,7 @@
 //! | `a_follow_up_runs_on_another_replica` | a conversation started on A (INPUT_REQUIRED) is answered on B, which runs the second turn from the stored task; A reads the result |
 //! | `a_killed_replicas_task_fails_with_the_reason_on_the_other` | `kill -9` of A mid-turn: B takes its lease over once it runs out, the task becomes FAILED saying why, and B's subscriber gets that final event |
 //! | `a_cancel_on_one_replica_ends_the_turn_on_the_other` | CancelTask on B of a turn running on A: A aborts the turn (its command is killed) and writes CANCELED; B answers with it; both read CANCELED |
+//! | `readiness_follows_the_store` | `/readyz` is 503 while the database cannot be reached (the connection goes through a forwarder the test cuts) and 200 again once it can |
 //! | `a_frozen_replicas_late_writes_are_refused` | A is stopped (`SIGSTOP`) past its lease, B takes the task over, A is continued: its late writes are refused (counted), the task's log has nothing of A after the takeover |
 //!
 //! The safety poll is set to an hour, so the events reach B through the database's
@@ -502,4 +503,103 @@ fn a_cancel_on_one_replica_ends_the_turn_on_the_other() {
         let got = get_json(&server.base_url, &format!("/rest/tasks/{task}"));
         assert_eq!(got["status"]["state"], "TASK_STATE_CANCELED", "{got}");
     }
+}
+
+/// A TCP forwarder to PostgreSQL that the test can cut (every connection closed, new ones
+/// refused) and restore.
+struct Forwarder {
+    addr: String,
+    cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    open: std::sync::Arc<std::sync::Mutex<Vec<TcpStream>>>,
+}
+
+impl Forwarder {
+    fn to(upstream: &str) -> Forwarder {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr").to_string();
+        let forwarder = Forwarder {
+            addr,
+            cut: Default::default(),
+            open: Default::default(),
+        };
+        let (cut, open, upstream) = (
+            forwarder.cut.clone(),
+            forwarder.open.clone(),
+            upstream.to_owned(),
+        );
+        thread::spawn(move || {
+            for client in listener.incoming().map_while(Result::ok) {
+                if cut.load(Ordering::SeqCst) {
+                    continue; // dropped: the connection closes at once
+                }
+                let Ok(server) = TcpStream::connect(&upstream) else {
+                    continue;
+                };
+                let pipe = |mut from: TcpStream, mut to: TcpStream| {
+                    thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = to.shutdown(std::net::Shutdown::Both);
+                    });
+                };
+                let mut kept = open.lock().unwrap_or_else(|p| p.into_inner());
+                for stream in [&client, &server] {
+                    if let Ok(s) = stream.try_clone() {
+                        kept.push(s);
+                    }
+                }
+                if let (Ok(c), Ok(s)) = (client.try_clone(), server.try_clone()) {
+                    pipe(c, s);
+                    pipe(server, client);
+                }
+            }
+        });
+        forwarder
+    }
+
+    /// Closes every connection and refuses new ones until [`Forwarder::restore`].
+    fn cut(&self) {
+        self.cut.store(true, std::sync::atomic::Ordering::SeqCst);
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        for stream in open.drain(..) {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    fn restore(&self) {
+        self.cut.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn readiness_follows_the_store() {
+    let Some(schema) = PgSchema::create_or_skip("readiness_follows_the_store") else {
+        return;
+    };
+    let direct = schema.store_url();
+    let upstream = "127.0.0.1:5432";
+    assert!(
+        direct.contains(upstream),
+        "the forwarder goes to {upstream}: {direct}"
+    );
+    let forwarder = Forwarder::to(upstream);
+    let store = direct.replace(upstream, &forwarder.addr);
+    let server = Server::start([
+        "--agent",
+        "echo",
+        "--bind",
+        "127.0.0.1:0",
+        "--store",
+        &store,
+    ]);
+    let ready = || http_request("GET", &format!("{}/readyz", server.base_url), &[], "");
+
+    assert_eq!(ready().0, 200);
+    forwarder.cut();
+    let (status, body) = ready();
+    assert_eq!(status, 503, "{}", text(&body));
+    assert!(text(&body).contains("task store"), "{}", text(&body));
+    forwarder.restore();
+    let (status, body) = ready();
+    assert_eq!(status, 200, "{}", text(&body));
 }
