@@ -7,6 +7,7 @@
 //! | `a_follow_up_runs_on_another_replica` | a conversation started on A (INPUT_REQUIRED) is answered on B, which runs the second turn from the stored task; A reads the result |
 //! | `a_killed_replicas_task_fails_with_the_reason_on_the_other` | `kill -9` of A mid-turn: B takes its lease over once it runs out, the task becomes FAILED saying why, and B's subscriber gets that final event |
 //! | `a_cancel_on_one_replica_ends_the_turn_on_the_other` | CancelTask on B of a turn running on A: A aborts the turn (its command is killed) and writes CANCELED; B answers with it; both read CANCELED |
+//! | `the_python_sdk_talks_to_two_replicas_through_nginx` | nginx round-robin in front of two replicas (their public URL is nginx's): the official Python SDK runs its multi-turn streaming conversation and its tasks scenario (GetTask, ListTasks, a resubscription from a second client, cancels) over JSON-RPC and HTTP+JSON |
 //! | `readiness_follows_the_store` | `/readyz` is 503 while the database cannot be reached (the connection goes through a forwarder the test cuts) and 200 again once it can |
 //! | `a_frozen_replicas_late_writes_are_refused` | A is stopped (`SIGSTOP`) past its lease, B takes the task over, A is continued: its late writes are refused (counted), the task's log has nothing of A after the takeover |
 //!
@@ -602,4 +603,79 @@ fn readiness_follows_the_store() {
     forwarder.restore();
     let (status, body) = ready();
     assert_eq!(status, 200, "{}", text(&body));
+}
+
+#[test]
+fn the_python_sdk_talks_to_two_replicas_through_nginx() {
+    let test = "the_python_sdk_talks_to_two_replicas_through_nginx";
+    let Some(python) = support::python_or_skip(test, "a2a.client, a2a.types.a2a_pb2") else {
+        return;
+    };
+    if !support::balancer::Balancer::available(test) {
+        return;
+    }
+    let Some(schema) = PgSchema::create_or_skip(test) else {
+        return;
+    };
+    let port = support::balancer::Balancer::free_port();
+    let public = format!("http://127.0.0.1:{port}");
+    let store = schema.store_url();
+    let args = [
+        "--agent",
+        "conformance",
+        "--bind",
+        "127.0.0.1:0",
+        "--store",
+        &store,
+        "--public-url",
+        &public,
+    ];
+    let (a, b) = (Server::start(args), Server::start(args));
+    let (at_a, at_b) = (bound(&a), bound(&b));
+    let balancer = support::balancer::Balancer::start(test, port, &[&at_a, &at_b]).expect("nginx");
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        for scenario in ["turns", "tasks"] {
+            let (out, timed_out) = support::output_with_timeout(
+                std::process::Command::new(&python)
+                    .arg("interop/python/interop_client.py")
+                    .args(["--base-url", &balancer.base_url])
+                    .args(["--binding", binding, "--scenario", scenario])
+                    .env("PYTHONUNBUFFERED", "1")
+                    .current_dir(support::workspace_root()),
+                None,
+                Duration::from_secs(90),
+            );
+            assert!(
+                !timed_out && out.status.success(),
+                "{scenario} over {binding} through nginx:\n{}\n{}\n---- A ----\n{}\n---- B ----\n{}",
+                text(&out.stdout),
+                text(&out.stderr),
+                a.output(),
+                b.output()
+            );
+        }
+    }
+    // Both replicas answered: round-robin spread the calls.
+    for (server, at) in [(&a, &at_a), (&b, &at_b)] {
+        let (status, metrics) = http_request("GET", &format!("{at}/metrics"), &[], "");
+        assert_eq!(status, 200);
+        let served = text(&metrics)
+            .lines()
+            .filter(|l| l.starts_with("ferry_requests_total{"))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+            .sum::<u64>();
+        assert!(served > 0, "{at} served nothing:\n{}", server.output());
+    }
+}
+
+/// Where `server` listens (`http://127.0.0.1:PORT`), from its log: its card names its public
+/// URL instead.
+fn bound(server: &Server) -> String {
+    let log = server.output();
+    let addr = log
+        .split("listening addr=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no listening line in {log}"));
+    format!("http://{addr}")
 }

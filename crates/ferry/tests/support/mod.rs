@@ -8,6 +8,7 @@
 //! Every test binary uses a different subset of these helpers, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub(crate) mod balancer;
 pub(crate) mod browser;
 pub(crate) mod oidc;
 pub(crate) mod otlp;
