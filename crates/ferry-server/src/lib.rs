@@ -50,6 +50,7 @@ mod core;
 mod edge;
 mod error;
 pub mod extension;
+mod histogram;
 mod ids;
 mod push;
 mod server;

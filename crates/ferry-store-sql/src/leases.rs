@@ -44,6 +44,7 @@ impl SqlStore<Postgres> {
                     replica: replica.clone(),
                     epoch: loaded(row.try_get(0)?),
                     until_ms,
+                    last: false,
                 })));
             }
             let exists =
@@ -109,14 +110,16 @@ impl SqlStore<Postgres> {
     ) -> Result<Option<String>, StoreError> {
         let payload = announce.cancel_payload(&key.tenant, &key.id);
         self.on_reads(async |conn| {
-            let marked = sqlx::query::<Postgres>(
+            let marked = sqlx::query::<Postgres>(concat!(
                 "WITH marked AS ( \
                    UPDATE tasks SET cancel_requested = true \
                    WHERE tenant = $1 AND id = $2 AND lease_replica IS NOT NULL \
                    RETURNING lease_replica \
                  ) \
-                 SELECT lease_replica, pg_notify($3, $4) FROM marked",
-            )
+                 SELECT lease_replica, pg_notify($3, ",
+                crate::notices::sent_at!(),
+                "$4) FROM marked"
+            ))
             .bind(key.tenant.as_str())
             .bind(&*key.id)
             .bind(&*announce.channel)
@@ -185,6 +188,7 @@ impl SqlStore<Postgres> {
                             replica: replica.clone(),
                             epoch: loaded(row.try_get(2)?),
                             until_ms,
+                            last: false,
                         },
                     ))
                 })

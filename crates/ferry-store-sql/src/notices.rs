@@ -10,7 +10,8 @@
 //! The channel is named after the schema, so replicas of different schemas in one database
 //! (tests do that) never hear each other. A payload is `replica\nseq\ntask id\ntenant`
 //! (the tenant last: it is the only part that may hold a newline), or `replica\ncancel\n…`
-//! for a cancel request; one that would pass PostgreSQL's 8000-byte limit names no task and
+//! for a cancel request, after a first line the database adds: the time it sent the notice
+//! (ms since the Unix epoch), so that a listener measures how late it hears it; one that would pass PostgreSQL's 8000-byte limit names no task and
 //! is heard as [`Notice::Missed`].
 
 use ferry_store::TaskKey;
@@ -35,8 +36,18 @@ pub(crate) struct Announcer {
 /// What the second line of a cancel request's payload says.
 pub(crate) const CANCEL: &str = "cancel";
 
-/// PostgreSQL refuses a payload of 8000 bytes or more.
-const MAX_PAYLOAD: usize = 7999;
+/// PostgreSQL refuses a payload of 8000 bytes or more; the database adds up to 21 bytes
+/// (the time and a newline).
+const MAX_PAYLOAD: usize = 7999 - 21;
+
+/// What a payload is sent with, before it in SQL (`sent_at!() "p"`): the database's time
+/// and a newline. A macro, so that statements written as one literal can `concat!` it.
+macro_rules! sent_at {
+    () => {
+        "(extract(epoch FROM clock_timestamp()) * 1000)::bigint || chr(10) || "
+    };
+}
+pub(crate) use sent_at;
 
 impl Announcer {
     /// The payload that says task `tenant`/`id` is at event `seq` now.
@@ -70,7 +81,8 @@ pub(crate) fn channel(schema: &str) -> String {
 
 /// What a payload says, heard by replica `me`: `None` for its own notices.
 fn heard(payload: &str, me: &str) -> Option<Notice> {
-    let mut parts = payload.splitn(4, '\n');
+    let mut parts = payload.splitn(5, '\n');
+    let sent_ms = parts.next().and_then(|t| t.parse::<u64>().ok());
     let replica = parts.next()?;
     if replica == me {
         return None;
@@ -78,14 +90,14 @@ fn heard(payload: &str, me: &str) -> Option<Notice> {
     let what = parts.next();
     let id = parts.next().filter(|id| !id.is_empty());
     let tenant = parts.next();
-    let (Some(what), Some(id), Some(tenant)) = (what, id, tenant) else {
+    let (Some(sent_ms), Some(what), Some(id), Some(tenant)) = (sent_ms, what, id, tenant) else {
         return Some(Notice::Missed);
     };
     let key = TaskKey::new(tenant, id);
     Some(match what {
         CANCEL => Notice::CancelRequested { key },
         seq => match seq.parse::<u64>() {
-            Ok(seq) => Notice::Wrote { key, seq },
+            Ok(seq) => Notice::Wrote { key, seq, sent_ms },
             Err(_) => Notice::Missed,
         },
     })
@@ -177,15 +189,21 @@ mod tests {
         }
     }
 
+    /// A payload as the database sends it: its time first.
+    fn sent(payload: &str) -> String {
+        format!("1700000000123\n{payload}")
+    }
+
     #[test]
     fn a_payload_is_heard_as_it_was_said() {
-        let said = announcer().payload("acme\nlabs", "t-1", 7);
+        let said = sent(&announcer().payload("acme\nlabs", "t-1", 7));
         assert_eq!(heard(&said, "r1"), None, "its own");
         assert_eq!(
             heard(&said, "r2"),
             Some(Notice::Wrote {
                 key: TaskKey::new("acme\nlabs", "t-1"),
-                seq: 7
+                seq: 7,
+                sent_ms: 1_700_000_000_123,
             })
         );
     }
@@ -193,15 +211,19 @@ mod tests {
     #[test]
     fn a_payload_that_cannot_name_its_task_is_a_miss() {
         let long = "x".repeat(8000);
-        let said = announcer().payload(&long, "t-1", 7);
+        let said = sent(&announcer().payload(&long, "t-1", 7));
         assert!(said.len() < 8000);
         assert_eq!(heard(&said, "r2"), Some(Notice::Missed));
-        assert_eq!(heard("r1\nnot a number\nt\n", "r2"), Some(Notice::Missed));
+        assert_eq!(
+            heard(&sent("r1\nnot a number\nt\n"), "r2"),
+            Some(Notice::Missed)
+        );
+        assert_eq!(heard("r1\n7\nt\n", "r2"), Some(Notice::Missed), "no time");
     }
 
     #[test]
     fn a_cancel_request_is_heard_by_the_others() {
-        let said = announcer().cancel_payload("", "t-1");
+        let said = sent(&announcer().cancel_payload("", "t-1"));
         assert_eq!(
             heard(&said, "r2"),
             Some(Notice::CancelRequested {

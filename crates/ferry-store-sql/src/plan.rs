@@ -25,12 +25,55 @@ pub(crate) struct TaskRow {
     pub(crate) lease: Option<RowLease>,
 }
 
-/// A lease as a row keeps it (see `ferry_store::Lease`).
+/// A write's lease (see `ferry_store::Lease`).
 #[derive(Debug, Clone)]
 pub(crate) struct RowLease {
     pub(crate) replica: Arc<str>,
     pub(crate) epoch: i64,
     pub(crate) until_ms: i64,
+    /// The write gives the lease back.
+    pub(crate) last: bool,
+}
+
+/// What a write does to its task's lease, as the statements take it: keep it as it is (no
+/// lease named), renew it, or give it back.
+pub(crate) const LEASE_KEPT: i64 = 0;
+pub(crate) const LEASE_RENEWED: i64 = 1;
+pub(crate) const LEASE_GIVEN_BACK: i64 = 2;
+
+impl RowLease {
+    /// [`LEASE_RENEWED`] or [`LEASE_GIVEN_BACK`].
+    pub(crate) fn action(&self) -> i64 {
+        if self.last {
+            LEASE_GIVEN_BACK
+        } else {
+            LEASE_RENEWED
+        }
+    }
+
+    /// The epoch the task is at after this write.
+    pub(crate) fn epoch_after(&self) -> i64 {
+        if self.last {
+            self.epoch.saturating_add(1)
+        } else {
+            self.epoch
+        }
+    }
+
+    /// The holder the task has after this write (none once given back).
+    pub(crate) fn holder_after(&self) -> Option<&str> {
+        (!self.last).then_some(&*self.replica)
+    }
+
+    /// Until when the lease holds after this write (nothing once given back).
+    pub(crate) fn until_after(&self) -> Option<i64> {
+        (!self.last).then_some(self.until_ms)
+    }
+}
+
+/// What a write of `lease` does to its task's lease (see [`LEASE_KEPT`]).
+pub(crate) fn lease_action(lease: Option<&RowLease>) -> i64 {
+    lease.map_or(LEASE_KEPT, RowLease::action)
 }
 
 impl TaskRow {

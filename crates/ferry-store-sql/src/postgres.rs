@@ -17,7 +17,7 @@ use crate::StoreOptions;
 use crate::dialect::{Batched, Dialect, Locked};
 use crate::error::{OpenError, Redacted, describe, describe_migration, seconds};
 use crate::notices::{self, Announcer};
-use crate::plan::{FinalRow, Plan};
+use crate::plan::{FinalRow, Plan, RowLease, lease_action};
 use crate::store::{OUTBOX_CONNECTIONS, SqlStore, write_connections};
 use crate::writer::{self, Writer};
 use ferry_proto::TaskState;
@@ -70,11 +70,15 @@ impl Dialect for Postgres {
         payloads: &'c [String],
     ) -> Batched<'c, ()> {
         Box::pin(async move {
-            sqlx::query::<Postgres>("SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p")
-                .bind(channel)
-                .bind(payloads)
-                .execute(&mut *conn)
-                .await?;
+            sqlx::query::<Postgres>(concat!(
+                "SELECT pg_notify($1, ",
+                notices::sent_at!(),
+                "p) FROM unnest($2::text[]) AS p"
+            ))
+            .bind(channel)
+            .bind(payloads)
+            .execute(&mut *conn)
+            .await?;
             Ok(())
         })
     }
@@ -121,7 +125,7 @@ impl Dialect for Postgres {
     fn write_and_commit<'c>(conn: &'c mut PgConnection, plan: &'c Plan<'c>) -> Batched<'c, bool> {
         Box::pin(async move {
             let events = &plan.events;
-            let query = sqlx::query::<Postgres>(
+            let query = sqlx::query::<Postgres>(concat!(
                 "WITH inserted AS ( \
                    INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, expires_ms, \
                      snapshot, owner, lease_replica, lease_epoch, lease_until_ms) \
@@ -132,11 +136,17 @@ impl Dialect for Postgres {
                  ), updated AS ( \
                    UPDATE tasks t SET context_id = v.context_id, state = v.state, seq = v.seq, \
                      status_ms = v.status_ms, expires_ms = v.expires_ms, snapshot = v.snapshot, \
-                     lease_until_ms = COALESCE(v.lease_until_ms, t.lease_until_ms) \
+                     lease_replica = CASE v.lease_action WHEN 2 THEN NULL \
+                       ELSE t.lease_replica END, \
+                     lease_epoch = CASE v.lease_action WHEN 2 THEN t.lease_epoch + 1 \
+                       ELSE t.lease_epoch END, \
+                     lease_until_ms = CASE v.lease_action WHEN 2 THEN NULL \
+                       WHEN 1 THEN v.lease_until_ms ELSE t.lease_until_ms END \
                    FROM unnest($9::text[], $10::text[], $11::text[], $12::text[], \
-                     $13::int8[], $14::int8[], $15::int8[], $16::text[], $33::int8[]) \
+                     $13::int8[], $14::int8[], $15::int8[], $16::text[], $33::int8[], \
+                     $34::int8[]) \
                      AS v (tenant, id, context_id, state, seq, status_ms, expires_ms, snapshot, \
-                       lease_until_ms) \
+                       lease_until_ms, lease_action) \
                    WHERE t.tenant = v.tenant AND t.id = v.id \
                      AND (SELECT count(*) FROM inserted) = $21 \
                    RETURNING 1 \
@@ -161,12 +171,14 @@ impl Dialect for Postgres {
                      ON c.tenant = v.tenant AND c.task_id = v.task_id \
                    WHERE (SELECT count(*) FROM inserted) = $21 \
                  ), notified AS ( \
-                   SELECT pg_notify($28, p) FROM unnest($29::text[]) AS p \
+                   SELECT pg_notify($28, ",
+                notices::sent_at!(),
+                "p) FROM unnest($29::text[]) AS p \
                    WHERE $28 IS NOT NULL AND (SELECT count(*) FROM inserted) = $21 \
                  ) \
                  SELECT (SELECT count(*) FROM inserted), (SELECT count(*) FROM updated), \
                    (SELECT count(*) FROM appended), (SELECT count(*) FROM notified)",
-            );
+            ));
             let query = bind_columns(query, &plan.inserts);
             let query = bind_columns(query, &plan.updates)
                 .bind(events.iter().map(|e| e.tenant).collect::<Vec<_>>())
@@ -203,24 +215,25 @@ impl Dialect for Postgres {
             let query = query
                 .bind(
                     leases(&plan.inserts)
-                        .map(|l| l.map(|l| &*l.replica))
+                        .map(|l| l.and_then(RowLease::holder_after))
                         .collect::<Vec<_>>(),
                 )
                 .bind(
                     leases(&plan.inserts)
-                        .map(|l| l.map_or(0, |l| l.epoch))
+                        .map(|l| l.map_or(0, RowLease::epoch_after))
                         .collect::<Vec<_>>(),
                 )
                 .bind(
                     leases(&plan.inserts)
-                        .map(|l| l.map(|l| l.until_ms))
+                        .map(|l| l.and_then(RowLease::until_after))
                         .collect::<Vec<_>>(),
                 )
                 .bind(
                     leases(&plan.updates)
                         .map(|l| l.map(|l| l.until_ms))
                         .collect::<Vec<_>>(),
-                );
+                )
+                .bind(leases(&plan.updates).map(lease_action).collect::<Vec<_>>());
             let row = query.fetch_one(&mut *conn).await?;
             let counts: (i64, i64, i64) = (row.try_get(0)?, row.try_get(1)?, row.try_get(2)?);
             let planned = (

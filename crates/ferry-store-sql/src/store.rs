@@ -197,6 +197,7 @@ pub(crate) fn task_row(tenant: &str, id: &str, task: &StoredTask, seq: u64) -> T
             replica: l.replica.clone(),
             epoch: stored(l.epoch),
             until_ms: stored(l.until_ms),
+            last: l.last,
         }),
     }
 }

@@ -35,7 +35,7 @@
 use crate::dialect::Dialect;
 use crate::error::{describe, seconds};
 use crate::notices::Announcer;
-use crate::plan::{FinalRow, NewEvent, NewPushConfig, Plan, TaskRow};
+use crate::plan::{FinalRow, NewEvent, NewPushConfig, Plan, RowLease, TaskRow, lease_action};
 use crate::turn::WriteTurn;
 use ferry_store::push::PushConfig;
 use ferry_store::{Event, StoreError};
@@ -529,7 +529,7 @@ fn decide<'a>(
                 slot.row = Some(row);
                 slot.owner = row.owner.as_deref();
                 slot.push = !push.is_empty();
-                slot.lease_epoch = row.lease.as_ref().map_or(0, |l| l.epoch);
+                slot.lease_epoch = row.lease.as_ref().map_or(0, RowLease::epoch_after);
                 plan.push_configs
                     .extend(push.iter().map(|config| NewPushConfig {
                         tenant: &row.tenant,
@@ -549,6 +549,9 @@ fn decide<'a>(
                 .seq
                 .ok_or_else(|| StoreError::NotFound(row.id.clone()))?;
             fence(row, slot.lease_epoch)?;
+            if let Some(lease) = &row.lease {
+                slot.lease_epoch = lease.epoch_after();
+            }
             let next = i64::try_from(*expected)
                 .ok()
                 .filter(|&e| e == actual)
@@ -659,9 +662,9 @@ where
     .bind(row.expires_ms)
     .bind(snapshot.as_str())
     .bind(row.owner.as_deref())
-    .bind(row.lease.as_ref().map(|l| &*l.replica))
-    .bind(row.lease.as_ref().map_or(0, |l| l.epoch))
-    .bind(row.lease.as_ref().map(|l| l.until_ms))
+    .bind(row.lease.as_ref().and_then(RowLease::holder_after))
+    .bind(row.lease.as_ref().map_or(0, RowLease::epoch_after))
+    .bind(row.lease.as_ref().and_then(RowLease::until_after))
     .execute(&mut *conn)
     .await?;
     if DB::rows_affected(&done) == 0 {
@@ -712,7 +715,10 @@ where
         };
         let done = sqlx::query::<DB>(
             "UPDATE tasks SET context_id = $1, state = $2, seq = $3, status_ms = $4, \
-             expires_ms = $5, snapshot = $6, lease_until_ms = COALESCE($10, lease_until_ms) \
+             expires_ms = $5, snapshot = $6, \
+             lease_replica = CASE $12 WHEN 2 THEN NULL ELSE lease_replica END, \
+             lease_epoch = CASE $12 WHEN 2 THEN lease_epoch + 1 ELSE lease_epoch END, \
+             lease_until_ms = CASE $12 WHEN 2 THEN NULL WHEN 1 THEN $10 ELSE lease_until_ms END \
              WHERE tenant = $7 AND id = $8 AND seq = $9 AND ($11 IS NULL OR lease_epoch = $11)",
         )
         .bind(row.context_id.as_str())
@@ -726,6 +732,7 @@ where
         .bind(expected_i)
         .bind(row.lease.as_ref().map(|l| l.until_ms))
         .bind(row.lease.as_ref().map(|l| l.epoch))
+        .bind(lease_action(row.lease.as_ref()))
         .execute(&mut *conn)
         .await?;
         if DB::rows_affected(&done) == 1 {

@@ -447,6 +447,7 @@ async fn leases_fence_a_replica_that_lost_its_task_and_notices_cross_replicas() 
                 replica: store.replica_id().into(),
                 epoch,
                 until_ms,
+                last: false,
             };
             let mut t = conformance::task("", "leased", "ctx", TaskState::Submitted, 10);
             t.lease = Some(held(&a, 1, 1_000));
@@ -462,12 +463,10 @@ async fn leases_fence_a_replica_that_lost_its_task_and_notices_cross_replicas() 
                     .await,
                 Ok(1)
             );
-            assert_eq!(
-                heard_by_b.next().await,
-                Some(Notice::Wrote {
-                    key: key.clone(),
-                    seq: 1
-                })
+            let heard = heard_by_b.next().await;
+            assert!(
+                matches!(&heard, Some(Notice::Wrote { key: k, seq: 1, sent_ms }) if *k == key && *sent_ms > 0),
+                "{heard:?}"
             );
 
             assert_eq!(b.take_lease(&key, 5_000).await, Ok(None), "A holds it");
@@ -502,13 +501,10 @@ async fn leases_fence_a_replica_that_lost_its_task_and_notices_cross_replicas() 
                     .await,
                 Ok(2)
             );
-            assert_eq!(
-                heard_by_a.next().await,
-                Some(Notice::Wrote {
-                    key: key.clone(),
-                    seq: 2
-                }),
-                "A hears B's write, and never its own"
+            let heard = heard_by_a.next().await;
+            assert!(
+                matches!(&heard, Some(Notice::Wrote { key: k, seq: 2, .. }) if *k == key),
+                "A hears B's write, and never its own: {heard:?}"
             );
 
             b.release_lease(&key, 2).await.expect("give back");
@@ -517,6 +513,23 @@ async fn leases_fence_a_replica_that_lost_its_task_and_notices_cross_replicas() 
                 again,
                 Some(held(&a, 4, 7_000)),
                 "a new epoch after the release"
+            );
+            // A write that leaves the task waiting for input gives the lease back with it.
+            let asking = StoredTask {
+                lease: Some(Lease {
+                    last: true,
+                    ..held(&a, 4, 7_000)
+                }),
+                ..conformance::with_state(&ended, TaskState::InputRequired)
+            };
+            assert_eq!(
+                a.append(&key, 2, conformance::event(&asking), asking.clone()).await,
+                Ok(3)
+            );
+            assert_eq!(
+                b.take_lease(&key, 8_000).await,
+                Ok(Some(held(&b, 6, 8_000))),
+                "free at once, at the epoch after the give-back"
             );
             assert_eq!(
                 b.take_lease(&TaskKey::new("", "missing"), 1).await,

@@ -31,6 +31,9 @@ pub enum Notice {
         key: TaskKey,
         /// Its last event now.
         seq: u64,
+        /// When the write was sent (ms since the Unix epoch, the store's clock): how late the
+        /// notice is heard.
+        sent_ms: u64,
     },
     /// Another replica asks the holder of task `key`'s lease to cancel its turn
     /// ([`ReplicaStore::request_cancel`]).

@@ -72,8 +72,8 @@ pub struct StoredTask {
     /// On a write to a store replicas share ([`crate::TaskStore::replicas`]): the lease the
     /// writer holds on the task. A create takes it; an append is refused
     /// ([`crate::StoreError::Fenced`]) when the task's lease moved on to another epoch, and
-    /// otherwise renews it. `None`: no lease (one process owns the store). Reads leave it
-    /// `None`.
+    /// otherwise renews it (or gives it back, [`Lease::last`]). `None`: no lease (one process
+    /// owns the store). Reads leave it `None`.
     pub lease: Option<Lease>,
 }
 
@@ -88,6 +88,10 @@ pub struct Lease {
     pub epoch: u64,
     /// Until when it holds unless renewed (ms since the Unix epoch).
     pub until_ms: u64,
+    /// On a write: the write gives the lease back (it leaves the task ended, or waiting for
+    /// input: no turn runs after it), in the same step, so that any replica may take the
+    /// task on at once; the epoch moves on, refusing any later write carrying this one.
+    pub last: bool,
 }
 
 impl StoredTask {

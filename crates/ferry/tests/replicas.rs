@@ -671,6 +671,8 @@ fn the_python_sdk_talks_to_two_replicas_through_nginx() {
 /// Where `server` listens (`http://127.0.0.1:PORT`), from its log: its card names its public
 /// URL instead.
 fn bound(server: &Server) -> String {
+    // Logged (stderr) before the card line (stdout), but read apart from it.
+    support::wait_for_log(&server.log, "listening addr=", GUARD);
     let log = server.output();
     let addr = log
         .split("listening addr=")

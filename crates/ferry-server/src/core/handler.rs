@@ -302,12 +302,9 @@ impl RequestHandler {
                 }
                 if view.published {
                     let state = view.task.status.state;
+                    let settled = view.status_seq >= started.start_seq
+                        && (state.is_terminal() || state.is_interrupted());
                     let turn_over = view.turns_finished >= started.turn;
-                    // With replicas, an answer that asks for input waits for the turn's end
-                    // (its lease given back), so a reply may go to any replica at once.
-                    let asked = state.is_interrupted() && (turn_over || !self.manager.shared());
-                    let settled =
-                        view.status_seq >= started.start_seq && (state.is_terminal() || asked);
                     // A continued task answers once the new turn reported something, so that
                     // the caller does not see the previous turn's INPUT_REQUIRED.
                     let turn_reported = view.seq >= started.start_seq || turn_over;

@@ -97,14 +97,17 @@ impl TaskManager {
         self.replica.is_some()
     }
 
-    /// The lease `live` is written under now, renewed to a full term (replicas only).
-    fn lease_of(&self, live: &LiveTask) -> Option<ferry_store::Lease> {
+    /// The lease a write of `live` leaving it in `state` carries (replicas only): renewed
+    /// to a full term, or given back by a write that leaves the task ended or waiting for
+    /// input (no turn runs after it).
+    fn lease_of(&self, live: &LiveTask, state: TaskState) -> Option<ferry_store::Lease> {
         let replica = self.replica.as_ref()?;
         let epoch = live.view.lock().lease?;
         Some(ferry_store::Lease {
             replica: replica.clone(),
             epoch,
             until_ms: self.lease_until(),
+            last: gives_lease_back(state),
         })
     }
 
@@ -136,25 +139,13 @@ impl TaskManager {
         if live.view.lock().lease.is_some() {
             return Ok(true);
         }
-        let mut pause = Duration::from_millis(5);
-        let deadline = self.clock.now() + HANDOVER_GRACE;
-        let taken = loop {
-            let taken = replicas
-                .take_lease(&live.key, self.lease_until())
-                .await
-                .map_err(|e| match e {
-                    StoreError::NotFound(_) => A2aError::task_not_found(&live.key.id),
-                    e => store_error(e),
-                })?;
-            // A task that asked for input is answered as soon as it asked; the replica that
-            // asked gives its lease back a moment later, when the turn's end is stored.
-            let handing_over = live.view.lock().task.status.state.is_interrupted();
-            if taken.is_some() || !handing_over || self.clock.now() >= deadline {
-                break taken;
-            }
-            tokio::time::sleep(pause).await;
-            pause = (pause * 2).min(Duration::from_millis(200));
-        };
+        let taken = replicas
+            .take_lease(&live.key, self.lease_until())
+            .await
+            .map_err(|e| match e {
+                StoreError::NotFound(_) => A2aError::task_not_found(&live.key.id),
+                e => store_error(e),
+            })?;
         let Some(lease) = taken else {
             return Ok(false);
         };
@@ -271,6 +262,7 @@ impl TaskManager {
             .timestamp
             .map_or(0, |t| u64::try_from(t.as_millis()).unwrap_or(0));
         let expires_ms = self.expiry(task.status.state);
+        let lease = self.lease_of(live, task.status.state);
         StoredTask {
             tenant: live.key.tenant.clone(),
             owner: live.owner.clone(),
@@ -278,7 +270,7 @@ impl TaskManager {
             seq,
             status_ms,
             expires_ms,
-            lease: self.lease_of(live),
+            lease,
         }
     }
 
@@ -826,12 +818,14 @@ impl TaskManager {
     }
 }
 
-/// How long a follow-up waits for the replica whose turn asked for it to give back the
-/// task's lease.
-const HANDOVER_GRACE: Duration = Duration::from_secs(5);
-
 /// Events read at once when a view catches up with another process's writes.
 const REFRESH_CHUNK: usize = 256;
+
+/// Whether a write leaving a task in `state` gives its lease back: the task ended, or waits
+/// for input, so no turn runs after it and any replica may take the task on.
+pub(crate) fn gives_lease_back(state: TaskState) -> bool {
+    state.is_terminal() || state.is_interrupted()
+}
 
 /// Whether this process writes `live` now: a turn of it runs here, or writes of it are on
 /// their way to the store. Its view is then the store's (other writers are fenced off).
@@ -997,6 +991,10 @@ fn settle(
             if change.creates {
                 view.published = true;
                 view.created = Some(change.event.value().clone());
+            }
+            if gives_lease_back(change.task.status.state) {
+                // The write gave the lease back with it (replicas).
+                view.lease = None;
             }
             if seq > view.seq {
                 view.task = change.task;

@@ -1,8 +1,10 @@
-//! What the replicas' work came to (leases, takeovers, refused writes, catch-ups), for
-//! `/metrics`.
+//! What the replicas' work came to (leases, takeovers, refused writes, catch-ups, how late
+//! notices are heard), for `/metrics`.
 
+use crate::histogram::Histogram;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 /// What the replicas' work came to, for `/metrics`.
 #[derive(Debug, Default)]
@@ -10,6 +12,8 @@ pub(crate) struct Counters {
     leases: AtomicU64,
     takeovers: AtomicU64,
     catch_ups: AtomicU64,
+    /// From a write's notice being sent to this replica hearing it.
+    lag: Histogram,
 }
 
 impl Counters {
@@ -21,6 +25,11 @@ impl Counters {
     /// A lease that ran out was taken over.
     pub(crate) fn took_over(&self) {
         self.takeovers.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A notice of another replica's write was heard `late` after it was sent.
+    pub(crate) fn heard(&self, late: Duration) {
+        self.lag.observe(late);
     }
 
     /// A followed task was read again after another replica's write.
@@ -59,5 +68,11 @@ impl Counters {
                 "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
             );
         }
+        let name = "ferry_replica_notice_lag_seconds";
+        let _ = writeln!(
+            out,
+            "# HELP {name} From another replica's write being notified to this replica hearing it (the database's clock, then this replica's).\n# TYPE {name} histogram"
+        );
+        self.lag.render(out, name, "");
     }
 }

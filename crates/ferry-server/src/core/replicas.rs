@@ -22,7 +22,9 @@ pub(crate) async fn follow(manager: Arc<TaskManager>, mut notices: Notices, safe
     loop {
         tokio::select! {
             notice = notices.next() => match notice {
-                Some(Notice::Wrote { key, seq }) => {
+                Some(Notice::Wrote { key, seq, sent_ms }) => {
+                    let late = manager.now_ms().saturating_sub(sent_ms);
+                    manager.replica_counters.heard(Duration::from_millis(late));
                     let Some(live) = manager.live(&key) else { continue };
                     if live.view.lock().seq >= seq {
                         continue;

@@ -2,6 +2,7 @@
 //! by state, refusals by reason. Counters are atomics (no lock on the request path); tasks by
 //! state are counted when scraped.
 
+use crate::histogram::Histogram;
 use ferry_proto::{Operation, TaskState};
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -75,18 +76,6 @@ pub(crate) const REFUSAL_REASONS: [&str; 9] = [
     "TASK_STORE_FULL",
 ];
 
-/// Upper bounds of the latency histogram, in seconds.
-const BUCKETS: [f64; 14] = [
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
-];
-
-#[derive(Debug, Default)]
-struct Histogram {
-    buckets: [AtomicU64; BUCKETS.len()],
-    count: AtomicU64,
-    sum_micros: AtomicU64,
-}
-
 /// The server's counters.
 #[derive(Debug, Default)]
 pub(crate) struct Metrics {
@@ -105,16 +94,7 @@ impl Metrics {
         if let Method::Operation(_) = label.method {
             self.versions[usize::from(label.v03)].fetch_add(1, Ordering::Relaxed);
         }
-        let h = &self.latency[m];
-        let secs = elapsed.as_secs_f64();
-        if let Some(b) = BUCKETS.iter().position(|le| secs <= *le) {
-            h.buckets[b].fetch_add(1, Ordering::Relaxed);
-        }
-        h.count.fetch_add(1, Ordering::Relaxed);
-        h.sum_micros.fetch_add(
-            u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
-            Ordering::Relaxed,
-        );
+        self.latency[m].observe(elapsed);
     }
 
     /// Counts one refusal.
@@ -187,30 +167,8 @@ impl Metrics {
             "Time to answer (for streams: to the first event).",
         );
         for i in 0..LABELS {
-            let name = Method::at(i).name();
-            let h = &self.latency[i];
-            let mut cumulative = 0;
-            for (b, le) in BUCKETS.iter().enumerate() {
-                cumulative += h.buckets[b].load(Ordering::Relaxed);
-                let _ = writeln!(
-                    out,
-                    "ferry_request_duration_seconds_bucket{{method=\"{name}\",le=\"{le}\"}} {cumulative}"
-                );
-            }
-            let count = h.count.load(Ordering::Relaxed);
-            let sum = h.sum_micros.load(Ordering::Relaxed) as f64 / 1e6;
-            let _ = writeln!(
-                out,
-                "ferry_request_duration_seconds_bucket{{method=\"{name}\",le=\"+Inf\"}} {count}"
-            );
-            let _ = writeln!(
-                out,
-                "ferry_request_duration_seconds_sum{{method=\"{name}\"}} {sum}"
-            );
-            let _ = writeln!(
-                out,
-                "ferry_request_duration_seconds_count{{method=\"{name}\"}} {count}"
-            );
+            let labels = format!("method=\"{}\"", Method::at(i).name());
+            self.latency[i].render(out, "ferry_request_duration_seconds", &labels);
         }
     }
 

@@ -10,6 +10,7 @@
 //! redelivered), when an attempt finished (the next row of that task is due), and every
 //! `poll_secs` (rows that came due, rows of other processes).
 
+use crate::histogram::Histogram;
 use crate::push::PushService;
 use crate::push::retry;
 use crate::push::send::Attempt;
@@ -202,32 +203,19 @@ where
     finished
 }
 
-/// Upper bounds of the delivery latency histogram, in seconds.
-const BUCKETS: [f64; 12] = [
-    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0,
-];
-
 /// What the deliverer counts (the outbox's pending and dead rows are counted when scraped).
 #[derive(Debug, Default)]
 pub(crate) struct PushMetrics {
     delivered: AtomicU64,
     retried: AtomicU64,
     dead: AtomicU64,
-    buckets: [AtomicU64; BUCKETS.len()],
-    latency_micros: AtomicU64,
+    latency: Histogram,
 }
 
 impl PushMetrics {
     fn delivered(&self, took: Duration) {
         self.delivered.fetch_add(1, Ordering::Relaxed);
-        let secs = took.as_secs_f64();
-        if let Some(b) = BUCKETS.iter().position(|le| secs <= *le) {
-            self.buckets[b].fetch_add(1, Ordering::Relaxed);
-        }
-        self.latency_micros.fetch_add(
-            u64::try_from(took.as_micros()).unwrap_or(u64::MAX),
-            Ordering::Relaxed,
-        );
+        self.latency.observe(took);
     }
 
     /// The Prometheus text of these counters and of the outbox's `pending` and `dead` rows.
@@ -271,20 +259,6 @@ impl PushMetrics {
             "# HELP ferry_push_delivery_seconds Time of the attempts that delivered."
         );
         let _ = writeln!(out, "# TYPE ferry_push_delivery_seconds histogram");
-        let mut cumulative = 0;
-        for (le, n) in BUCKETS.iter().zip(&self.buckets) {
-            cumulative += n.load(Ordering::Relaxed);
-            let _ = writeln!(
-                out,
-                "ferry_push_delivery_seconds_bucket{{le=\"{le}\"}} {cumulative}"
-            );
-        }
-        let _ = writeln!(
-            out,
-            "ferry_push_delivery_seconds_bucket{{le=\"+Inf\"}} {delivered}"
-        );
-        let sum = self.latency_micros.load(Ordering::Relaxed) as f64 / 1e6;
-        let _ = writeln!(out, "ferry_push_delivery_seconds_sum {sum}");
-        let _ = writeln!(out, "ferry_push_delivery_seconds_count {delivered}");
+        self.latency.render(out, "ferry_push_delivery_seconds", "");
     }
 }

@@ -1,11 +1,11 @@
 //! A real load balancer for the replica tests: Debian's nginx, round-robin over the given
 //! upstreams, on a loopback port of its own; stopped on drop.
 //!
-//! The configuration is the one README "Running several replicas" shows (proxying HTTP/1.1
-//! with keep-alive, no response buffering so that event streams flow, the client's `Host`
-//! passed on), written into a scratch directory with every path nginx writes.
+//! The configuration is `deploy/nginx/ferry.conf`, the file README "Running several replicas"
+//! shows, with the test's addresses put in, inside a main file that puts every path nginx
+//! writes into a scratch directory.
 
-use super::{Running, scratch_dir, write};
+use super::{Running, scratch_dir, workspace_root, write};
 use ferry_testkit::required_or_skip;
 use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
@@ -57,9 +57,9 @@ impl Balancer {
         }
         let nginx = nginx_binary();
         let dir = scratch_dir("nginx");
-        let servers: String = upstreams
+        let servers: Vec<String> = upstreams
             .iter()
-            .map(|u| format!("    server {};\n", u.trim_start_matches("http://")))
+            .map(|u| format!("server {};", u.trim_start_matches("http://")))
             .collect();
         let d = dir.display();
         let config = format!(
@@ -67,8 +67,8 @@ impl Balancer {
              events {{ worker_connections 1024; }}\n\
              http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  \
              proxy_temp_path {d}/proxy;\n  fastcgi_temp_path {d}/fastcgi;\n  \
-             uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n{}",
-            upstream_block(&servers, port)
+             uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n{}\n}}\n",
+            shipped_config(&servers, port)
         );
         let conf = write(&dir, "nginx.conf", &config);
         let mut child = Command::new(&nginx)
@@ -105,14 +105,19 @@ impl Balancer {
     }
 }
 
-/// The `upstream` and `server` blocks (and the end of `http`): the part README shows.
-fn upstream_block(servers: &str, port: u16) -> String {
-    format!(
-        "  upstream ferry {{\n{servers}    keepalive 16;\n  }}\n\
-         server {{\n    listen 127.0.0.1:{port};\n    location / {{\n      \
-         proxy_pass http://ferry;\n      proxy_http_version 1.1;\n      \
-         proxy_set_header Connection \"\";\n      proxy_set_header Host $http_host;\n      \
-         proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;\n      \
-         proxy_buffering off;\n      proxy_read_timeout 1h;\n    }}\n  }}\n}}\n"
-    )
+/// `deploy/nginx/ferry.conf` with `servers` as the upstreams and `port` as the listening port.
+fn shipped_config(servers: &[String], port: u16) -> String {
+    let path = workspace_root().join("deploy/nginx/ferry.conf");
+    let shipped =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+    let upstreams = "server 127.0.0.1:8701;\n    server 127.0.0.1:8702;";
+    let listen = "listen 127.0.0.1:8700;";
+    assert!(
+        shipped.contains(upstreams) && shipped.contains(listen),
+        "{} no longer names the replicas 8701 and 8702 behind 8700",
+        path.display()
+    );
+    shipped
+        .replace(upstreams, &servers.join("\n    "))
+        .replace(listen, &format!("listen 127.0.0.1:{port};"))
 }
