@@ -55,6 +55,7 @@ mod plan;
 mod postgres;
 mod profiles;
 mod push;
+mod requests;
 mod sqlite;
 mod store;
 mod turn;

@@ -56,6 +56,8 @@ impl Dialect for Postgres {
          ), their_deliveries AS ( \
            DELETE FROM push_deliveries d USING gone g \
            WHERE d.tenant = g.tenant AND d.task_id = g.id \
+         ), remembered_requests AS ( \
+           DELETE FROM requests WHERE expires_ms <= $1 \
          ) \
          SELECT tenant, id FROM gone";
 
@@ -324,6 +326,38 @@ impl ferry_store::replicas::ReplicaStore for PostgresStore {
 
     fn cancels_requested(&self) -> StoreFuture<'_, Vec<TaskKey>> {
         Box::pin(self.inner.cancels_requested(&self.announcer.replica))
+    }
+
+    fn remember_request(
+        &self,
+        caller: &str,
+        message_id: &str,
+        content: &str,
+        now_ms: u64,
+        expires_ms: u64,
+    ) -> StoreFuture<'_, ferry_store::replicas::Remembered> {
+        let (caller, message_id, content) =
+            (caller.to_owned(), message_id.to_owned(), content.to_owned());
+        Box::pin(async move {
+            self.inner
+                .remember_request(&caller, &message_id, &content, now_ms, expires_ms)
+                .await
+        })
+    }
+
+    fn answer_request(&self, caller: &str, message_id: &str, answer: &str) -> StoreFuture<'_, ()> {
+        let (caller, message_id, answer) =
+            (caller.to_owned(), message_id.to_owned(), answer.to_owned());
+        Box::pin(async move {
+            self.inner
+                .answer_request(&caller, &message_id, &answer)
+                .await
+        })
+    }
+
+    fn forget_request(&self, caller: &str, message_id: &str) -> StoreFuture<'_, ()> {
+        let (caller, message_id) = (caller.to_owned(), message_id.to_owned());
+        Box::pin(async move { self.inner.forget_request(&caller, &message_id).await })
     }
 
     fn fenced_writes(&self) -> u64 {

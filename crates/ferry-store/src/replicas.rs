@@ -47,6 +47,21 @@ pub enum Notice {
     Missed,
 }
 
+/// What a store remembers of a request sent again under the same `messageId` by the same
+/// caller (idempotent retries, [`ReplicaStore::remember_request`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Remembered {
+    /// The first such request: answer it, then [`ReplicaStore::answer_request`] (or
+    /// [`ReplicaStore::forget_request`] when it failed, so that a retry runs again).
+    First,
+    /// A repeat of a request answered already: its answer (`SendMessageResponse` JSON).
+    Answered(String),
+    /// A repeat of a request still being answered (on this replica or another).
+    Pending,
+    /// The `messageId` was used with other content: answer it normally, without remembering.
+    Different,
+}
+
 /// The notices of a store, for as long as the stream is held.
 pub type Notices = BoxStream<'static, Notice>;
 
@@ -93,6 +108,24 @@ pub trait ReplicaStore: Send + Sync + std::fmt::Debug {
     /// The tasks whose lease this replica holds and whose cancel another replica asked for
     /// (the backstop of a lost notice).
     fn cancels_requested(&self) -> StoreFuture<'_, Vec<TaskKey>>;
+
+    /// Remembers the request (`caller`, `message_id`) with `content` (a digest) until
+    /// `expires_ms`, unless it is remembered already (and not expired at `now_ms`): what to
+    /// do with it. Expired requests are forgotten with the expired tasks.
+    fn remember_request(
+        &self,
+        caller: &str,
+        message_id: &str,
+        content: &str,
+        now_ms: u64,
+        expires_ms: u64,
+    ) -> StoreFuture<'_, Remembered>;
+
+    /// Keeps `answer` for the request remembered as [`Remembered::First`].
+    fn answer_request(&self, caller: &str, message_id: &str, answer: &str) -> StoreFuture<'_, ()>;
+
+    /// Forgets a remembered request (its first answer was an error: a retry runs again).
+    fn forget_request(&self, caller: &str, message_id: &str) -> StoreFuture<'_, ()>;
 
     /// How many writes of this process were refused so far because their lease was over
     /// ([`crate::StoreError::Fenced`]).

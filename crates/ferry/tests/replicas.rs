@@ -8,6 +8,8 @@
 //! | `a_killed_replicas_task_fails_with_the_reason_on_the_other` | `kill -9` of A mid-turn: B takes its lease over once it runs out, the task becomes FAILED saying why, and B's subscriber gets that final event |
 //! | `a_cancel_on_one_replica_ends_the_turn_on_the_other` | CancelTask on B of a turn running on A: A aborts the turn (its command is killed) and writes CANCELED; B answers with it; both read CANCELED |
 //! | `the_python_sdk_talks_to_two_replicas_through_nginx` | nginx round-robin in front of two replicas (their public URL is nginx's): the official Python SDK runs its multi-turn streaming conversation and its tasks scenario (GetTask, ListTasks, a resubscription from a second client, cancels) over JSON-RPC and HTTP+JSON |
+//! | `a_load_run_across_two_replicas_loses_and_repeats_nothing` | 2,000 tasks (half over JSON-RPC, half over HTTP+JSON) started on A, each writing 20 artifact chunks over some 100 ms; a subscriber on B follows each, and every fourth is canceled on B: every subscriber sees consecutive event ids after its snapshot up to COMPLETED or CANCELED; lost and repeated events are counted, and both counts are 0 |
+//! | `a_retry_reaching_another_replica_gets_the_first_answer` | with `--dedup-ttl`, a SendMessage repeated on B (same messageId, same content) gets A's answer, and no second task is made; other content under that messageId is a request of its own |
 //! | `readiness_follows_the_store` | `/readyz` is 503 while the database cannot be reached (the connection goes through a forwarder the test cuts) and 200 again once it can |
 //! | `a_frozen_replicas_late_writes_are_refused` | A is stopped (`SIGSTOP`) past its lease, B takes the task over, A is continued: its late writes are refused (counted), the task's log has nothing of A after the takeover |
 //!
@@ -680,4 +682,196 @@ fn bound(server: &Server) -> String {
         .and_then(|rest| rest.split_whitespace().next())
         .unwrap_or_else(|| panic!("no listening line in {log}"));
     format!("http://{addr}")
+}
+
+/// The last lines of a server's log.
+fn tail(log: &str) -> String {
+    let lines: Vec<&str> = log.lines().collect();
+    lines[lines.len().saturating_sub(30)..].join("\n")
+}
+
+/// One task of the load run: started on `a` (its events keep coming for a while), followed
+/// from `b`, and canceled on `b` when `cancel`; returns (events after the snapshot, lost,
+/// repeated).
+fn task_followed_elsewhere(
+    a: &str,
+    b: &str,
+    n: usize,
+    rest: bool,
+    cancel: bool,
+) -> (u64, u64, u64) {
+    let message = json!({"messageId": format!("ferry-ticks-{n}"), "role": "ROLE_USER",
+        "parts": [{"text": "tick"}]});
+    let send = json!({"message": message, "configuration": {"returnImmediately": true}});
+    let rpc = |method: &str, params: Value| {
+        json!({"jsonrpc": "2.0", "id": n, "method": method, "params": params}).to_string()
+    };
+    let (status, body) = if rest {
+        http_request(
+            "POST",
+            &format!("{a}/rest/message:send"),
+            &[],
+            &send.to_string(),
+        )
+    } else {
+        http_request("POST", &format!("{a}/"), &[], &rpc("SendMessage", send))
+    };
+    assert_eq!(status, 200, "{}", text(&body));
+    let answer: Value = serde_json::from_slice(&body).expect("JSON");
+    let answer = if rest {
+        answer
+    } else {
+        answer["result"].clone()
+    };
+    let task = answer["task"]["id"].as_str().expect("a task").to_owned();
+
+    // From the first event on (`Last-Event-ID: 0`): the log, then live, also if the task
+    // ended before the subscription.
+    let mut followed = if rest {
+        Sse::subscribe(b, &task, Some(0))
+    } else {
+        let subscribe = rpc("SubscribeToTask", json!({"id": task}));
+        Sse::open(b, "POST", "/", &[("Last-Event-ID", "0")], &subscribe)
+    };
+    let first = followed.next().expect("the first event");
+    let from = 0;
+    if cancel {
+        let (status, body) = if rest {
+            http_request("POST", &format!("{b}/rest/tasks/{task}:cancel"), &[], "{}")
+        } else {
+            http_request(
+                "POST",
+                &format!("{b}/"),
+                &[],
+                &rpc("CancelTask", json!({"id": task})),
+            )
+        };
+        // It may have completed first (then it cannot be canceled any more).
+        assert!(
+            status == 200 || text(&body).contains("TASK_STATE_COMPLETED") || status == 400,
+            "{}",
+            text(&body)
+        );
+    }
+    let events = followed.rest();
+    let ended = events
+        .last()
+        .or(Some(&first))
+        .is_some_and(|e| says(e, "TASK_STATE_CANCELED") || says(e, "TASK_STATE_COMPLETED"));
+    assert!(ended, "{task}: {events:#?}");
+    let ids: Vec<u64> = events.iter().filter_map(|e| e.id).collect();
+    let end = ids.iter().copied().max().unwrap_or(from);
+    let mut seen = std::collections::BTreeSet::new();
+    let repeated = ids.iter().filter(|id| !seen.insert(**id)).count() as u64;
+    let lost = (from + 1..=end).filter(|id| !seen.contains(id)).count() as u64;
+    (ids.len() as u64, lost, repeated)
+}
+
+#[test]
+fn a_load_run_across_two_replicas_loses_and_repeats_nothing() {
+    const TASKS: usize = 2_000;
+    const WORKERS: usize = 16;
+    let Some(schema) =
+        PgSchema::create_or_skip("a_load_run_across_two_replicas_loses_and_repeats_nothing")
+    else {
+        return;
+    };
+    let store = schema.store_url();
+    let args = [
+        "--agent",
+        "conformance",
+        "--bind",
+        "127.0.0.1:0",
+        "--store",
+        &store,
+    ];
+    let (a, b) = (Server::start(args), Server::start(args));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let totals: Vec<(u64, u64, u64)> = thread::scope(|scope| {
+        let workers: Vec<_> = (0..WORKERS)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut sum = (0, 0, 0);
+                    loop {
+                        let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        if n >= TASKS {
+                            return sum;
+                        }
+                        let (events, lost, repeated) = task_followed_elsewhere(
+                            &a.base_url,
+                            &b.base_url,
+                            n,
+                            n.is_multiple_of(2),
+                            n % 4 == 1,
+                        );
+                        sum = (sum.0 + events, sum.1 + lost, sum.2 + repeated);
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| {
+                w.join().unwrap_or_else(|_| {
+                    panic!(
+                        "a worker failed\n---- A ----\n{}\n---- B ----\n{}",
+                        tail(&a.output()),
+                        tail(&b.output())
+                    )
+                })
+            })
+            .collect()
+    });
+    let (events, lost, repeated) = totals
+        .iter()
+        .fold((0, 0, 0), |s, t| (s.0 + t.0, s.1 + t.1, s.2 + t.2));
+    println!(
+        "load run: {TASKS} tasks, {events} events on the other replica, {lost} lost, {repeated} repeated"
+    );
+    assert!(
+        events >= TASKS as u64 * 5,
+        "the subscribers followed live tasks: {events}"
+    );
+    assert_eq!((lost, repeated), (0, 0), "{events} events");
+    assert_eq!(
+        metric(&a, "ferry_replica_leases_held"),
+        0,
+        "A holds nothing"
+    );
+}
+
+#[test]
+fn a_retry_reaching_another_replica_gets_the_first_answer() {
+    let Some(schema) =
+        PgSchema::create_or_skip("a_retry_reaching_another_replica_gets_the_first_answer")
+    else {
+        return;
+    };
+    let store = schema.store_url();
+    let args = [
+        "--agent",
+        "conformance",
+        "--bind",
+        "127.0.0.1:0",
+        "--store",
+        &store,
+        "--dedup-ttl",
+        "600",
+    ];
+    let (a, b) = (Server::start(args), Server::start(args));
+    let send = |base: &str, said: &str| {
+        let body = json!({"message": {"messageId": "retried-1", "role": "ROLE_USER",
+            "parts": [{"text": said}]}})
+        .to_string();
+        let (status, got) = http_request("POST", &format!("{base}/rest/message:send"), &[], &body);
+        assert_eq!(status, 200, "{}", text(&got));
+        serde_json::from_slice::<Value>(&got).expect("JSON")
+    };
+    let first = send(&a.base_url, "once");
+    let again = send(&b.base_url, "once");
+    assert_eq!(again, first, "the first answer, from the other replica");
+    let listed = get_json(&b.base_url, "/rest/tasks");
+    assert_eq!(listed["totalSize"], 1, "no second task: {listed}");
+    let other = send(&b.base_url, "other content");
+    assert_ne!(other["task"]["id"], first["task"]["id"], "{other}");
 }

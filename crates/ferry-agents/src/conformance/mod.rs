@@ -38,6 +38,7 @@ enum Scenario {
     SlowComplete,
     ThreeTurns,
     Hold,
+    Ticks,
     Echo,
 }
 
@@ -67,6 +68,7 @@ const PREFIXES: &[(&str, Scenario)] = &[
     ("test-resubscribe-message-id", Scenario::SlowComplete),
     ("ferry-turns-3", Scenario::ThreeTurns),
     ("ferry-hold", Scenario::Hold),
+    ("ferry-ticks", Scenario::Ticks),
 ];
 
 impl Scenario {
@@ -198,6 +200,7 @@ async fn play(
                 .await?;
             std::future::pending::<()>().await;
         }
+        Scenario::Ticks => ticks(events).await?,
         Scenario::Echo => {
             events.working(None).await?;
             let mut parts = ctx.message.parts.clone();
@@ -270,6 +273,25 @@ async fn chunked(events: &EventSink) -> Result<(), AgentError> {
     events.complete(None).await?;
     Ok(())
 }
+
+/// `ferry-ticks`: WORKING, then [`TICKS`] chunks of one artifact a few milliseconds apart,
+/// then COMPLETED: a task whose events keep coming for a while after it was created (what
+/// the replica tests follow from another replica).
+async fn ticks(events: &EventSink) -> Result<(), AgentError> {
+    events.working(None).await?;
+    for n in 1..=TICKS {
+        tokio::time::sleep(TICK).await;
+        let chunk = vec![Part::text(format!("tick {n}\n"))];
+        let artifact = Artifact::new("ticks", "ticks", chunk);
+        events.artifact(artifact, n > 1, n == TICKS).await?;
+    }
+    events.complete(None).await?;
+    Ok(())
+}
+
+/// The chunks of `ferry-ticks`, and the pause before each.
+const TICKS: u32 = 20;
+const TICK: Duration = Duration::from_millis(5);
 
 /// `ferry-turns-3`: INPUT_REQUIRED after the first and second message, COMPLETED after the
 /// third, with an artifact on every turn that says which turn it was.

@@ -58,6 +58,11 @@ impl Dedup {
         }
     }
 
+    /// How long an answer is remembered.
+    pub(crate) fn ttl(&self) -> Duration {
+        self.ttl
+    }
+
     /// A hash of a request's content (its canonical serialization).
     pub(crate) fn content_hash(&self, content: &[u8]) -> u64 {
         self.hasher.hash_one(content)

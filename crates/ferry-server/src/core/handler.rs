@@ -20,6 +20,7 @@ use ferry_proto::{
     ListTasksResponse, Message, Role, SendMessageRequest, StreamResponse, SubscribeToTaskRequest,
     Task, TaskState, TaskStatus,
 };
+use ferry_store::replicas::Remembered;
 use ferry_store::{ListQuery, StoreError, TaskKey};
 use std::sync::Arc;
 use std::time::Duration;
@@ -269,8 +270,61 @@ impl RequestHandler {
         );
         let content = dedup.content_hash(&serde_json::to_vec(&req).unwrap_or_default());
         match dedup.slot(&caller, &req.message.message_id, content) {
-            Some(cell) => Dedup::answer(&cell, self.send_message_once(call, req)).await,
+            Some(cell) => {
+                let first = self.send_message_remembered(call, req, &caller, dedup.ttl());
+                Dedup::answer(&cell, first).await
+            }
             None => self.send_message_once(call, req).await,
+        }
+    }
+
+    /// One `SendMessage` that this replica remembers as the first under its `messageId`:
+    /// with replicas, the store remembers it too, so that a retry reaching another replica
+    /// gets this answer (or, while this one is still being answered, a 503 to retry).
+    async fn send_message_remembered(
+        &self,
+        call: &CallContext,
+        req: SendMessageRequest,
+        caller: &str,
+        ttl: Duration,
+    ) -> Result<Sent, A2aError> {
+        let Some(replicas) = self.manager.store().replicas() else {
+            return self.send_message_once(call, req).await;
+        };
+        let content = serde_json::to_vec(&req).unwrap_or_default();
+        let digest = ferry_trust::push_signature::body_sha256(&content);
+        let message_id = req.message.message_id.clone();
+        let now = self.manager.now_ms();
+        let until = now.saturating_add(u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX));
+        let remembered = replicas
+            .remember_request(caller, &message_id, &digest, now, until)
+            .await
+            .map_err(store_error)?;
+        let history_length = req.configuration.as_ref().and_then(|c| c.history_length);
+        match remembered {
+            Remembered::First => {
+                let sent = self.send_message_once(call, req).await;
+                let kept = match &sent {
+                    Ok(answer) => match serde_json::to_string(answer) {
+                        Ok(json) => replicas.answer_request(caller, &message_id, &json).await,
+                        Err(_) => replicas.forget_request(caller, &message_id).await,
+                    },
+                    Err(_) => replicas.forget_request(caller, &message_id).await,
+                };
+                if let Err(e) = kept {
+                    tracing::warn!(error = %e, "could not remember an answer for retries on other replicas");
+                }
+                sent
+            }
+            Remembered::Answered(json) => remembered_answer(&json, history_length),
+            Remembered::Pending => Err(A2aError::new(
+                ErrorKind::Unavailable,
+                format!(
+                    "a request with messageId {message_id:?} is still being answered (perhaps by another replica); send it again for its answer"
+                ),
+            )
+            .with_meta("retryAfterSeconds", "1")),
+            Remembered::Different => self.send_message_once(call, req).await,
         }
     }
 
@@ -908,6 +962,24 @@ async fn wait_for_turn_end(live: &LiveTask) {
         }
     };
     let _ = tokio::time::timeout(TURN_END_GRACE, ended).await;
+}
+
+/// The answer a store remembered for a request (`SendMessageResponse` JSON), shaped as the
+/// retry asks (the same request: the same shape).
+fn remembered_answer(json: &str, history_length: Option<i32>) -> Result<Sent, A2aError> {
+    match serde_json::from_str::<ferry_proto::SendMessageResponse>(json) {
+        Ok(ferry_proto::SendMessageResponse::Task(task)) => Ok(Sent::Task(Shaped::new(
+            Arc::new(task),
+            history_length,
+            true,
+        ))),
+        Ok(ferry_proto::SendMessageResponse::Message(message)) => {
+            Ok(Sent::Message(Arc::new(message)))
+        }
+        Err(e) => Err(A2aError::internal(format!(
+            "a remembered answer does not parse: {e}"
+        ))),
+    }
 }
 
 /// A turn opened on its task: its number, where its events begin, the task as it was
