@@ -3,8 +3,11 @@
 //! the write batch itself (see the writer).
 //!
 //! Each statement is one `UPDATE`, so two replicas racing for a lease are ordered by the
-//! row lock: one gets it, the other finds it held. Taking over expired leases skips rows
-//! another replica is taking over at that moment (`SKIP LOCKED`).
+//! row lock: one gets it, the other finds it held. The statements that touch several rows
+//! (renewing, taking over) lock them in key order, the order write batches lock them in, and
+//! skip rows locked by someone else (`SKIP LOCKED`): a write batch renews its task's lease
+//! itself, and an expired lease skipped now is taken at the next heartbeat. Locking in another
+//! order deadlocked with the write batches under load.
 
 use crate::notices::Announcer;
 use crate::store::{SqlStore, stored};
@@ -88,8 +91,11 @@ impl SqlStore<Postgres> {
     ) -> Result<u64, StoreError> {
         self.on_reads(async |conn| {
             let done = sqlx::query::<Postgres>(
-                "UPDATE tasks SET lease_until_ms = $3 \
-                     WHERE lease_replica = $1 AND lease_until_ms >= $2",
+                "UPDATE tasks t SET lease_until_ms = $3 \
+                 FROM (SELECT tenant, id FROM tasks \
+                       WHERE lease_replica = $1 AND lease_until_ms >= $2 \
+                       ORDER BY tenant, id FOR UPDATE SKIP LOCKED) r \
+                 WHERE t.tenant = r.tenant AND t.id = r.id",
             )
             .bind(replica)
             .bind(stored(now_ms))

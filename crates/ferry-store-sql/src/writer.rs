@@ -273,7 +273,8 @@ where
             None => None,
         };
         // A kept connection the database closed since (a restart, `pg_terminate_backend`)
-        // fails the batch's first statement: nothing was written, so the batch goes again
+        // fails the batch's first statement, and a batch the database chose to roll back (a
+        // deadlock) failed whole: either way nothing was written, so the batch goes again
         // once, on a fresh connection.
         let mut tries = 2;
         let reason = loop {
@@ -292,6 +293,12 @@ where
                 Ok(Ok(outcomes)) => return outcomes,
                 Ok(Err(Failure::Unstarted(e))) if tries > 0 && connection_lost(&e) => {
                     tracing::info!(store = DB::ENGINE, error = %e, "the write connection was closed; writing the batch on a new one");
+                    None
+                }
+                Ok(Err(Failure::Unstarted(e) | Failure::Failed(e)))
+                    if tries > 0 && rolled_back(&e) =>
+                {
+                    tracing::info!(store = DB::ENGINE, error = %e, "the database rolled the batch back; writing it again");
                     None
                 }
                 Ok(Err(Failure::Unstarted(e) | Failure::Failed(e))) => {
@@ -337,6 +344,18 @@ fn connection_lost(e: &sqlx::Error) -> bool {
         sqlx::Error::Database(db) => db
             .code()
             .is_some_and(|code| code.starts_with("08") || code.starts_with("57P")),
+        _ => false,
+    }
+}
+
+/// Whether `e` says the database rolled the transaction back by itself (a deadlock, a
+/// serialization failure: SQLSTATE 40P01, 40001): nothing of the batch was written, and it
+/// may go again.
+fn rolled_back(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Database(db) => db
+            .code()
+            .is_some_and(|code| code == "40P01" || code == "40001"),
         _ => false,
     }
 }

@@ -19,6 +19,7 @@ use ferry_proto::{
 use ferry_store::{
     Event, ListQuery, Page, StoreError, StoredEvent, StoredTask, TaskKey, TaskStore, visible_to,
 };
+use futures_util::StreamExt;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::Instant;
@@ -434,14 +435,19 @@ impl TaskManager {
     /// [`TaskManager::refresh`] of every task followed here (another process's writes may
     /// have gone unannounced); returns how many could not be read.
     pub(crate) async fn refresh_all(&self) -> usize {
-        let mut failed = 0;
-        for live in self.live.all() {
-            if let Err(e) = self.refresh(&live).await {
-                tracing::debug!(task = %live.key.id, error = %e, "could not read a followed task again");
-                failed += 1;
-            }
-        }
-        failed
+        let failed = std::sync::atomic::AtomicUsize::new(0);
+        futures_util::stream::iter(self.live.all())
+            .for_each_concurrent(REFRESH_ALL_AT_ONCE, |live| {
+                let failed = &failed;
+                async move {
+                    if let Err(e) = self.refresh(&live).await {
+                        tracing::debug!(task = %live.key.id, error = %e, "could not read a followed task again");
+                        failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+            })
+            .await;
+        failed.into_inner()
     }
 
     /// Applies one of the agent's events to `live`.
@@ -817,6 +823,9 @@ impl TaskManager {
         }
     }
 }
+
+/// Followed tasks read again at once by [`TaskManager::refresh_all`].
+const REFRESH_ALL_AT_ONCE: usize = 16;
 
 /// Events read at once when a view catches up with another process's writes.
 const REFRESH_CHUNK: usize = 256;

@@ -10,39 +10,95 @@
 use crate::core::manager::TaskManager;
 use crate::core::turn::cancel_turn;
 use ferry_store::replicas::{Notice, Notices};
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// Follows `notices` until the stream ends, reading every followed task again at least
 /// every `safety_poll`.
+///
+/// Notices come in bursts (a busy replica writes many tasks per batch), so each round takes
+/// every notice already queued, keeps the last of each task, and reads the tasks it names
+/// again side by side ([`REFRESHES_AT_ONCE`]): one slow read does not hold up the rest, and a
+/// task written ten times since the last round is read once.
 pub(crate) async fn follow(manager: Arc<TaskManager>, mut notices: Notices, safety_poll: Duration) {
     let mut poll = tokio::time::interval(safety_poll.max(Duration::from_millis(100)));
     poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        tokio::select! {
+        let first = tokio::select! {
             notice = notices.next() => match notice {
-                Some(Notice::Wrote { key, seq, sent_ms }) => {
-                    let late = manager.now_ms().saturating_sub(sent_ms);
-                    manager.replica_counters.heard(Duration::from_millis(late));
-                    let Some(live) = manager.live(&key) else { continue };
-                    if live.view.lock().seq >= seq {
-                        continue;
-                    }
-                    if let Err(e) = manager.refresh(&live).await {
-                        tracing::warn!(task = %key.id, error = %e, "could not follow another replica's write; the safety poll will");
-                    }
-                }
-                Some(Notice::CancelRequested { key }) => cancel_here(&manager, &key).await,
-                Some(Notice::Missed) => {
-                    manager.refresh_all().await;
-                }
+                Some(notice) => notice,
                 None => return,
             },
             _ = poll.tick() => {
                 manager.refresh_all().await;
+                continue;
+            }
+        };
+        let mut round = Round::default();
+        round.add(&manager, first);
+        while round.notices < ROUND_NOTICES {
+            match notices.next().now_or_never() {
+                Some(Some(notice)) => round.add(&manager, notice),
+                Some(None) => return,
+                None => break,
             }
         }
+        round.run(&manager).await;
+    }
+}
+
+/// Notices taken into one round at most.
+const ROUND_NOTICES: usize = 1024;
+
+/// Followed tasks read again at once.
+const REFRESHES_AT_ONCE: usize = 16;
+
+/// What one round of notices asks for.
+#[derive(Default)]
+struct Round {
+    notices: usize,
+    /// Followed tasks written elsewhere, each at the last event a notice named.
+    written: std::collections::HashMap<ferry_store::TaskKey, u64>,
+    cancels: Vec<ferry_store::TaskKey>,
+    missed: bool,
+}
+
+impl Round {
+    fn add(&mut self, manager: &TaskManager, notice: Notice) {
+        self.notices += 1;
+        match notice {
+            Notice::Wrote { key, seq, sent_ms } => {
+                let late = manager.now_ms().saturating_sub(sent_ms);
+                manager.replica_counters.heard(Duration::from_millis(late));
+                let at = self.written.entry(key).or_default();
+                *at = (*at).max(seq);
+            }
+            Notice::CancelRequested { key } => self.cancels.push(key),
+            Notice::Missed => self.missed = true,
+        }
+    }
+
+    async fn run(self, manager: &TaskManager) {
+        for key in &self.cancels {
+            cancel_here(manager, key).await;
+        }
+        if self.missed {
+            manager.refresh_all().await;
+            return;
+        }
+        let behind = self.written.into_iter().filter_map(|(key, seq)| {
+            let live = manager.live(&key)?;
+            let seen = live.view.lock().seq;
+            (seen < seq).then_some(live)
+        });
+        futures_util::stream::iter(behind)
+            .for_each_concurrent(REFRESHES_AT_ONCE, |live| async move {
+                if let Err(e) = manager.refresh(&live).await {
+                    tracing::warn!(task = %live.key.id, error = %e, "could not follow another replica's write; the safety poll will");
+                }
+            })
+            .await;
     }
 }
 
