@@ -42,7 +42,7 @@ pub(crate) struct TaskLimits {
 }
 
 /// What the status message of a task says whose replica stopped renewing its lease.
-pub(crate) const LEASE_FAILURE: &str = "the server replica running this task stopped answering (its lease on the task ran out), and another replica ended it; send the request again";
+pub(crate) const LEASE_FAILURE: &str = "the server running this task stopped answering (it was stopped, restarted or frozen) and its lease on the task ran out, so another server process ended it; send the request again";
 
 /// What the status message of a task failed at start-up says.
 pub(crate) const RESTART_FAILURE: &str = "the server stopped while this task was working, and its turn did not survive the restart; send the request again";
