@@ -10,7 +10,7 @@
 //! order deadlocked with the write batches under load.
 
 use crate::notices::Announcer;
-use crate::store::{SqlStore, stored};
+use crate::store::{SqlStore, keys, stored};
 use ferry_store::{Lease, StoreError, TaskKey};
 use sqlx::{Postgres, Row};
 use std::sync::Arc;
@@ -149,13 +149,7 @@ impl SqlStore<Postgres> {
             .bind(replica)
             .fetch_all(&mut *conn)
             .await?;
-            rows.iter()
-                .map(|row| {
-                    let tenant: String = row.try_get(0)?;
-                    let id: String = row.try_get(1)?;
-                    Ok(TaskKey::new(tenant, id))
-                })
-                .collect::<Result<Vec<_>, sqlx::Error>>()
+            keys(&rows)
         })
         .await
     }

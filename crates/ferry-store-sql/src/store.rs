@@ -544,7 +544,8 @@ where
 }
 
 /// The `tenant, id` of each row.
-fn keys<R>(rows: &[R]) -> Result<Vec<TaskKey>, sqlx::Error>
+/// The task keys of `rows` whose first two columns are `tenant, id`.
+pub(crate) fn keys<R>(rows: &[R]) -> Result<Vec<TaskKey>, sqlx::Error>
 where
     R: Row,
     for<'r> &'r str: Decode<'r, R::Database> + Type<R::Database>,

@@ -120,15 +120,6 @@ fn deliveries(base: &str, task: &str) -> Vec<Value> {
     listed["deliveries"].as_array().expect("deliveries").clone()
 }
 
-/// The value of the metric `name` on `server`.
-fn metric(server: &Server, name: &str) -> u64 {
-    let body = text(&server.get_ok("/metrics"));
-    body.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name} ")))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in {body}"))
-}
-
 /// A loopback port nothing listens on now (a receiver that is down, started later there).
 fn free_port() -> String {
     let probe = TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -317,8 +308,7 @@ fn two_servers_on_one_postgresql_share_the_outbox() {
             "{task}"
         );
     }
-    let sent =
-        metric(&one, "ferry_push_delivered_total") + metric(&two, "ferry_push_delivered_total");
+    let sent = one.metric("ferry_push_delivered_total") + two.metric("ferry_push_delivered_total");
     assert_eq!(sent, 50, "no row was sent twice");
-    assert_eq!(metric(&one, "ferry_push_deliveries_pending"), 0);
+    assert_eq!(one.metric("ferry_push_deliveries_pending"), 0);
 }

@@ -162,6 +162,18 @@ impl Sse {
         Sse::open(base, "POST", "/rest/message:stream", &[], &body.to_string())
     }
 
+    /// A [`GATED`] turn streamed from `base`, read until its command said `started`: the
+    /// stream, the task's id and the `started` event.
+    fn started_on(base: &str) -> (Sse, String, SseEvent) {
+        let mut sent = Sse::send(base, "go");
+        let started = sent.until(|e| says(e, "started"));
+        let task = sent.seen[0].data["task"]["id"]
+            .as_str()
+            .expect("the first event is the task")
+            .to_owned();
+        (sent, task, started)
+    }
+
     /// `SubscribeToTask` of `task` on `base`, resuming after `after` when given.
     fn subscribe(base: &str, task: &str, after: Option<u64>) -> Sse {
         let after = after.map(|a| a.to_string());
@@ -240,15 +252,6 @@ fn send(base: &str, message: &str, task: Option<&str>) -> Value {
     got["task"].clone()
 }
 
-/// The value of the metric `name` on `server`.
-fn metric(server: &Server, name: &str) -> u64 {
-    let body = text(&server.get_ok("/metrics"));
-    body.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name} ")))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {name} in {body}"))
-}
-
 /// Sends `signal` (`STOP`, `CONT`) to process `pid`.
 fn signal(pid: u32, signal: &str) {
     let sent = std::process::Command::new("kill")
@@ -287,12 +290,7 @@ fn a_subscriber_on_another_replica_sees_every_event_once_in_order() {
     let dir = scratch_dir("replicas-follow");
     let (a, b) = replicas(&schema, &dir, "ferry-replicas-follow");
 
-    let mut sent = Sse::send(&a.base_url, "go");
-    let started = sent.until(|e| says(e, "started"));
-    let task = sent.seen[0].data["task"]["id"]
-        .as_str()
-        .expect("the first event is the task")
-        .to_owned();
+    let (sent, task, started) = Sse::started_on(&a.base_url);
 
     // From the start on B: a snapshot first (at the event A had reached, or later).
     let mut live = Sse::subscribe(&b.base_url, &task, None);
@@ -335,12 +333,7 @@ fn a_cut_listener_connection_loses_nothing() {
     let app = format!("ferry-replicas-cut-{}", std::process::id());
     let (a, b) = replicas(&schema, &dir, &app);
 
-    let mut sent = Sse::send(&a.base_url, "go");
-    sent.until(|e| says(e, "started"));
-    let task = sent.seen[0].data["task"]["id"]
-        .as_str()
-        .expect("the task")
-        .to_owned();
+    let (sent, task, _) = Sse::started_on(&a.base_url);
     let mut live = Sse::subscribe(&b.base_url, &task, None);
     let from = live.next().and_then(|e| e.id).expect("the snapshot");
 
@@ -389,7 +382,7 @@ fn a_follow_up_runs_on_another_replica() {
     );
     let on_a = get_json(&a.base_url, &format!("/rest/tasks/{task}"));
     assert_eq!(on_a["status"]["state"], "TASK_STATE_COMPLETED", "{on_a}");
-    assert_eq!(metric(&b, "ferry_replica_leases_taken_total"), 1);
+    assert_eq!(b.metric("ferry_replica_leases_taken_total"), 1);
 }
 
 #[test]
@@ -401,12 +394,7 @@ fn a_killed_replicas_task_fails_with_the_reason_on_the_other() {
     };
     let dir = scratch_dir("replicas-kill");
     let (a, b) = replicas_running(&schema, &dir, "ferry-replicas-kill", GATED, &SHORT_LEASES);
-    let mut sent = Sse::send(&a.base_url, "go");
-    sent.until(|e| says(e, "started"));
-    let task = sent.seen[0].data["task"]["id"]
-        .as_str()
-        .expect("the task")
-        .to_owned();
+    let (_stream, task, _) = Sse::started_on(&a.base_url);
     let mut live = Sse::subscribe(&b.base_url, &task, None);
     live.next().expect("the snapshot");
 
@@ -419,7 +407,7 @@ fn a_killed_replicas_task_fails_with_the_reason_on_the_other() {
         got.to_string().contains("its lease on the task ran out"),
         "{got}"
     );
-    assert_eq!(metric(&b, "ferry_replica_takeovers_total"), 1);
+    assert_eq!(b.metric("ferry_replica_takeovers_total"), 1);
     // The orphaned script ends too.
     std::fs::write(dir.join("gate"), "").expect("open the gate");
 }
@@ -431,12 +419,7 @@ fn a_frozen_replicas_late_writes_are_refused() {
     };
     let dir = scratch_dir("replicas-freeze");
     let (a, b) = replicas_running(&schema, &dir, "ferry-replicas-freeze", GATED, &SHORT_LEASES);
-    let mut sent = Sse::send(&a.base_url, "go");
-    sent.until(|e| says(e, "started"));
-    let task = sent.seen[0].data["task"]["id"]
-        .as_str()
-        .expect("the task")
-        .to_owned();
+    let (_stream, task, _) = Sse::started_on(&a.base_url);
     let mut live = Sse::subscribe(&b.base_url, &task, None);
     live.next().expect("the snapshot");
 
@@ -446,7 +429,7 @@ fn a_frozen_replicas_late_writes_are_refused() {
     std::fs::write(dir.join("gate"), "").expect("open the gate");
     signal(a.pid(), "CONT");
     support::wait_for_log(&a.log, "agent event refused", GUARD);
-    assert!(metric(&a, "ferry_replica_fenced_writes_total") >= 1);
+    assert!(a.metric("ferry_replica_fenced_writes_total") >= 1);
 
     // The task's whole log, read on B: nothing of A after the takeover.
     let all = Sse::subscribe(&b.base_url, &task, Some(0)).rest();
@@ -466,12 +449,7 @@ fn a_cancel_on_one_replica_ends_the_turn_on_the_other() {
     };
     let dir = scratch_dir("replicas-cancel");
     let (a, b) = replicas(&schema, &dir, "ferry-replicas-cancel");
-    let mut sent = Sse::send(&a.base_url, "go");
-    let started = sent.until(|e| says(e, "started"));
-    let task = sent.seen[0].data["task"]["id"]
-        .as_str()
-        .expect("the task")
-        .to_owned();
+    let (sent, task, started) = Sse::started_on(&a.base_url);
     let pid: u32 = started
         .data
         .to_string()
@@ -833,11 +811,7 @@ fn a_load_run_across_two_replicas_loses_and_repeats_nothing() {
         "the subscribers followed live tasks: {events}"
     );
     assert_eq!((lost, repeated), (0, 0), "{events} events");
-    assert_eq!(
-        metric(&a, "ferry_replica_leases_held"),
-        0,
-        "A holds nothing"
-    );
+    assert_eq!(a.metric("ferry_replica_leases_held"), 0, "A holds nothing");
 }
 
 #[test]

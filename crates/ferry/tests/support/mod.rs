@@ -326,6 +326,15 @@ impl Server {
         self.child.id()
     }
 
+    /// The value of the metric `name` in the server's `/metrics`.
+    pub(crate) fn metric(&self, name: &str) -> u64 {
+        let body = text(&self.get_ok("/metrics"));
+        body.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name} ")))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {body}"))
+    }
+
     /// Everything the server printed so far.
     pub(crate) fn output(&self) -> String {
         read_log(&self.log)
