@@ -26,6 +26,22 @@ pub struct AgentDescription {
     /// The server serves that card (and declares `capabilities.extendedAgentCard`) only when
     /// a token is set: without one nobody is authenticated to see it.
     pub extended_skills: Vec<AgentSkill>,
+    /// Whether the agent keeps a conversation's state in its own process between turns (a
+    /// browser session): then, with several replicas of the server on one store, every turn
+    /// of a conversation runs on the replica that holds it (another replica forwards it
+    /// there), and a turn on a replica that took a conversation over from a dead one carries
+    /// [`ConversationMoved`]. False by default: the store holds all the state a turn needs.
+    pub keeps_conversations: bool,
+}
+
+/// In a turn's [`crate::TurnData`] when its conversation was held by another replica of the
+/// server that is gone (stopped, crashed or frozen): whatever the agent kept of the
+/// conversation in that process is lost, and this turn starts it afresh here. Only agents
+/// that declare [`AgentDescription::keeps_conversations`] get it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConversationMoved {
+    /// The id of the replica that held the conversation.
+    pub from_replica: String,
 }
 
 impl AgentDescription {
@@ -52,6 +68,7 @@ impl AgentDescription {
             streaming: true,
             extensions: Vec::new(),
             extended_skills: Vec::new(),
+            keeps_conversations: false,
         }
     }
 
@@ -64,6 +81,13 @@ impl AgentDescription {
     /// Replaces the skills.
     pub fn with_skills(mut self, skills: Vec<AgentSkill>) -> Self {
         self.skills = skills;
+        self
+    }
+
+    /// Declares that the agent keeps conversations in its process (see
+    /// [`AgentDescription::keeps_conversations`]).
+    pub fn keeping_conversations(mut self) -> Self {
+        self.keeps_conversations = true;
         self
     }
 

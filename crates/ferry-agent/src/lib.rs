@@ -39,7 +39,7 @@ mod sink;
 mod turn_data;
 
 pub use context::{LOCAL_CALLER, RequestContext};
-pub use description::AgentDescription;
+pub use description::{AgentDescription, ConversationMoved};
 pub use error::{AgentError, EmitError};
 pub use sink::{AgentEvent, EmitFuture, EventSink, EventTarget};
 pub use turn_data::TurnData;

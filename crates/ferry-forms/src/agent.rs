@@ -10,7 +10,8 @@ use crate::report::FormReport;
 use crate::request::{self, FormRequest, Incoming, RequestError};
 use crate::turn::{self, TurnInput, Verdict, auto::AutoSources};
 use ferry_agent::{
-    AgentDescription, AgentError, AgentExecutor, AgentFuture, EventSink, RequestContext,
+    AgentDescription, AgentError, AgentExecutor, AgentFuture, ConversationMoved, EventSink,
+    RequestContext,
 };
 use ferry_browser::{CdpEndpoint, CdpEndpoints};
 use ferry_proto::{A2aError, AgentSkill, Artifact, ErrorKind, Message, Part};
@@ -374,7 +375,11 @@ impl FormsAgent {
         if outcome.broken {
             return Err(AgentError::Failed(outcome.message));
         }
-        let message = status_message(&events, &outcome.message, &outcome.report);
+        let text = match ctx.data.get::<ConversationMoved>() {
+            Some(moved) => format!("{} {}", moved_notice(moved), outcome.message),
+            None => outcome.message,
+        };
+        let message = status_message(&events, &text, &outcome.report);
         match outcome.state {
             TurnState::Completed => events.complete(Some(message)).await?,
             TurnState::InputRequired => events.input_required(message).await?,
@@ -382,6 +387,15 @@ impl FormsAgent {
         }
         Ok(())
     }
+}
+
+/// What a turn says first when its conversation was held by a server process that is gone
+/// (with several replicas): the browser session, its page and what was filled are lost.
+fn moved_notice(moved: &ConversationMoved) -> String {
+    format!(
+        "This conversation was held by another server process (replica {}) that is gone, so it starts afresh here: the page it had open and the values filled there are lost.",
+        moved.from_replica
+    )
 }
 
 impl AgentExecutor for FormsAgent {
@@ -409,6 +423,7 @@ impl AgentExecutor for FormsAgent {
             "Fills web forms in headless Chromium: inspect, fill, report, submit on confirmation.",
         )
         .with_skills(vec![skill])
+        .keeping_conversations()
     }
 
     fn execute(&self, ctx: RequestContext, events: EventSink) -> AgentFuture<'_> {

@@ -175,6 +175,11 @@ pub struct ReplicaSettings {
     /// Seconds between two renewals of this replica's leases, which are also its looks for
     /// leases that ran out; keep it well below `lease_secs`. Default 5.
     pub heartbeat_secs: u64,
+    /// The URL the other replicas reach this one at (its internal address, such as a pod's
+    /// `http://10.0.3.7:8765`): where they forward the requests of the conversations this
+    /// replica holds (the forms agent's browsers, MCP sessions). Unset: `http://` and the
+    /// address the server is bound to, which will not do for a wildcard bind (`0.0.0.0`).
+    pub url: Option<String>,
 }
 
 impl Default for ReplicaSettings {
@@ -183,6 +188,7 @@ impl Default for ReplicaSettings {
             safety_poll_secs: 5,
             lease_secs: 15,
             heartbeat_secs: 5,
+            url: None,
         }
     }
 }

@@ -66,7 +66,7 @@ pub use config::{
     ReplicaSettings, ScopedToken, ServerConfig, SigningKeyConfig, TlsConfig, redact_store_url,
 };
 pub use config_file::ConfigError;
-pub use edge::front_door::{AgentScope, Caller};
+pub use edge::front_door::{AgentScope, Caller, Forwarded};
 pub use edge::params::{EXTENSIONS_HEADER, VERSION_HEADER};
 pub use error::ServerError;
 pub use extension::ServerExtension;

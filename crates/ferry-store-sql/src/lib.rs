@@ -55,6 +55,7 @@ mod plan;
 mod postgres;
 mod profiles;
 mod push;
+mod registry;
 mod requests;
 mod sqlite;
 mod store;

@@ -360,6 +360,29 @@ impl ferry_store::replicas::ReplicaStore for PostgresStore {
         Box::pin(async move { self.inner.forget_request(&caller, &message_id).await })
     }
 
+    fn announce(&self, url: &str, now_ms: u64) -> StoreFuture<'_, ()> {
+        let url = url.to_owned();
+        Box::pin(async move {
+            self.inner
+                .announce(&self.announcer.replica, &url, now_ms)
+                .await
+        })
+    }
+
+    fn claim(
+        &self,
+        key: &str,
+        now_ms: u64,
+        live_since_ms: u64,
+    ) -> StoreFuture<'_, ferry_store::replicas::Claim> {
+        let key = key.to_owned();
+        Box::pin(async move {
+            self.inner
+                .claim(&self.announcer.replica, &key, now_ms, live_since_ms)
+                .await
+        })
+    }
+
     fn fenced_writes(&self) -> u64 {
         self.announcer
             .fenced

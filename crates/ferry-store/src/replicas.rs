@@ -62,6 +62,26 @@ pub enum Remembered {
     Different,
 }
 
+/// Which replica holds a conversation whose state lives in one process (a forms agent's
+/// browser, an MCP session): the answer of [`ReplicaStore::claim`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Claim {
+    /// This replica holds it now: it was nobody's, or already this replica's
+    /// (`moved_from: None`), or it was held by a replica that stopped announcing itself
+    /// (`moved_from: Some(id)`): whatever that replica kept of it is gone.
+    Here {
+        /// The replica that held it before and is gone, if any.
+        moved_from: Option<String>,
+    },
+    /// Another replica, alive, holds it: requests about it go there.
+    Elsewhere {
+        /// That replica's id.
+        replica: String,
+        /// Its internal URL, as it announced it ([`ReplicaStore::announce`]).
+        url: String,
+    },
+}
+
 /// The notices of a store, for as long as the stream is held.
 pub type Notices = BoxStream<'static, Notice>;
 
@@ -126,6 +146,16 @@ pub trait ReplicaStore: Send + Sync + std::fmt::Debug {
 
     /// Forgets a remembered request (its first answer was an error: a retry runs again).
     fn forget_request(&self, caller: &str, message_id: &str) -> StoreFuture<'_, ()>;
+
+    /// Says that this replica is alive now (`now_ms`) and reached at `url` by the other
+    /// replicas (its internal URL): the registry [`ReplicaStore::claim`] reads. Called at
+    /// every heartbeat; entries not renewed for a day are forgotten, with what they held.
+    fn announce(&self, url: &str, now_ms: u64) -> StoreFuture<'_, ()>;
+
+    /// Claims the conversation `key` for this replica, unless another replica holds it that
+    /// announced itself since `live_since_ms`: see [`Claim`]. Of replicas claiming one
+    /// new key at once, exactly one gets it.
+    fn claim(&self, key: &str, now_ms: u64, live_since_ms: u64) -> StoreFuture<'_, Claim>;
 
     /// How many writes of this process were refused so far because their lease was over
     /// ([`crate::StoreError::Fenced`]).

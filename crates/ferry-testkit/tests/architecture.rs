@@ -36,7 +36,9 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ),
     // The forms agent's MCP face knows the forms agent and MCP, not the A2A server.
     ("ferry-mcp", &["ferry-forms"]),
-    // Push deliveries dial through ferry-net (DESIGN "Push": delivery dials through it).
+    // Push deliveries dial through ferry-net (DESIGN "Push": delivery dials through it). A
+    // replica forwards the requests of a conversation another replica holds (the forms
+    // agent's browser) to it as an A2A client.
     (
         "ferry-server",
         &[
@@ -45,6 +47,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
             "ferry-trust",
             "ferry-store",
             "ferry-net",
+            "ferry-client",
         ],
     ),
     (

@@ -154,6 +154,11 @@ pub(crate) struct ServeArgs {
     /// well below --replica-lease).
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
     replica_heartbeat: Option<u64>,
+    /// With several replicas: the URL the other replicas reach this one at (its internal
+    /// address), where they forward the requests of the forms conversations and MCP sessions
+    /// it holds (default: http:// and the bound address; required with a wildcard bind).
+    #[arg(long, value_name = "URL", env = "FERRY_REPLICA_URL")]
+    replica_url: Option<String>,
     /// Serve TLS with this certificate chain (PEM; needs --tls-key). Read again when it
     /// changes.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
@@ -326,6 +331,9 @@ impl ServeArgs {
         }
         if let Some(secs) = self.replica_heartbeat {
             replicas.heartbeat_secs = secs;
+        }
+        if let Some(url) = &self.replica_url {
+            replicas.url = Some(url.clone());
         }
     }
 
@@ -666,12 +674,10 @@ async fn serve(args: ServeArgs, configs: Configs) -> anyhow::Result<()> {
             .as_ref()
             .map_or_else(|| "/mcp".to_owned(), |id| format!("/mcp/{id}"));
         let max_body = config.max_body_bytes;
-        builder = builder.routes(crate::mcp::routes(
-            &path,
-            agent.clone(),
-            id.clone(),
-            max_body,
-        ));
+        builder = builder.session_routes(
+            crate::mcp::routes(&path, agent.clone(), id.clone(), max_body),
+            axum::http::HeaderName::from_static("mcp-session-id"),
+        );
     }
     builder = builder.config(config);
     if let Some(stores) = stores {

@@ -22,6 +22,9 @@ pub(crate) struct CallContext {
     pub resume_after: Option<u64>,
     /// The call spoke A2A v0.3 (its push configs get v0.3-shaped deliveries).
     pub v03: bool,
+    /// Another replica forwarded the call here (to the replica that holds its
+    /// conversation): it runs here, and is never forwarded again.
+    pub forwarded: bool,
 }
 
 /// What a caller may do, decided by the front door from the credentials it presented.

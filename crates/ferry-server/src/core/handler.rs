@@ -10,11 +10,12 @@ use crate::core::dedup::Dedup;
 use crate::core::live::{LiveItem, LiveTask, View};
 use crate::core::manager::{TaskManager, store_error};
 use crate::core::owner;
-use crate::core::stream::{Opening, TaskStream};
+use crate::core::forward::{Forwarder, Route};
+use crate::core::stream::{LocalStream, Opening, TaskStream};
 use crate::core::turn::{TurnTarget, cancel_turn, run_turn};
 use crate::core::turn_data::TurnDataSource;
 use crate::push::PushService;
-use ferry_agent::{AgentDescription, AgentExecutor, RequestContext, TurnData};
+use ferry_agent::{AgentDescription, AgentExecutor, ConversationMoved, RequestContext, TurnData};
 use ferry_proto::{
     A2aError, A2aRequest, CancelTaskRequest, ErrorKind, GetTaskRequest, ListTasksRequest,
     ListTasksResponse, Message, Role, SendMessageRequest, StreamResponse, SubscribeToTaskRequest,
@@ -54,6 +55,9 @@ pub(crate) struct RequestHandler {
     /// Push notifications, when offered: the server's push service and this agent's card URL
     /// (the issuer of its deliveries' signatures).
     push: Option<(Arc<PushService>, String)>,
+    /// For an agent that keeps its conversations in its process, on a store replicas share:
+    /// how a message reaches the replica holding its conversation.
+    forwarder: Option<Forwarder>,
 }
 
 impl std::fmt::Debug for RequestHandler {
@@ -73,6 +77,13 @@ impl RequestHandler {
         clock: Arc<dyn Clock>,
     ) -> Self {
         let description = executor.describe();
+        let forwarder = description.keeps_conversations.then(|| {
+            Forwarder::new(
+                config.token.clone(),
+                config.jsonrpc_path.clone(),
+                Duration::from_secs(config.request_timeout_secs.max(1)),
+            )
+        });
         let dedup = (config.dedup_ttl_secs > 0).then(|| {
             Dedup::new(
                 Duration::from_secs(config.dedup_ttl_secs),
@@ -91,6 +102,7 @@ impl RequestHandler {
             config,
             namespace: String::new(),
             push: None,
+            forwarder,
         }
     }
 
@@ -115,6 +127,9 @@ impl RequestHandler {
         } else {
             format!("{namespace}:")
         };
+        if let Some(forwarder) = &mut self.forwarder {
+            forwarder.under(&format!("/agents/{namespace}"));
+        }
         self
     }
 
@@ -259,7 +274,8 @@ impl RequestHandler {
         call: &CallContext,
         req: SendMessageRequest,
     ) -> Result<Sent, A2aError> {
-        let Some(dedup) = &self.dedup else {
+        // A forwarded request was remembered by the replica it reached first.
+        let Some(dedup) = self.dedup.as_ref().filter(|_| !call.forwarded) else {
             return self.send_message_once(call, req).await;
         };
         let caller = format!(
@@ -332,14 +348,18 @@ impl RequestHandler {
     async fn send_message_once(
         &self,
         call: &CallContext,
-        req: SendMessageRequest,
+        mut req: SendMessageRequest,
     ) -> Result<Sent, A2aError> {
         let (history_length, return_immediately) = req
             .configuration
             .as_ref()
             .map_or((None, false), |c| (c.history_length, c.return_immediately));
         check_history_length(history_length)?;
-        let started = self.start(call, req, false).await?;
+        let moved = match self.route(call, &mut req.message).await? {
+            Route::Here(moved) => moved,
+            Route::There(holder) => return self.forward(|f| f.send(&self.manager, call, &holder, req)).await,
+        };
+        let started = self.start(call, req, false, moved).await?;
         let live = started.live;
         loop {
             let changed = live.changed.notified();
@@ -389,7 +409,7 @@ impl RequestHandler {
     pub(crate) async fn send_streaming(
         &self,
         call: &CallContext,
-        req: SendMessageRequest,
+        mut req: SendMessageRequest,
     ) -> Result<TaskStream, A2aError> {
         if !self.streaming() {
             return Err(A2aError::unsupported(
@@ -398,13 +418,19 @@ impl RequestHandler {
         }
         let history_length = req.configuration.as_ref().and_then(|c| c.history_length);
         check_history_length(history_length)?;
-        let started = self.start(call, req, true).await?;
+        let moved = match self.route(call, &mut req.message).await? {
+            Route::Here(moved) => moved,
+            Route::There(holder) => {
+                return self.forward(|f| f.stream(&self.manager, call, &holder, req)).await;
+            }
+        };
+        let started = self.start(call, req, true, moved).await?;
         match started.stream {
             Some(StartStream::New(rx)) => {
-                match TaskStream::open_new(started.live, self.manager.clone(), rx, started.turn)
+                match LocalStream::open_new(started.live, self.manager.clone(), rx, started.turn)
                     .await
                 {
-                    Opening::Stream(s) => Ok(s),
+                    Opening::Stream(s) => Ok(s.into()),
                     Opening::Error(e) => Err(e),
                 }
             }
@@ -421,6 +447,7 @@ impl RequestHandler {
         call: &CallContext,
         req: SendMessageRequest,
         want_stream: bool,
+        moved: Option<ConversationMoved>,
     ) -> Result<Started, A2aError> {
         self.check_accepting(call)?;
         let mut message = req.message;
@@ -449,6 +476,10 @@ impl RequestHandler {
                 return Err(e);
             }
         };
+        let mut data = self.turn_data();
+        if let Some(moved) = moved {
+            data.insert(moved);
+        }
         let ctx = RequestContext {
             message,
             task_id: live.key.id.to_string(),
@@ -459,7 +490,7 @@ impl RequestHandler {
             extensions: call.extensions.clone(),
             tenant: call.tenant.clone(),
             caller: call.caller.clone(),
-            data: self.turn_data(),
+            data,
         };
         self.run(ctx, &live, begun.turn);
         Ok(Started {
@@ -469,6 +500,43 @@ impl RequestHandler {
             is_new,
             stream: begun.stream,
         })
+    }
+
+    /// Where the turn of `message` runs: here, unless the agent keeps its conversations in
+    /// its process and another live replica holds the message's conversation (see
+    /// `core::forward`). A message that starts a conversation gets its contextId here, so
+    /// that the conversation is claimed before its first turn.
+    async fn route(&self, call: &CallContext, message: &mut Message) -> Result<Route, A2aError> {
+        if self.forwarder.is_none() || call.forwarded || !self.manager.shared() {
+            return Ok(Route::Here(None));
+        }
+        self.check_tenant(call)?;
+        if message.context_id.is_empty() {
+            if message.task_id.is_empty() {
+                message.context_id = crate::ids::time_ordered().to_string();
+            } else {
+                let live = self.find(call, &message.task_id).await?;
+                message.context_id = live.context_id.to_string();
+            }
+        }
+        Forwarder::route(
+            &self.manager,
+            &self.store_tenant(call),
+            call,
+            &message.context_id,
+        )
+        .await
+    }
+
+    /// Runs `call` with the forwarder (there is one whenever a route leads elsewhere).
+    async fn forward<'a, T, F>(&'a self, call: impl FnOnce(&'a Forwarder) -> F) -> Result<T, A2aError>
+    where
+        F: std::future::Future<Output = Result<T, A2aError>>,
+    {
+        match &self.forwarder {
+            Some(forwarder) => call(forwarder).await,
+            None => Err(A2aError::internal("no forwarder for a conversation held elsewhere")),
+        }
     }
 
     /// Refuses a send to a tenant this server does not serve, or while it shuts down.
@@ -562,14 +630,14 @@ impl RequestHandler {
             (true, false) => {
                 let rx = view.subscribe();
                 let snapshot = StreamResponse::Task(Arc::new(view.task.shaped(None, true)));
-                Some(StartStream::Existing(Box::new(TaskStream::with_snapshot(
+                Some(StartStream::Existing(Box::new(TaskStream::from(LocalStream::with_snapshot(
                     live.clone(),
                     self.manager.clone(),
                     rx,
                     snapshot,
                     view.seq,
                     Some(turn),
-                ))))
+                )))))
             }
         };
         Ok(Begun {
@@ -881,24 +949,26 @@ impl RequestHandler {
             if replayable {
                 // A finished task whose every event the client saw: nothing more will come.
                 let over = terminal && after == seq;
-                return Ok(TaskStream::resumed(
+                return Ok(LocalStream::resumed(
                     live,
                     self.manager.clone(),
                     rx,
                     (after, seq),
                     over,
-                ));
+                )
+                .into());
             }
         }
         let snapshot = StreamResponse::Task(Arc::new(snapshot.shaped(None, true)));
-        Ok(TaskStream::with_snapshot(
+        Ok(LocalStream::with_snapshot(
             live,
             self.manager.clone(),
             rx,
             snapshot,
             seq,
             None,
-        ))
+        )
+        .into())
     }
 
     /// The answer to the four push-config operations until push delivery exists

@@ -112,6 +112,17 @@ impl TaskManager {
         })
     }
 
+    /// This process's replica id, when the store is shared.
+    pub(crate) fn replica_id(&self) -> Option<&str> {
+        self.replica.as_deref()
+    }
+
+    /// How long a lease holds without renewal, in ms: also how long a replica counts as
+    /// alive after it last announced itself.
+    pub(crate) fn lease_ms(&self) -> u64 {
+        u64::try_from(self.limits.lease_ttl.as_millis()).unwrap_or(u64::MAX)
+    }
+
     /// When a lease taken or renewed now runs out.
     pub(crate) fn lease_until(&self) -> u64 {
         self.now_ms()

@@ -5,6 +5,7 @@
 pub(crate) mod answer;
 pub(crate) mod call;
 pub(crate) mod dedup;
+pub(crate) mod forward;
 pub(crate) mod handler;
 pub(crate) mod live;
 pub(crate) mod manager;

@@ -12,6 +12,8 @@ pub(crate) struct Counters {
     leases: AtomicU64,
     takeovers: AtomicU64,
     catch_ups: AtomicU64,
+    forwarded: AtomicU64,
+    moved: AtomicU64,
     /// From a write's notice being sent to this replica hearing it.
     lag: Histogram,
 }
@@ -37,6 +39,16 @@ impl Counters {
         self.catch_ups.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// A request was forwarded to the replica that holds its conversation.
+    pub(crate) fn forwarded(&self) {
+        self.forwarded.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A conversation held by a replica that is gone was taken over here (it starts afresh).
+    pub(crate) fn moved(&self) {
+        self.moved.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// The counters as Prometheus text; `fenced`: writes the store refused because their
     /// lease was over.
     pub(crate) fn render(&self, out: &mut String, fenced: u64) {
@@ -60,6 +72,16 @@ impl Counters {
                 "ferry_replica_catch_ups_total",
                 "Followed tasks read again after another replica wrote them.",
                 self.catch_ups.load(Ordering::Relaxed),
+            ),
+            (
+                "ferry_replica_forwarded_total",
+                "Requests forwarded to the replica that holds their conversation (forms agent, MCP).",
+                self.forwarded.load(Ordering::Relaxed),
+            ),
+            (
+                "ferry_replica_conversations_moved_total",
+                "Conversations whose replica was gone, started afresh here.",
+                self.moved.load(Ordering::Relaxed),
             ),
         ];
         for (name, help, value) in rows {

@@ -102,10 +102,11 @@ impl Round {
     }
 }
 
-/// Keeps this replica's leases (see `ferry_store::replicas`): every `heartbeat`, renews the
-/// leases of the turns running here, and takes over the leases other replicas stopped
-/// renewing, ending their tasks ([`TaskManager::take_over`]).
-pub(crate) async fn keep_leases(manager: Arc<TaskManager>, heartbeat: Duration) {
+/// Keeps this replica's leases (see `ferry_store::replicas`): every `heartbeat`, announces
+/// this replica (reached at `url`), renews the leases of the turns running here, and takes
+/// over the leases other replicas stopped renewing, ending their tasks
+/// ([`TaskManager::take_over`]).
+pub(crate) async fn keep_leases(manager: Arc<TaskManager>, heartbeat: Duration, url: String) {
     let mut tick = tokio::time::interval(heartbeat.max(Duration::from_millis(100)));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -115,6 +116,9 @@ pub(crate) async fn keep_leases(manager: Arc<TaskManager>, heartbeat: Duration) 
         };
         let now = manager.now_ms();
         let until = manager.lease_until();
+        if let Err(e) = replicas.announce(&url, now).await {
+            tracing::warn!(error = %e, "could not announce this replica");
+        }
         if let Err(e) = replicas.renew_leases(now, until).await {
             tracing::warn!(error = %e, "could not renew this replica's leases");
         }

@@ -7,7 +7,7 @@
 //! from the store first, so it sees every event once, in order. If the store no longer holds
 //! what it missed, the stream ends with an error instead of silently skipping.
 //!
-//! [`TaskStream::next`] is cancel-safe: it changes nothing until an await completed, so
+//! [`LocalStream::next`] is cancel-safe: it changes nothing until an await completed, so
 //! dropping it (the SSE body's keep-alive timer does) loses nothing.
 
 use crate::core::live::{EncodingSlot, LiveItem, LiveTask, LoggedEvent, ends_task};
@@ -58,7 +58,7 @@ impl StreamItem {
         }
     }
 
-    fn fresh(seq: Option<u64>, event: Arc<StreamResponse>) -> Self {
+    pub(crate) fn fresh(seq: Option<u64>, event: Arc<StreamResponse>) -> Self {
         Self {
             seq,
             event: ItemEvent::Fresh(event),
@@ -98,9 +98,9 @@ impl StreamItem {
     }
 }
 
-/// The stream of one subscriber.
+/// The stream of one subscriber, read here.
 #[derive(Debug)]
-pub(crate) struct TaskStream {
+pub(crate) struct LocalStream {
     live: Arc<LiveTask>,
     manager: Arc<TaskManager>,
     rx: broadcast::Receiver<LiveItem>,
@@ -119,12 +119,12 @@ pub(crate) struct TaskStream {
 /// What the first item of a new task's stream turned out to be.
 pub(crate) enum Opening {
     /// The stream (its first item is ready).
-    Stream(TaskStream),
+    Stream(LocalStream),
     /// The turn failed before any event.
     Error(A2aError),
 }
 
-impl TaskStream {
+impl LocalStream {
     fn new(
         live: Arc<LiveTask>,
         manager: Arc<TaskManager>,
@@ -304,5 +304,31 @@ impl TaskStream {
                 .push_back((StreamItem::stored(e.seq, e.event), ends));
         }
         Ok(())
+    }
+}
+
+/// The stream one subscriber gets: read here, or relayed from the replica that holds the
+/// task's conversation (`core::forward`). Both are cancel-safe.
+#[derive(Debug)]
+pub(crate) enum TaskStream {
+    /// Read from this replica's view of the task.
+    Local(LocalStream),
+    /// Another replica's stream, relayed.
+    Relayed(crate::core::forward::Relay),
+}
+
+impl TaskStream {
+    /// The next item; `None` when the stream is over.
+    pub(crate) async fn next(&mut self) -> Option<Result<StreamItem, A2aError>> {
+        match self {
+            TaskStream::Local(s) => s.next().await,
+            TaskStream::Relayed(r) => r.next().await,
+        }
+    }
+}
+
+impl From<LocalStream> for TaskStream {
+    fn from(s: LocalStream) -> Self {
+        TaskStream::Local(s)
     }
 }

@@ -4,7 +4,7 @@
 
 use crate::core::call::TaskReach;
 use crate::core::call::{Access, CallContext};
-use crate::edge::front_door::Caller;
+use crate::edge::front_door::{Caller, Forwarded};
 use crate::edge::params::last_event_id;
 use crate::edge::request_id::ClientAddr;
 use axum::http::request::Parts;
@@ -25,6 +25,7 @@ pub(crate) fn call_context(tenant: String, extensions: Vec<String>, parts: &Part
         client: parts.extensions.get::<ClientAddr>().map(|c| c.0.ip()),
         resume_after: last_event_id(&parts.headers),
         v03: false,
+        forwarded: parts.extensions.get::<Forwarded>().is_some(),
     }
 }
 

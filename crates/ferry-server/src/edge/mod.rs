@@ -12,4 +12,5 @@ pub(crate) mod params;
 pub(crate) mod request_id;
 pub(crate) mod response;
 pub(crate) mod service;
+pub(crate) mod sessions;
 pub(crate) mod trace_context;

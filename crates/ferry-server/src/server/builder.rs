@@ -15,6 +15,7 @@ use crate::core::manager::{TaskLimits, TaskManager};
 use crate::edge::front_door::{AgentGate, FrontDoor, is_origin};
 use crate::edge::metrics::Metrics;
 use crate::edge::service::{AgentService, ServerState};
+use crate::edge::sessions::HeldSessions;
 use crate::error::ServerError;
 use crate::extension::ServerExtension;
 use crate::push::PushService;
@@ -22,6 +23,7 @@ use crate::push::deliver::Deliverer;
 use crate::push::send::Sender;
 use crate::signing::{self, JWKS_PATH};
 use axum::Router;
+use axum::http::HeaderName;
 use ferry_agent::AgentExecutor;
 use ferry_store::{MemoryLimits, MemoryStore, TaskStore};
 use std::sync::Arc;
@@ -75,6 +77,8 @@ pub struct A2aServerBuilder {
     extensions: Vec<Arc<dyn ServerExtension>>,
     /// Routes of the server's own that are not A2A (an agent's other face, such as MCP).
     routes: Router,
+    /// Routes of sessions held by one replica each, and the header naming the session.
+    session_routes: Vec<(Router, HeaderName)>,
     clock: Arc<dyn Clock>,
 }
 
@@ -147,6 +151,17 @@ impl A2aServerBuilder {
         self
     }
 
+    /// Adds routes as [`A2aServerBuilder::routes`] does, whose requests belong to sessions
+    /// that live in one process, named by `header` (MCP's `Mcp-Session-Id`). With several
+    /// replicas on one store, a request is served by the replica whose response opened its
+    /// session: the others pass it on there (through its front door, with the server's token)
+    /// and stream the answer back; a session whose replica is gone is answered 404 (open a
+    /// new one). Alone, the routes are served as they are.
+    pub fn session_routes(mut self, routes: Router, header: HeaderName) -> Self {
+        self.session_routes.push((routes, header));
+        self
+    }
+
     /// Adds an agent to a server of several ([`A2aServer::hosting`]); on a server of one
     /// agent, [`A2aServerBuilder::bind`] refuses it.
     pub fn agent(mut self, mount: AgentMount) -> Self {
@@ -174,6 +189,7 @@ impl A2aServerBuilder {
             store,
             extensions,
             routes: own_routes,
+            session_routes,
             clock,
         } = self;
         config.validate()?;
@@ -210,6 +226,15 @@ impl A2aServerBuilder {
             build_agents(agents, &shared, several, default_agent.as_deref())?;
         let default = default_of(&hosted, several, default_agent.as_deref());
         let mut server_routes = own_routes;
+        for (routes, header) in session_routes {
+            let held = HeldSessions::new(
+                manager.clone(),
+                header,
+                config.token.clone(),
+                config.max_body_bytes,
+            );
+            server_routes = server_routes.merge(Arc::new(held).around(routes));
+        }
         for extension in &extensions {
             server_routes = server_routes.merge(extension.clone().routes(shared.limits));
         }
@@ -265,6 +290,7 @@ impl A2aServerBuilder {
             store: None,
             extensions: Vec::new(),
             routes: Router::new(),
+            session_routes: Vec::new(),
             clock: Arc::new(TokioClock),
         }
     }

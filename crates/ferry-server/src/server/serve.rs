@@ -35,7 +35,7 @@ pub(super) async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let sweeper = spawn_sweeper(server.manager.clone());
-    let follower = spawn_replica_follower(&server);
+    let follower = spawn_replica_follower(&server, replica_url(&server.config, &listener, tls.is_some()));
     let reloader = tls.as_ref().map(Tls::spawn_reloader);
     // Shared by the connections' tasks (a TLS connection is served after its handshake, in
     // its own task).
@@ -88,8 +88,27 @@ fn spawn_sweeper(manager: Arc<TaskManager>) -> tokio::task::JoinHandle<()> {
     })
 }
 
-/// Follows the other replicas' writes, when the store is shared (see `core::replicas`).
-fn spawn_replica_follower(server: &ServerState) -> Option<tokio::task::JoinHandle<()>> {
+/// The URL the other replicas reach this one at: the configured one, or the bound address
+/// (which other hosts cannot use when it is a wildcard: the configuration must say then).
+fn replica_url(config: &ServerConfig, listener: &TcpListener, tls: bool) -> String {
+    if let Some(url) = &config.replicas.url {
+        return url.clone();
+    }
+    let scheme = if tls { "https" } else { "http" };
+    match listener.local_addr() {
+        Ok(addr) => {
+            if addr.ip().is_unspecified() {
+                tracing::warn!(%addr, "bound to a wildcard address without [replicas] url (--replica-url): other replicas cannot forward conversations to this one");
+            }
+            format!("{scheme}://{addr}")
+        }
+        Err(_) => String::new(),
+    }
+}
+
+/// Follows the other replicas' writes, when the store is shared (see `core::replicas`), and
+/// announces this replica, reached at `url`, at every heartbeat.
+fn spawn_replica_follower(server: &ServerState, url: String) -> Option<tokio::task::JoinHandle<()>> {
     let notices = server.manager.store().replicas()?.notices();
     let settings = &server.config.replicas;
     let poll = Duration::from_secs(settings.safety_poll_secs.max(1));
@@ -98,7 +117,7 @@ fn spawn_replica_follower(server: &ServerState) -> Option<tokio::task::JoinHandl
     Some(tokio::spawn(async move {
         tokio::join!(
             crate::core::replicas::follow(manager.clone(), notices, poll),
-            crate::core::replicas::keep_leases(manager, heartbeat),
+            crate::core::replicas::keep_leases(manager, heartbeat, url),
         );
     }))
 }

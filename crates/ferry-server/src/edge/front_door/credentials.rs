@@ -110,6 +110,11 @@ impl AgentScope {
             .is_none_or(|ids| ids.iter().any(|a| a == id))
     }
 
+    /// The agents it names (`None`: every agent).
+    pub(crate) fn agents(&self) -> Option<&[String]> {
+        self.0.as_deref()
+    }
+
     /// Whether every agent may be reached (what the server's own routes, such as
     /// `/metrics`, ask of a caller).
     pub fn is_all(&self) -> bool {
@@ -186,6 +191,20 @@ impl Credentials {
     /// Whether any credential is asked for at all.
     pub(crate) fn required(&self) -> bool {
         self.full.is_some() || !self.scoped.is_empty() || self.other_credentials
+    }
+
+    /// Whether the request presents the server's own token (the full one): what a replica
+    /// forwarding a request sends.
+    pub(crate) fn is_server_token(&self, headers: &HeaderMap) -> bool {
+        let Some((full, _)) = &self.full else {
+            return false;
+        };
+        headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split_once(' '))
+            .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+            .is_some_and(|(_, token)| constant_time_eq(token.trim().as_bytes(), full))
     }
 
     /// What the request's credentials are: a grant, a bearer token that is none of the

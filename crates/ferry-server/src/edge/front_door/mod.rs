@@ -13,6 +13,7 @@
 
 mod agent_gate;
 mod credentials;
+mod forwarded;
 mod host;
 mod oidc;
 mod origin;
@@ -23,6 +24,7 @@ pub(crate) use agent_gate::{AgentGate, check as agent_gate};
 use credentials::Verdict;
 pub use credentials::{AgentScope, Caller};
 pub(crate) use credentials::{ClientCertificate, Credentials, Grant};
+pub use forwarded::Forwarded;
 pub(crate) use host::HostPolicy;
 use oidc::{OidcGate, TokenRefused};
 pub(crate) use origin::is_origin;
@@ -413,7 +415,20 @@ impl FrontDoor {
         let certified = request.extensions().get::<ClientCertificate>().cloned();
         match self.grant(request.headers(), certified).await {
             Ok(grant) => {
-                put_grant(request, grant);
+                match forwarded::grant(&self.credentials, request.headers(), &grant) {
+                    Ok(Some((grant, by))) => {
+                        put_grant(request, grant);
+                        request.extensions_mut().insert(by);
+                    }
+                    Ok(None) => put_grant(request, grant),
+                    Err(forwarded::NotAReplica) => {
+                        return Err(Refusal::new(
+                            ErrorKind::PermissionDenied,
+                            "NOT_A_REPLICA",
+                            "ferry-forwarded-by is for the server's own replicas: it needs the server's token",
+                        ));
+                    }
+                }
                 Ok(())
             }
             // The card and its keys are for everyone, whatever token came along.
