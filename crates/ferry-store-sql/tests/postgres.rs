@@ -538,3 +538,82 @@ async fn leases_fence_a_replica_that_lost_its_task_and_notices_cross_replicas() 
         })
         .await;
 }
+
+/// The registry of replicas: a new conversation goes to its first claimer (of two racing,
+/// exactly one), stays with a replica while it announces itself, and moves, saying from
+/// where, once that replica is silent past the liveness window.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conversations_stay_with_a_live_replica_and_move_from_a_silent_one() {
+    use ferry_store::replicas::{Claim, ReplicaStore};
+
+    let Some(schema) = TestSchema::create().await else {
+        return;
+    };
+    let url = schema.url.clone();
+    schema
+        .run(async {
+            let (a, b) = (open_store(&url).await, open_store(&url).await);
+            a.announce("http://10.0.0.1:8765", 1_000)
+                .await
+                .expect("announce");
+            b.announce("http://10.0.0.2:8765", 1_000)
+                .await
+                .expect("announce");
+
+            // Racing for a new conversation: one gets it, the other is sent to it.
+            let (on_a, on_b) = tokio::join!(a.claim("c-1", 1_000, 0), b.claim("c-1", 1_000, 0));
+            let claims = [on_a.expect("claim"), on_b.expect("claim")];
+            let here = Claim::Here { moved_from: None };
+            assert_eq!(
+                claims.iter().filter(|c| **c == here).count(),
+                1,
+                "{claims:?}"
+            );
+            let (holder, other) = if claims[0] == here {
+                (&a, &b)
+            } else {
+                (&b, &a)
+            };
+            let holder_url = if claims[0] == here {
+                "http://10.0.0.1:8765"
+            } else {
+                "http://10.0.0.2:8765"
+            };
+            let elsewhere = Claim::Elsewhere {
+                replica: holder.replica_id().to_owned(),
+                url: holder_url.to_owned(),
+            };
+            assert!(claims.contains(&elsewhere), "{claims:?}");
+            // The holder keeps it, and so it stays while the holder announces itself.
+            assert_eq!(
+                holder.claim("c-1", 2_000, 1_500).await.expect("claim"),
+                here
+            );
+            holder.announce(holder_url, 5_000).await.expect("announce");
+            assert_eq!(
+                other.claim("c-1", 6_000, 4_000).await.expect("claim"),
+                elsewhere
+            );
+
+            // Silent since 5 000: past the window, the conversation moves, saying from where.
+            let moved = other.claim("c-1", 9_000, 6_000).await.expect("claim");
+            assert_eq!(
+                moved,
+                Claim::Here {
+                    moved_from: Some(holder.replica_id().to_owned())
+                }
+            );
+            assert_eq!(other.claim("c-1", 9_001, 6_000).await.expect("claim"), here);
+            // A replica that never announced itself holds nothing against a claim.
+            let c = open_store(&url).await;
+            assert_eq!(c.claim("c-2", 9_000, 6_000).await.expect("claim"), here);
+            let taken = other.claim("c-2", 9_000, 6_000).await.expect("claim");
+            assert_eq!(
+                taken,
+                Claim::Here {
+                    moved_from: Some(c.replica_id().to_owned())
+                }
+            );
+        })
+        .await;
+}

@@ -611,7 +611,7 @@ fn the_python_sdk_talks_to_two_replicas_through_nginx() {
         &public,
     ];
     let (a, b) = (Server::start(args), Server::start(args));
-    let (at_a, at_b) = (bound(&a), bound(&b));
+    let (at_a, at_b) = (a.bound_url(), b.bound_url());
     let balancer = support::balancer::Balancer::start(test, port, &[&at_a, &at_b]).expect("nginx");
     for binding in ["JSONRPC", "HTTP+JSON"] {
         for scenario in ["turns", "tasks"] {
@@ -646,20 +646,6 @@ fn the_python_sdk_talks_to_two_replicas_through_nginx() {
             .sum::<u64>();
         assert!(served > 0, "{at} served nothing:\n{}", server.output());
     }
-}
-
-/// Where `server` listens (`http://127.0.0.1:PORT`), from its log: its card names its public
-/// URL instead.
-fn bound(server: &Server) -> String {
-    // Logged (stderr) before the card line (stdout), but read apart from it.
-    support::wait_for_log(&server.log, "listening addr=", GUARD);
-    let log = server.output();
-    let addr = log
-        .split("listening addr=")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no listening line in {log}"));
-    format!("http://{addr}")
 }
 
 /// The last lines of a server's log.

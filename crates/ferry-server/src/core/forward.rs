@@ -258,9 +258,8 @@ impl Forwarder {
         };
         let forwarding = forwarding_headers(by, granted, self.token.as_deref());
         for (name, value) in forwarding {
-            let value = HeaderValue::from_str(&value).map_err(|_| {
-                A2aError::internal(format!("{name} cannot be sent in a header"))
-            })?;
+            let value = HeaderValue::from_str(&value)
+                .map_err(|_| A2aError::internal(format!("{name} cannot be sent in a header")))?;
             headers.insert(HeaderName::from_static(name), value);
         }
         let options = ClientOptions {

@@ -7,10 +7,10 @@ use crate::core::SPAN_TARGET;
 use crate::core::answer::{Answer, Sent, Shaped};
 use crate::core::call::CallContext;
 use crate::core::dedup::Dedup;
+use crate::core::forward::{Forwarder, Route};
 use crate::core::live::{LiveItem, LiveTask, View};
 use crate::core::manager::{TaskManager, store_error};
 use crate::core::owner;
-use crate::core::forward::{Forwarder, Route};
 use crate::core::stream::{LocalStream, Opening, TaskStream};
 use crate::core::turn::{TurnTarget, cancel_turn, run_turn};
 use crate::core::turn_data::TurnDataSource;
@@ -357,7 +357,11 @@ impl RequestHandler {
         check_history_length(history_length)?;
         let moved = match self.route(call, &mut req.message).await? {
             Route::Here(moved) => moved,
-            Route::There(holder) => return self.forward(|f| f.send(&self.manager, call, &holder, req)).await,
+            Route::There(holder) => {
+                return self
+                    .forward(|f| f.send(&self.manager, call, &holder, req))
+                    .await;
+            }
         };
         let started = self.start(call, req, false, moved).await?;
         let live = started.live;
@@ -421,7 +425,9 @@ impl RequestHandler {
         let moved = match self.route(call, &mut req.message).await? {
             Route::Here(moved) => moved,
             Route::There(holder) => {
-                return self.forward(|f| f.stream(&self.manager, call, &holder, req)).await;
+                return self
+                    .forward(|f| f.stream(&self.manager, call, &holder, req))
+                    .await;
             }
         };
         let started = self.start(call, req, true, moved).await?;
@@ -529,13 +535,18 @@ impl RequestHandler {
     }
 
     /// Runs `call` with the forwarder (there is one whenever a route leads elsewhere).
-    async fn forward<'a, T, F>(&'a self, call: impl FnOnce(&'a Forwarder) -> F) -> Result<T, A2aError>
+    async fn forward<'a, T, F>(
+        &'a self,
+        call: impl FnOnce(&'a Forwarder) -> F,
+    ) -> Result<T, A2aError>
     where
         F: std::future::Future<Output = Result<T, A2aError>>,
     {
         match &self.forwarder {
             Some(forwarder) => call(forwarder).await,
-            None => Err(A2aError::internal("no forwarder for a conversation held elsewhere")),
+            None => Err(A2aError::internal(
+                "no forwarder for a conversation held elsewhere",
+            )),
         }
     }
 
@@ -630,14 +641,16 @@ impl RequestHandler {
             (true, false) => {
                 let rx = view.subscribe();
                 let snapshot = StreamResponse::Task(Arc::new(view.task.shaped(None, true)));
-                Some(StartStream::Existing(Box::new(TaskStream::from(LocalStream::with_snapshot(
-                    live.clone(),
-                    self.manager.clone(),
-                    rx,
-                    snapshot,
-                    view.seq,
-                    Some(turn),
-                )))))
+                Some(StartStream::Existing(Box::new(TaskStream::from(
+                    LocalStream::with_snapshot(
+                        live.clone(),
+                        self.manager.clone(),
+                        rx,
+                        snapshot,
+                        view.seq,
+                        Some(turn),
+                    ),
+                ))))
             }
         };
         Ok(Begun {
@@ -960,15 +973,7 @@ impl RequestHandler {
             }
         }
         let snapshot = StreamResponse::Task(Arc::new(snapshot.shaped(None, true)));
-        Ok(LocalStream::with_snapshot(
-            live,
-            self.manager.clone(),
-            rx,
-            snapshot,
-            seq,
-            None,
-        )
-        .into())
+        Ok(LocalStream::with_snapshot(live, self.manager.clone(), rx, snapshot, seq, None).into())
     }
 
     /// The answer to the four push-config operations until push delivery exists

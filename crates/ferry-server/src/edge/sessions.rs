@@ -125,7 +125,9 @@ impl HeldSessions {
             }
             Err(e) => {
                 tracing::warn!(error = %e, "could not read which replica holds a session");
-                unavailable("the store that says which server process holds this session did not answer; send the request again")
+                unavailable(
+                    "the store that says which server process holds this session did not answer; send the request again",
+                )
             }
         }
     }
@@ -136,10 +138,7 @@ impl HeldSessions {
             return;
         };
         let now = self.manager.now_ms();
-        if let Err(e) = replicas
-            .claim(&session_key(path, session), now, now)
-            .await
-        {
+        if let Err(e) = replicas.claim(&session_key(path, session), now, now).await {
             tracing::warn!(error = %e, "could not record a new session in the store; other replicas will not forward to it");
         }
     }

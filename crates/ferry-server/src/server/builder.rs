@@ -205,7 +205,7 @@ impl A2aServerBuilder {
             .trim_end_matches('/')
             .to_owned();
         let metrics = Arc::new(Metrics::default());
-        let front_door = front_door(&config, &metrics, &clock)?;
+        let front_door = front_door(&config, &metrics, &clock, local_addr)?;
         let (keys, jwks) = signing_material(&config)?;
         let (push, deliverer) = push_service(&config, &manager)?.unzip();
         let config = Arc::new(config);
@@ -361,10 +361,23 @@ fn front_door(
     config: &ServerConfig,
     metrics: &Arc<Metrics>,
     clock: &Arc<dyn Clock>,
+    local_addr: std::net::SocketAddr,
 ) -> Result<Arc<FrontDoor>, ServerError> {
+    // Its own names are served too: the public URL's host, the URL the other replicas reach
+    // it at, and the address it is bound to (an IP literal, which no rebound name can be).
+    let mut own_hosts: Vec<String> = config
+        .public_url
+        .as_deref()
+        .and_then(url_host)
+        .into_iter()
+        .collect();
+    own_hosts.extend(config.replicas.url.as_deref().and_then(url_host));
+    if !local_addr.ip().is_unspecified() {
+        own_hosts.push(local_addr.ip().to_string());
+    }
     let front_door = FrontDoor::new(
         config,
-        config.public_url.as_deref().and_then(url_host),
+        own_hosts,
         public_paths(config),
         metrics.clone(),
         clock.clone(),

@@ -35,7 +35,10 @@ pub(super) async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) {
     let sweeper = spawn_sweeper(server.manager.clone());
-    let follower = spawn_replica_follower(&server, replica_url(&server.config, &listener, tls.is_some()));
+    let follower = spawn_replica_follower(
+        &server,
+        replica_url(&server.config, &listener, tls.is_some()),
+    );
     let reloader = tls.as_ref().map(Tls::spawn_reloader);
     // Shared by the connections' tasks (a TLS connection is served after its handshake, in
     // its own task).
@@ -108,7 +111,10 @@ fn replica_url(config: &ServerConfig, listener: &TcpListener, tls: bool) -> Stri
 
 /// Follows the other replicas' writes, when the store is shared (see `core::replicas`), and
 /// announces this replica, reached at `url`, at every heartbeat.
-fn spawn_replica_follower(server: &ServerState, url: String) -> Option<tokio::task::JoinHandle<()>> {
+fn spawn_replica_follower(
+    server: &ServerState,
+    url: String,
+) -> Option<tokio::task::JoinHandle<()>> {
     let notices = server.manager.store().replicas()?.notices();
     let settings = &server.config.replicas;
     let poll = Duration::from_secs(settings.safety_poll_secs.max(1));

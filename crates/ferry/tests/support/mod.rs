@@ -335,6 +335,20 @@ impl Server {
             .unwrap_or_else(|| panic!("no {name} in {body}"))
     }
 
+    /// Where the server listens (`http://127.0.0.1:PORT`), from its log: its card names its
+    /// public URL instead, when it has one.
+    pub(crate) fn bound_url(&self) -> String {
+        // Logged (stderr) before the card line (stdout), but read apart from it.
+        wait_for_log(&self.log, "listening addr=", Duration::from_secs(60));
+        let log = self.output();
+        let addr = log
+            .split("listening addr=")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no listening line in {log}"));
+        format!("http://{addr}")
+    }
+
     /// Everything the server printed so far.
     pub(crate) fn output(&self) -> String {
         read_log(&self.log)

@@ -12,13 +12,14 @@ pub(crate) struct HostPolicy {
 }
 
 impl HostPolicy {
-    /// Loopback names plus `allowed_hosts` plus the host of the public URL.
-    pub(crate) fn new(allowed_hosts: &[String], public_host: Option<String>) -> Self {
-        let mut allowed: Vec<String> = allowed_hosts
+    /// Loopback names plus `allowed_hosts` plus the server's own hosts (the public URL's,
+    /// …).
+    pub(crate) fn new(allowed_hosts: &[String], own_hosts: Vec<String>) -> Self {
+        let allowed = allowed_hosts
             .iter()
+            .chain(&own_hosts)
             .map(|h| strip_port(h).to_ascii_lowercase())
             .collect();
-        allowed.extend(public_host.map(|h| strip_port(&h).to_ascii_lowercase()));
         Self { allowed }
     }
 
@@ -90,7 +91,7 @@ mod tests {
     fn loopback_configured_and_public_hosts_only() {
         let p = HostPolicy::new(
             &["agents.internal".into()],
-            Some("ferry.example.com".into()),
+            vec!["ferry.example.com".into()],
         );
         for ok in [
             "127.0.0.1:8765",
@@ -118,7 +119,7 @@ mod tests {
 
     #[test]
     fn an_absolute_form_target_must_pass_too() {
-        let p = HostPolicy::new(&[], None);
+        let p = HostPolicy::new(&[], Vec::new());
         let absolute = |uri: &str, host: Option<&str>| {
             let mut b = Request::builder().uri(uri);
             if let Some(h) = host {

@@ -89,11 +89,11 @@ fn is_grpc(headers: &axum::http::HeaderMap) -> bool {
 }
 
 impl FrontDoor {
-    /// The front door for `config`; `public_host` is the host of the advertised URL,
-    /// `public_paths` what is served without the token.
+    /// The front door for `config`; `own_hosts` are the server's own names (the host of the
+    /// advertised URL, …), `public_paths` what is served without the token.
     pub(crate) fn new(
         config: &ServerConfig,
-        public_host: Option<String>,
+        own_hosts: Vec<String>,
         public_paths: Vec<String>,
         metrics: Arc<Metrics>,
         clock: Arc<dyn crate::clock::Clock>,
@@ -107,7 +107,7 @@ impl FrontDoor {
         Ok(Self {
             credentials: Credentials::new(config),
             oidc,
-            hosts: HostPolicy::new(&config.allowed_hosts, public_host),
+            hosts: HostPolicy::new(&config.allowed_hosts, own_hosts),
             origins: OriginPolicy::new(&config.allowed_origins, config.public_url.as_deref()),
             rate: (config.rate_limit_per_sec > 0)
                 .then(|| RateLimiter::new(config.rate_limit_per_sec, burst, clock)),

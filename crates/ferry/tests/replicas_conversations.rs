@@ -1,0 +1,409 @@
+//! The forms agent on several `ferry serve` replicas sharing one PostgreSQL schema: a
+//! conversation's browser lives on one replica, so every other replica forwards that
+//! conversation's messages (and its MCP session's requests) there.
+//!
+//! | test | what it shows |
+//! |---|---|
+//! | `a_conversation_is_forwarded_to_its_replica_and_starts_afresh_once_that_one_is_gone` | a conversation begun on A and continued on B runs on A (B forwards it: B's `ferry_replica_forwarded_total` is 1, A's is 0); once A is killed, B answers 503 with a retry hint while A's announcement is fresh, then takes the conversation over: the status message says it starts afresh, and `ferry_replica_conversations_moved_total` is 1 |
+//! | `an_mcp_session_is_served_by_its_replica_and_ends_with_it` | an MCP session opened on A is used on B: B passes its requests on to A (the tools list comes back); once A is killed, B answers 404 saying the session's process is gone (an MCP client opens a new session on 404) |
+//! | `the_python_sdk_fills_a_form_through_nginx_across_two_replicas` | nginx round-robin in front of two replicas: the official A2A Python SDK fills a sign-up form in three streaming turns on one task (consecutive turns reach different replicas, so at least one is forwarded, counted), and the site receives every field once |
+//! | `the_python_mcp_client_fills_a_form_through_nginx_across_two_replicas` | the same with the official MCP Python client over Streamable HTTP, with scoped tokens (each caller's grant travels with a forwarded request) |
+//!
+//! Every wait is for an answer a replica gives; the two tests that kill a replica ask B again
+//! until its answer changes, which it does once A's announcement is older than a lease.
+
+mod support;
+
+use serde_json::{Value, json};
+use std::ffi::OsString;
+use std::process::Command;
+use std::time::{Duration, Instant};
+use support::browser::{ServerTmp, chromium_or_skip, shop_flags, summary};
+use support::{
+    PgSchema, Sdk, Server, ferry, http_request_with_headers, output_with_timeout, python_or_skip,
+    scratch_dir, sdk_python_or_skip, text, workspace_root,
+};
+
+/// The longest wait for one change of a replica's answer.
+const GUARD: Duration = Duration::from_secs(60);
+
+/// Short leases, so that a killed replica counts as gone within seconds.
+const SHORT_LEASES: [&str; 4] = ["--replica-lease", "3", "--replica-heartbeat", "1"];
+
+/// Two forms-agent replicas on `schema`, with `extra` flags.
+fn forms_replicas(schema: &PgSchema, tmp: &ServerTmp, extra: &[OsString]) -> (Server, Server) {
+    let start = || {
+        let mut cmd = ferry();
+        cmd.args([
+            "serve",
+            "--agent",
+            "forms",
+            "--bind",
+            "127.0.0.1:0",
+            "--store",
+        ])
+        .arg(schema.store_url())
+        .args(extra)
+        .env("TMPDIR", &tmp.0);
+        Server::spawn(cmd)
+    };
+    (start(), start())
+}
+
+/// `SendMessage` over JSON-RPC to `base` with `data` as the message's data part, in the
+/// conversation and task given: (HTTP status, the JSON-RPC answer).
+fn send(base: &str, data: Value, context: Option<&str>, task: Option<&str>) -> (u16, Value) {
+    let mut message = json!({
+        "messageId": format!("m-{}", uuid_like()),
+        "role": "ROLE_USER",
+        "parts": [{"data": data, "mediaType": "application/json"}],
+    });
+    if let Some(context) = context {
+        message["contextId"] = json!(context);
+    }
+    if let Some(task) = task {
+        message["taskId"] = json!(task);
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
+        "params": {"message": message}})
+    .to_string();
+    let (status, _, answer) = http_request_with_headers(
+        "POST",
+        base,
+        &[("Content-Type", "application/json"), ("A2A-Version", "1.0")],
+        &body,
+    );
+    (
+        status,
+        serde_json::from_slice(&answer).unwrap_or(Value::Null),
+    )
+}
+
+fn uuid_like() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The status message's text of a JSON-RPC answer's task.
+fn status_text(answer: &Value) -> String {
+    answer["result"]["task"]["status"]["message"]["parts"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Asks `ask` again until its answer is not 503 (the replica that held the conversation
+/// still counts as alive), at most [`GUARD`]; the first other answer.
+fn once_taken_over<T>(mut ask: impl FnMut() -> (u16, T), what: &str) -> (u16, T) {
+    let deadline = Instant::now() + GUARD;
+    loop {
+        let (status, answer) = ask();
+        if status != 503 {
+            return (status, answer);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: still 503 after {GUARD:?}"
+        );
+        // The next announcement the registry waits for comes at the next heartbeat.
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn a_conversation_is_forwarded_to_its_replica_and_starts_afresh_once_that_one_is_gone() {
+    let test = "a_conversation_is_forwarded_to_its_replica_and_starts_afresh_once_that_one_is_gone";
+    let Some(schema) = PgSchema::create_or_skip(test) else {
+        return;
+    };
+    let tmp = ServerTmp(scratch_dir("replicas-forms-tmp"));
+    let extra: Vec<OsString> = SHORT_LEASES.iter().map(OsString::from).collect();
+    let (a, b) = forms_replicas(&schema, &tmp, &extra);
+    let (at_a, at_b) = (a.bound_url(), b.bound_url());
+
+    // No page yet: the agent asks for one, without starting a browser.
+    let values = json!({"values": {"Email": "ada@example.com"}});
+    let (status, first) = send(&at_a, values.clone(), None, None);
+    assert_eq!(status, 200, "{first}");
+    let task = first["result"]["task"]["id"]
+        .as_str()
+        .expect("a task")
+        .to_owned();
+    let context = first["result"]["task"]["contextId"]
+        .as_str()
+        .expect("a context")
+        .to_owned();
+    assert!(status_text(&first).contains("No page is open"), "{first}");
+
+    let (status, second) = send(&at_b, values.clone(), Some(&context), Some(&task));
+    assert_eq!(status, 200, "{second}");
+    assert_eq!(second["result"]["task"]["id"], task.as_str(), "{second}");
+    assert_eq!(
+        second["result"]["task"]["status"]["state"], "TASK_STATE_INPUT_REQUIRED",
+        "{second}"
+    );
+    assert_eq!(b.metric("ferry_replica_forwarded_total"), 1);
+    assert_eq!(a.metric("ferry_replica_forwarded_total"), 0);
+    let a_log = a.output();
+
+    drop(a); // SIGKILL, and reaped
+    let (status, third) = once_taken_over(
+        || send(&at_b, values.clone(), Some(&context), Some(&task)),
+        "the follow-up after A was killed",
+    );
+    assert_eq!(
+        status,
+        200,
+        "{third}\n---- A ----\n{a_log}\n---- B ----\n{}",
+        b.output()
+    );
+    let said = status_text(&third);
+    assert!(said.contains("starts afresh here"), "{third}");
+    assert!(said.contains("No page is open"), "{third}");
+    assert_eq!(b.metric("ferry_replica_conversations_moved_total"), 1);
+}
+
+/// The MCP endpoint's answer to `body` (with the session's id, when given): (status, the
+/// session id the answer names, its body).
+fn mcp(url: &str, session: Option<&str>, body: &str) -> (u16, Option<String>, String) {
+    let mut headers = vec![
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    if let Some(session) = session {
+        headers.push(("Mcp-Session-Id", session));
+    }
+    let (status, head, answer) = http_request_with_headers("POST", url, &headers, body);
+    let session = head.lines().find_map(|l| {
+        l.to_ascii_lowercase()
+            .strip_prefix("mcp-session-id:")
+            .map(|v| v.trim().to_owned())
+    });
+    (status, session, text(&answer))
+}
+
+#[test]
+fn an_mcp_session_is_served_by_its_replica_and_ends_with_it() {
+    let test = "an_mcp_session_is_served_by_its_replica_and_ends_with_it";
+    let Some(schema) = PgSchema::create_or_skip(test) else {
+        return;
+    };
+    let tmp = ServerTmp(scratch_dir("replicas-mcp-tmp"));
+    let extra: Vec<OsString> = SHORT_LEASES.iter().map(OsString::from).collect();
+    let (a, b) = forms_replicas(&schema, &tmp, &extra);
+    let (on_a, on_b) = (
+        format!("{}/mcp", a.bound_url()),
+        format!("{}/mcp", b.bound_url()),
+    );
+
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"replica-test","version":"1"}}}"#;
+    let (status, session, answer) = mcp(&on_a, None, init);
+    assert_eq!(status, 200, "{answer}");
+    let session = session.expect("a session id");
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let (status, _, answer) = mcp(&on_b, Some(&session), initialized);
+    assert!(status == 202 || status == 200, "{status}: {answer}");
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let (status, _, answer) = mcp(&on_b, Some(&session), list);
+    assert_eq!(status, 200, "{answer}\n---- B ----\n{}", b.output());
+    assert!(answer.contains("forms_inspect"), "{answer}");
+    assert_eq!(b.metric("ferry_replica_forwarded_total"), 2);
+
+    drop(a);
+    let (status, (_, answer)) = once_taken_over(
+        || {
+            let (status, session, answer) = mcp(&on_b, Some(&session), list);
+            (status, (session, answer))
+        },
+        "the session's request after A was killed",
+    );
+    assert_eq!(status, 404, "{answer}");
+    assert!(answer.contains("is gone"), "{answer}");
+    assert_eq!(b.metric("ferry_replica_conversations_moved_total"), 1);
+    // Its id names no session here either: a new one must be opened.
+    let (status, _, answer) = mcp(&on_b, Some(&session), list);
+    assert_eq!(status, 404, "{answer}");
+}
+
+/// The sum of counter `name` over the replicas at `bound` (asked directly, not through the
+/// balancer), with `token` when the server has one.
+fn total(bound: &[&str], token: Option<&str>, name: &str) -> u64 {
+    let auth = token.map(|t| format!("Bearer {t}"));
+    let headers: Vec<(&str, &str)> = auth.iter().map(|a| ("Authorization", a.as_str())).collect();
+    bound
+        .iter()
+        .map(|at| {
+            let (status, _, body) =
+                http_request_with_headers("GET", &format!("{at}/metrics"), &headers, "");
+            let body = text(&body);
+            assert_eq!(status, 200, "{body}");
+            body.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name} ")))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .unwrap_or_else(|| panic!("no {name} in {body}"))
+        })
+        .sum()
+}
+
+#[test]
+fn the_python_sdk_fills_a_form_through_nginx_across_two_replicas() {
+    let test = "the_python_sdk_fills_a_form_through_nginx_across_two_replicas";
+    let Some(python) = python_or_skip(test, "a2a.client, a2a.types.a2a_pb2") else {
+        return;
+    };
+    let Some(chromium) = chromium_or_skip(test) else {
+        return;
+    };
+    if !support::balancer::Balancer::available(test) {
+        return;
+    }
+    let Some(schema) = PgSchema::create_or_skip(test) else {
+        return;
+    };
+    let port = support::balancer::Balancer::free_port();
+    let public = format!("http://127.0.0.1:{port}");
+    let mut extra: Vec<OsString> = vec!["--public-url".into(), public.into()];
+    extra.extend(shop_flags(&chromium));
+    let tmp = ServerTmp(scratch_dir("replicas-forms-nginx-tmp"));
+    let (a, b) = forms_replicas(&schema, &tmp, &extra);
+    let (at_a, at_b) = (a.bound_url(), b.bound_url());
+    let balancer = support::balancer::Balancer::start(test, port, &[&at_a, &at_b]).expect("nginx");
+    for binding in ["JSONRPC", "HTTP+JSON"] {
+        let (out, timed_out) = output_with_timeout(
+            Command::new(&python)
+                .arg("interop/python/forms_conversation.py")
+                .args([&balancer.base_url, binding])
+                .env("PYTHONUNBUFFERED", "1")
+                .current_dir(workspace_root()),
+            None,
+            Duration::from_secs(90),
+        );
+        let stdout = text(&out.stdout);
+        let context = || {
+            format!(
+                "{stdout}\n{}\n---- A ----\n{}\n---- B ----\n{}",
+                text(&out.stderr),
+                a.output(),
+                b.output()
+            )
+        };
+        assert!(
+            !timed_out && out.status.success(),
+            "over {binding}: {}",
+            context()
+        );
+        let summary = summary(&stdout).unwrap_or_else(|| panic!("no summary: {}", context()));
+        assert_eq!(summary["ok"], true, "{}", context());
+        assert_eq!(summary["outcomeTitle"], "Welcome", "{}", context());
+    }
+    // Consecutive turns reached different replicas: the second of each run was forwarded.
+    let both = [at_a.as_str(), at_b.as_str()];
+    assert!(total(&both, None, "ferry_replica_forwarded_total") >= 2);
+    assert_eq!(
+        total(&both, None, "ferry_replica_conversations_moved_total"),
+        0
+    );
+}
+
+/// Two callers with scoped tokens, and the server's own token (which replicas forward with).
+const CALLERS: &str = r#"
+token = "replica-secret-token"
+
+[[agents]]
+id = "forms"
+kind = "forms"
+
+[[scoped_tokens]]
+token = "alice-secret-token"
+agents = ["forms"]
+caller = "alice"
+
+[[scoped_tokens]]
+token = "bob-secret-token"
+agents = ["forms"]
+caller = "bob"
+"#;
+
+#[test]
+fn the_python_mcp_client_fills_a_form_through_nginx_across_two_replicas() {
+    let test = "the_python_mcp_client_fills_a_form_through_nginx_across_two_replicas";
+    let Some(python) = sdk_python_or_skip(Sdk::Mcp, test, "mcp, mcp_types, httpx2") else {
+        return;
+    };
+    let Some(chromium) = chromium_or_skip(test) else {
+        return;
+    };
+    if !support::balancer::Balancer::available(test) {
+        return;
+    }
+    let Some(schema) = PgSchema::create_or_skip(test) else {
+        return;
+    };
+    let dir = scratch_dir("replicas-mcp-nginx");
+    let config = support::write(&dir, "ferry.toml", CALLERS);
+    let port = support::balancer::Balancer::free_port();
+    let mut extra: Vec<OsString> = vec![
+        "--config".into(),
+        config.into_os_string(),
+        "--public-url".into(),
+        format!("http://127.0.0.1:{port}").into(),
+    ];
+    extra.extend(shop_flags(&chromium));
+    let tmp = ServerTmp(scratch_dir("replicas-mcp-nginx-tmp"));
+    let start = || {
+        let mut cmd = ferry();
+        cmd.args(["serve", "--bind", "127.0.0.1:0", "--store"])
+            .arg(schema.store_url())
+            .args(&extra)
+            .env("TMPDIR", &tmp.0);
+        Server::spawn(cmd)
+    };
+    let (a, b) = (start(), start());
+    let (at_a, at_b) = (a.bound_url(), b.bound_url());
+    let balancer = support::balancer::Balancer::start(test, port, &[&at_a, &at_b]).expect("nginx");
+    let (out, timed_out) = output_with_timeout(
+        Command::new(&python)
+            .arg("interop/python/mcp_forms.py")
+            .args(["http", &format!("{}/mcp/forms", balancer.base_url)])
+            .args(["alice-secret-token", "--other-token", "bob-secret-token"])
+            .env("PYTHONUNBUFFERED", "1")
+            .env("TMPDIR", &tmp.0)
+            .current_dir(workspace_root()),
+        None,
+        Duration::from_secs(100),
+    );
+    let stdout = text(&out.stdout);
+    let context = || {
+        format!(
+            "{stdout}\n{}\n---- A ----\n{}\n---- B ----\n{}",
+            text(&out.stderr),
+            a.output(),
+            b.output()
+        )
+    };
+    assert!(!timed_out && out.status.success(), "{}", context());
+    let summary = summary(&stdout).unwrap_or_else(|| panic!("no summary: {}", context()));
+    assert_eq!(summary["ok"], true, "{}", context());
+    assert_eq!(
+        summary["posted"],
+        json!(["email", "first", "last", "password", "terms"]),
+        "{}",
+        context()
+    );
+    let both = [at_a.as_str(), at_b.as_str()];
+    let token = Some("replica-secret-token");
+    assert!(total(&both, token, "ferry_replica_forwarded_total") >= 1);
+    for server in [&a, &b] {
+        let log = server.output();
+        assert!(
+            !log.contains("secret-token"),
+            "a token reached the log:\n{log}"
+        );
+    }
+}
