@@ -20,7 +20,7 @@
 use crate::core::answer::{Sent, Shaped};
 use crate::core::call::{Access, CallContext, TaskReach};
 use crate::core::manager::{TaskManager, store_error};
-use crate::core::stream::{StreamItem, TaskStream};
+use crate::core::stream::{Relay, StreamItem, TaskStream};
 use ferry_agent::ConversationMoved;
 use ferry_client::{A2aClient, Binding, ClientError, ClientOptions, Endpoint, RetryPolicy};
 use ferry_proto::{A2aError, ErrorKind, SendMessageRequest, SendMessageResponse};
@@ -237,7 +237,7 @@ impl Forwarder {
                 }
             }
         });
-        Ok(TaskStream::Relayed(Relay(rx)))
+        Ok(TaskStream::Relayed(Relay::new(rx)))
     }
 
     /// A client of this agent on `holder`, calling as `call`'s caller.
@@ -278,17 +278,6 @@ impl Forwarder {
             tenant: call.tenant.clone(),
         };
         Ok(A2aClient::with_http(self.http.clone(), endpoint, options))
-    }
-}
-
-/// A stream relayed from another replica (see [`Forwarder::stream`]); cancel-safe.
-#[derive(Debug)]
-pub(crate) struct Relay(mpsc::Receiver<Result<StreamItem, A2aError>>);
-
-impl Relay {
-    /// The next item; `None` when the other replica's stream is over.
-    pub(crate) async fn next(&mut self) -> Option<Result<StreamItem, A2aError>> {
-        self.0.recv().await
     }
 }
 

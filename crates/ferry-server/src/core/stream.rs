@@ -314,7 +314,24 @@ pub(crate) enum TaskStream {
     /// Read from this replica's view of the task.
     Local(LocalStream),
     /// Another replica's stream, relayed.
-    Relayed(crate::core::forward::Relay),
+    Relayed(Relay),
+}
+
+/// A stream read elsewhere (another replica's, by `core::forward`) and handed over a
+/// channel: cancel-safe, since a dropped read loses nothing the channel holds.
+#[derive(Debug)]
+pub(crate) struct Relay(tokio::sync::mpsc::Receiver<Result<StreamItem, A2aError>>);
+
+impl Relay {
+    /// The stream whose items come over `items`; it ends when the sender is dropped.
+    pub(crate) fn new(items: tokio::sync::mpsc::Receiver<Result<StreamItem, A2aError>>) -> Self {
+        Self(items)
+    }
+
+    /// The next item; `None` when the stream is over.
+    pub(crate) async fn next(&mut self) -> Option<Result<StreamItem, A2aError>> {
+        self.0.recv().await
+    }
 }
 
 impl TaskStream {
