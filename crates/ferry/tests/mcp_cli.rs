@@ -128,28 +128,10 @@ fn the_python_mcp_client_fills_and_submits_over_stdio() {
     check_summary(&summary);
 }
 
-/// The server configuration of the HTTP test: the forms agent hosted as `forms`, and two
-/// callers, Alice and Bob, each with a token of their own.
-const TWO_CALLERS: &str = r#"
-[[agents]]
-id = "forms"
-kind = "forms"
-
-[[scoped_tokens]]
-token = "alice-secret-token"
-agents = ["forms"]
-caller = "alice"
-
-[[scoped_tokens]]
-token = "bob-secret-token"
-agents = ["forms"]
-caller = "bob"
-"#;
-
-/// `ferry serve` with [`TWO_CALLERS`] and `extra` flags, TMPDIR in `tmp`. Its `base_url` is
+/// `ferry serve` with [`support::TWO_CALLERS`] and `extra` flags, TMPDIR in `tmp`. Its `base_url` is
 /// the forms agent's (`…/agents/forms`: the server has no default agent).
 fn two_callers_server(dir: &Path, tmp: &Path, extra: &[OsString]) -> Server {
-    let config = support::write(dir, "ferry.toml", TWO_CALLERS);
+    let config = support::write(dir, "ferry.toml", support::TWO_CALLERS);
     let mut cmd = ferry();
     cmd.arg("serve")
         .args(["--bind", "127.0.0.1:0", "--config"])

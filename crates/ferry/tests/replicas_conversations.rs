@@ -231,6 +231,40 @@ fn an_mcp_session_is_served_by_its_replica_and_ends_with_it() {
     assert_eq!(status, 404, "{answer}");
 }
 
+/// Runs the Python driver `script` with `args` (in `tmp`), its time bounded by `limit`: its
+/// JSON summary, which must say `ok`, or a panic with everything it and the replicas printed.
+fn run_driver(
+    python: &std::path::Path,
+    script: &str,
+    args: &[&str],
+    tmp: &ServerTmp,
+    replicas: [&Server; 2],
+) -> Value {
+    let (out, timed_out) = output_with_timeout(
+        Command::new(python)
+            .arg(script)
+            .args(args)
+            .env("PYTHONUNBUFFERED", "1")
+            .env("TMPDIR", &tmp.0)
+            .current_dir(workspace_root()),
+        None,
+        Duration::from_secs(100),
+    );
+    let stdout = text(&out.stdout);
+    let context = || {
+        format!(
+            "{script} {args:?}\n{stdout}\n{}\n---- A ----\n{}\n---- B ----\n{}",
+            text(&out.stderr),
+            replicas[0].output(),
+            replicas[1].output()
+        )
+    };
+    assert!(!timed_out && out.status.success(), "{}", context());
+    let summary = summary(&stdout).unwrap_or_else(|| panic!("no summary: {}", context()));
+    assert_eq!(summary["ok"], true, "{}", context());
+    summary
+}
+
 /// The sum of counter `name` over the replicas at `bound` (asked directly, not through the
 /// balancer), with `token` when the server has one.
 fn total(bound: &[&str], token: Option<&str>, name: &str) -> u64 {
@@ -275,32 +309,15 @@ fn the_python_sdk_fills_a_form_through_nginx_across_two_replicas() {
     let (at_a, at_b) = (a.bound_url(), b.bound_url());
     let balancer = support::balancer::Balancer::start(test, port, &[&at_a, &at_b]).expect("nginx");
     for binding in ["JSONRPC", "HTTP+JSON"] {
-        let (out, timed_out) = output_with_timeout(
-            Command::new(&python)
-                .arg("interop/python/forms_conversation.py")
-                .args([&balancer.base_url, binding])
-                .env("PYTHONUNBUFFERED", "1")
-                .current_dir(workspace_root()),
-            None,
-            Duration::from_secs(90),
+        let args = [balancer.base_url.as_str(), binding];
+        let summary = run_driver(
+            &python,
+            "interop/python/forms_conversation.py",
+            &args,
+            &tmp,
+            [&a, &b],
         );
-        let stdout = text(&out.stdout);
-        let context = || {
-            format!(
-                "{stdout}\n{}\n---- A ----\n{}\n---- B ----\n{}",
-                text(&out.stderr),
-                a.output(),
-                b.output()
-            )
-        };
-        assert!(
-            !timed_out && out.status.success(),
-            "over {binding}: {}",
-            context()
-        );
-        let summary = summary(&stdout).unwrap_or_else(|| panic!("no summary: {}", context()));
-        assert_eq!(summary["ok"], true, "{}", context());
-        assert_eq!(summary["outcomeTitle"], "Welcome", "{}", context());
+        assert_eq!(summary["outcomeTitle"], "Welcome", "{summary}");
     }
     // Consecutive turns reached different replicas: the second of each run was forwarded.
     let both = [at_a.as_str(), at_b.as_str()];
@@ -310,25 +327,6 @@ fn the_python_sdk_fills_a_form_through_nginx_across_two_replicas() {
         0
     );
 }
-
-/// Two callers with scoped tokens, and the server's own token (which replicas forward with).
-const CALLERS: &str = r#"
-token = "replica-secret-token"
-
-[[agents]]
-id = "forms"
-kind = "forms"
-
-[[scoped_tokens]]
-token = "alice-secret-token"
-agents = ["forms"]
-caller = "alice"
-
-[[scoped_tokens]]
-token = "bob-secret-token"
-agents = ["forms"]
-caller = "bob"
-"#;
 
 #[test]
 fn the_python_mcp_client_fills_a_form_through_nginx_across_two_replicas() {
@@ -346,7 +344,9 @@ fn the_python_mcp_client_fills_a_form_through_nginx_across_two_replicas() {
         return;
     };
     let dir = scratch_dir("replicas-mcp-nginx");
-    let config = support::write(&dir, "ferry.toml", CALLERS);
+    // Two callers with scoped tokens, and the server's own token, which replicas forward with.
+    let callers = format!("token = \"replica-secret-token\"\n{}", support::TWO_CALLERS);
+    let config = support::write(&dir, "ferry.toml", &callers);
     let port = support::balancer::Balancer::free_port();
     let mut extra: Vec<OsString> = vec![
         "--config".into(),
@@ -367,34 +367,25 @@ fn the_python_mcp_client_fills_a_form_through_nginx_across_two_replicas() {
     let (a, b) = (start(), start());
     let (at_a, at_b) = (a.bound_url(), b.bound_url());
     let balancer = support::balancer::Balancer::start(test, port, &[&at_a, &at_b]).expect("nginx");
-    let (out, timed_out) = output_with_timeout(
-        Command::new(&python)
-            .arg("interop/python/mcp_forms.py")
-            .args(["http", &format!("{}/mcp/forms", balancer.base_url)])
-            .args(["alice-secret-token", "--other-token", "bob-secret-token"])
-            .env("PYTHONUNBUFFERED", "1")
-            .env("TMPDIR", &tmp.0)
-            .current_dir(workspace_root()),
-        None,
-        Duration::from_secs(100),
+    let url = format!("{}/mcp/forms", balancer.base_url);
+    let args = [
+        "http",
+        &url,
+        "alice-secret-token",
+        "--other-token",
+        "bob-secret-token",
+    ];
+    let summary = run_driver(
+        &python,
+        "interop/python/mcp_forms.py",
+        &args,
+        &tmp,
+        [&a, &b],
     );
-    let stdout = text(&out.stdout);
-    let context = || {
-        format!(
-            "{stdout}\n{}\n---- A ----\n{}\n---- B ----\n{}",
-            text(&out.stderr),
-            a.output(),
-            b.output()
-        )
-    };
-    assert!(!timed_out && out.status.success(), "{}", context());
-    let summary = summary(&stdout).unwrap_or_else(|| panic!("no summary: {}", context()));
-    assert_eq!(summary["ok"], true, "{}", context());
     assert_eq!(
         summary["posted"],
         json!(["email", "first", "last", "password", "terms"]),
-        "{}",
-        context()
+        "{summary}"
     );
     let both = [at_a.as_str(), at_b.as_str()];
     let token = Some("replica-secret-token");

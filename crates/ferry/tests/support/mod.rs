@@ -790,3 +790,21 @@ pub(crate) fn spawn_lines(cmd: &mut Command) -> (Running, mpsc::Receiver<String>
     });
     (child, lines)
 }
+
+/// A server configuration of the MCP tests: the forms agent hosted as `forms`, and two
+/// callers, Alice and Bob, each with a token of their own.
+pub(crate) const TWO_CALLERS: &str = r#"
+[[agents]]
+id = "forms"
+kind = "forms"
+
+[[scoped_tokens]]
+token = "alice-secret-token"
+agents = ["forms"]
+caller = "alice"
+
+[[scoped_tokens]]
+token = "bob-secret-token"
+agents = ["forms"]
+caller = "bob"
+"#;
