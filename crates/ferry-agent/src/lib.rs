@@ -1,37 +1,4 @@
-//! The agent author's API: implement [`AgentExecutor`] and ferry serves it over A2A v1.0.
-//!
-//! Three roles, and nothing about HTTP, stores or browsers:
-//!
-//! - [`AgentExecutor`] is the one trait an agent implements: `execute` runs one turn of a task
-//!   (the first message, or a follow-up after `INPUT_REQUIRED`), `cancel` stops it.
-//! - [`RequestContext`] is what the turn is about: the incoming message, the task and context
-//!   ids, the task as it was before this turn, the activated extensions, and whatever typed
-//!   data the server's extensions hand the turn ([`TurnData`]).
-//! - [`EventSink`] is how the turn reports: `working`, `artifact`, `input_required`,
-//!   `complete`, `fail`, `reject`, or a single direct `message` instead of a task.
-//!
-//! ```
-//! use ferry_agent::{AgentDescription, AgentExecutor, AgentFuture, EventSink, RequestContext};
-//! use ferry_proto::{Artifact, Part};
-//!
-//! struct Shout;
-//!
-//! impl AgentExecutor for Shout {
-//!     fn describe(&self) -> AgentDescription {
-//!         AgentDescription::new("shout", "Answers in capitals")
-//!     }
-//!
-//!     fn execute(&self, ctx: RequestContext, events: EventSink) -> AgentFuture<'_> {
-//!         Box::pin(async move {
-//!             let text = ctx.message.text().to_uppercase();
-//!             events.artifact(Artifact::new("answer", "answer", vec![Part::text(text)]), false, true).await?;
-//!             events.complete(None).await?;
-//!             Ok(())
-//!         })
-//!     }
-//! }
-//! ```
-
+#![doc = include_str!("../README.md")]
 mod context;
 mod description;
 mod error;

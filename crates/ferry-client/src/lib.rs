@@ -1,15 +1,4 @@
-//! Call any A2A v1.0 agent.
-//!
-//! [`A2aClient::connect`] resolves the agent card from a base URL, picks the first interface
-//! whose binding it speaks (JSON-RPC, HTTP+JSON or gRPC; or the one you prefer) and calls it: every
-//! operation, `A2A-Version: 1.0` always, `A2A-Extensions` when asked, the interface's tenant on
-//! every call. Errors come back as one enum mapped by `ErrorInfo.reason` or JSON-RPC code, never
-//! by HTTP status alone. Transient failures are retried with backoff and `Retry-After`; a
-//! `SendMessage` only when it never reached the server. A dropped stream is resumed with
-//! `SubscribeToTask` and `Last-Event-ID`, so the caller sees one continuous stream.
-//! Every call runs in an `a2a.client` span, and its requests carry the W3C trace context
-//! (`traceparent`) when the program installed OpenTelemetry; nothing when it did not.
-
+#![doc = include_str!("../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod client;

@@ -1,5 +1,5 @@
 //! The tools: their names, descriptions and JSON schemas (what `tools/list` answers, and what
-//! the README documents), and how a call's arguments become a forms request.
+//! the book's "Over MCP" page documents), and how a call's arguments become a forms request.
 //!
 //! Arguments are read strictly: a key a tool does not take is an error naming it, as a
 //! misspelt key in an A2A request is (`"sumbit"` is never ignored).

@@ -1,4 +1,4 @@
-//! The shape of the house, checked (DESIGN.md "Crates and who may import whom", "Inside the
+//! The shape of the house, checked (docs/src/architecture.md "Crates and who may import whom", "Inside the
 //! server"): a crate that gains a dependency arrow the table does not allow fails here, and
 //! so does a module cycle inside ferry-server.
 
@@ -119,7 +119,7 @@ fn crates_depend_only_downwards() {
         for dep in normal_dependencies(&manifest) {
             assert!(
                 allowed.contains(&dep.as_str()),
-                "{name} depends on {dep}, which DESIGN.md's crate map does not allow"
+                "{name} depends on {dep}, which the crate map (docs/src/architecture.md) does not allow"
             );
         }
         checked += 1;
@@ -388,7 +388,7 @@ fn no_crate_has_a_module_cycle() {
 }
 
 /// ferry-server's layers, lowest first: each module may import its own layer and those below
-/// (DESIGN.md "Inside the server"). Modules not named here sit at the bottom with the core.
+/// (docs/src/architecture.md "Inside the server"). Modules not named here sit at the bottom with the core.
 const SERVER_LAYERS: &[(&str, usize)] = &[
     ("core", 0),
     ("edge", 1),

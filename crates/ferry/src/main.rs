@@ -24,7 +24,7 @@ use std::process::ExitCode;
 
 /// mimalloc instead of glibc malloc: the request path allocates and frees many small objects
 /// (tasks, events, evicted tasks); glibc's free and consolidation took a quarter of the CPU
-/// time under load (see the benchmark notes in README.md).
+/// time under load (see docs/src/benchmarks.md).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

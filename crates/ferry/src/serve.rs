@@ -25,11 +25,11 @@ pub(crate) enum AgentName {
 #[derive(Debug, Args)]
 pub(crate) struct ServeArgs {
     /// Which built-in agent to serve [default: forms]. A config file with `[[agents]]`
-    /// serves several instead (see README "Several agents on one server").
+    /// serves several instead (see the book, "Several agents on one server").
     #[arg(long, value_enum, conflicts_with_all = ["exec", "proxy"])]
     agent: Option<AgentName>,
     /// Serve a command as the agent: each turn runs it with the message's text on stdin and
-    /// streams its stdout back (no shell: the line is split into words; see README "Any
+    /// streams its stdout back (no shell: the line is split into words; see the book, "Any
     /// command as an agent").
     #[arg(long, value_name = "'CMD ARGS'", conflicts_with = "proxy")]
     exec: Option<String>,

@@ -7,7 +7,7 @@
 //! - over Streamable HTTP: the same against `ferry serve`'s `/mcp/forms`, with a bearer token
 //!   (a second caller's session sees none of the first one's profiles; a wrong token gets
 //!   401);
-//! - the tools and their schemas are exactly what README.md's "Over MCP" section lists;
+//! - the tools and their schemas are exactly what the book's "Over MCP" page (docs/src/forms/mcp.md) lists;
 //! - `ferry profile set|get|list|delete` over A2A: profiles are per token and survive a
 //!   restart on SQLite.
 //!
@@ -71,13 +71,16 @@ fn run_script(python: &Path, args: &[OsString], tmp: &Path, context: &dyn Fn() -
     summary
 }
 
-/// The tools as README.md's "Over MCP" section lists them: the JSON block between the
+/// The book's page on MCP, which lists the tools.
+const TOOLS_PAGE: &str = "docs/src/forms/mcp.md";
+
+/// The tools as the book's "Over MCP" page lists them: the JSON block between the
 /// `mcp-tools` markers.
 fn readme_tools() -> Value {
-    let readme = std::fs::read_to_string(workspace_root().join("README.md")).expect("README.md");
+    let readme = std::fs::read_to_string(workspace_root().join(TOOLS_PAGE)).expect(TOOLS_PAGE);
     let start = readme
         .find("<!-- mcp-tools:begin -->")
-        .expect("README.md has the mcp-tools block");
+        .expect("the page has the mcp-tools block");
     let end = readme
         .find("<!-- mcp-tools:end -->")
         .expect("the mcp-tools block ends");
@@ -87,7 +90,7 @@ fn readme_tools() -> Value {
         .nth(1)
         .and_then(|rest| rest.split("```").next())
         .expect("a json code block in the mcp-tools block");
-    serde_json::from_str(json).expect("the README's tools parse")
+    serde_json::from_str(json).expect("the page's tools parse")
 }
 
 /// Checks what both transports must have done.
@@ -97,7 +100,7 @@ fn check_summary(summary: &Value) {
     assert_eq!(
         summary["tools"],
         readme_tools(),
-        "the tools and their schemas differ from README.md's \"Over MCP\" list"
+        "the tools and their schemas differ from the list in {TOOLS_PAGE}"
     );
     for field in ["First name", "Last name", "Email"] {
         assert_eq!(summary["autofilled"][field], "profile:default", "{summary}");

@@ -1,6 +1,6 @@
 //! One turn of the forms agent on a session: open, inspect, fill, ask, submit.
 //!
-//! The lifecycle (`README.md`, "The forms agent"):
+//! The lifecycle (`docs/src/forms/index.md`):
 //! - inspect only → COMPLETED with the fields;
 //! - values given and something missing, ambiguous or invalid → INPUT_REQUIRED;
 //! - all good and `submit` → INPUT_REQUIRED asking for `{"confirm": true}` (or, with

@@ -1,7 +1,7 @@
 //! A real load balancer for the replica tests: Debian's nginx, round-robin over the given
 //! upstreams, on a loopback port of its own; stopped on drop.
 //!
-//! The configuration is `deploy/nginx/ferry.conf`, the file README "Running several replicas"
+//! The configuration is `deploy/nginx/ferry.conf`, the file the book's "Several replicas" chapter
 //! shows, with the test's addresses put in, inside a main file that puts every path nginx
 //! writes into a scratch directory.
 
