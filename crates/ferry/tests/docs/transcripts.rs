@@ -10,6 +10,9 @@
 //!   end of the block. A `ferry serve` without `--bind` gets a free port.
 //! - `<!-- checked: ARGS -->` first starts `ferry serve ARGS --bind 127.0.0.1:0`, which stands
 //!   for the page's `http://127.0.0.1:8765`.
+//! - `<!-- file: NAME -->` before a code block of the page makes that block the executable
+//!   file `NAME` in the directory the page's later transcripts run in (a script the page
+//!   shows, then serves with `--exec ./NAME`).
 //!
 //! What differs from run to run is matched, not compared: ids (UUIDs, 32 hex digits),
 //! timestamps and loopback ports. The first time the page shows such a value, the test learns
@@ -41,10 +44,12 @@ static VOLATILE: LazyLock<Regex> = LazyLock::new(|| {
     .expect("the pattern")
 });
 
-/// One checked block: where it is, the server it needs, and its lines.
+/// One checked block: where it is, the server it needs, the files the page made before it,
+/// and its lines.
 struct Block {
     place: String,
     serve: Option<String>,
+    files: Vec<(String, String)>,
     lines: Vec<String>,
 }
 
@@ -54,8 +59,20 @@ fn blocks(file: &Path, all: bool) -> Vec<Block> {
     let text = std::fs::read_to_string(file).expect("a page");
     let mut found = Vec::new();
     let mut marker: Option<Option<String>> = None;
+    let mut files: Vec<(String, String)> = Vec::new();
     let mut lines = text.lines().enumerate();
     while let Some((n, line)) = lines.next() {
+        if let Some(name) = line.strip_prefix("<!-- file:") {
+            let name = name.trim_end_matches("-->").trim().to_owned();
+            let _fence = lines.next();
+            let body: Vec<&str> = lines
+                .by_ref()
+                .map(|(_, l)| l)
+                .take_while(|l| l.trim() != "```")
+                .collect();
+            files.push((name, body.join("\n") + "\n"));
+            continue;
+        }
         if let Some(rest) = line.strip_prefix("<!-- checked") {
             let args = rest
                 .trim_end_matches("-->")
@@ -75,6 +92,7 @@ fn blocks(file: &Path, all: bool) -> Vec<Block> {
             found.push(Block {
                 place: format!("{}:{}", file.display(), n + 1),
                 serve: marker.take().flatten(),
+                files: files.clone(),
                 lines: body,
             });
         } else if !line.trim().is_empty() {
@@ -219,6 +237,12 @@ fn start(command: &str, dir: &Path, lines: usize) -> (Background, Vec<String>) {
 /// Runs one block; a description of the first difference, if any.
 fn run(block: &Block) -> Result<(), String> {
     let dir = support::scratch_dir("docs-transcript");
+    for (name, content) in &block.files {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join(name);
+        std::fs::write(&path, content).expect("a file of the page");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
     let mut learned = Learned::default();
     let mut servers = Vec::new();
     if let Some(args) = &block.serve {
