@@ -202,17 +202,8 @@ impl FormsAgent {
             });
         }
         let mut slot = self.pool.acquire(key).await?;
-        let opened = if slot.session.as_ref().is_some_and(crate::Session::is_alive) {
-            Ok(false)
-        } else {
-            progress.say("starting a browser session").await;
-            self.pool.ensure_session(key, &mut slot, endpoint).await
-        };
-        if let Err(e) = opened {
-            return Ok(Outcome::failure(
-                request,
-                format!("could not start a browser session: {e}"),
-            ));
+        if let Err(why) = self.open_session(key, &mut slot, endpoint, progress).await {
+            return Ok(Outcome::failure(request, why));
         }
         let Some(session) = slot.session.as_mut() else {
             return Ok(Outcome::failure(request, "no browser session".into()));
@@ -233,20 +224,8 @@ impl FormsAgent {
         let mut result = match result {
             Ok(result) => result,
             Err(e) => {
-                // The browser is gone or broken: the next message gets a fresh session.
-                let crashed = slot.session.as_ref().is_none_or(|s| !s.is_alive());
-                if let Some(session) = slot.session.take().filter(|_| crashed) {
-                    session.close().await;
-                }
-                self.pool.set_pending(key, None);
-                let message = if crashed {
-                    format!(
-                        "the browser session ended unexpectedly ({e}); send the request again to start a new session"
-                    )
-                } else {
-                    format!("the browser could not complete this step: {e}")
-                };
-                return Ok(Outcome::failure(request, message));
+                let why = self.browser_failed(key, &mut slot, &e).await;
+                return Ok(Outcome::failure(request, why));
             }
         };
         // A look at the open page (no URL, nothing to do) keeps the submit that waits.
@@ -270,6 +249,49 @@ impl FormsAgent {
             report: result.report,
             broken: false,
         })
+    }
+
+    /// The conversation's browser session, started (or started again) when it has none that
+    /// is alive; `Err` says why it could not be.
+    async fn open_session(
+        &self,
+        key: &ConversationKey,
+        slot: &mut crate::pool::SlotGuard,
+        endpoint: Option<&CdpEndpoint>,
+        progress: &turn::Progress,
+    ) -> Result<(), String> {
+        if slot.session.as_ref().is_some_and(crate::Session::is_alive) {
+            return Ok(());
+        }
+        progress.say("starting a browser session").await;
+        self.pool
+            .ensure_session(key, slot, endpoint)
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("could not start a browser session: {e}"))
+    }
+
+    /// After a turn the browser could not complete: a browser that is gone (crashed, killed,
+    /// disconnected) is closed, so the next message gets a fresh session, and the pending
+    /// submit is dropped. What the caller is told.
+    async fn browser_failed(
+        &self,
+        key: &ConversationKey,
+        slot: &mut crate::pool::SlotGuard,
+        error: &ferry_browser::BrowserError,
+    ) -> String {
+        let crashed = slot.session.as_ref().is_none_or(|s| !s.is_alive());
+        if let Some(session) = slot.session.take().filter(|_| crashed) {
+            session.close().await;
+        }
+        self.pool.set_pending(key, None);
+        if crashed {
+            format!(
+                "the browser session ended unexpectedly ({error}); send the request again to start a new session"
+            )
+        } else {
+            format!("the browser could not complete this step: {error}")
+        }
     }
 
     /// What `auto` fills from: the conversation's notes and the caller's profile (`name`,

@@ -247,60 +247,35 @@ impl FormReport {
             .collect()
     }
 
-    /// The compact text form (the `result` artifact).
+    /// The compact text form (the `result` artifact): the page and its forms, the fields
+    /// one per line, the lists of what happened, then the outcome of a submit.
     pub(crate) fn to_text(&self) -> String {
         let mut out = String::new();
-        let title = if self.title.is_empty() {
-            "(untitled)"
-        } else {
-            &self.title
-        };
-        let _ = writeln!(out, "{title} <{}>", self.url);
+        let _ = writeln!(out, "{} <{}>", untitled(&self.title), self.url);
         if self.forms.is_empty() && self.fields.is_empty() {
             let _ = writeln!(out, "No form found on this page.");
         }
         for form in &self.forms {
-            let _ = write!(
-                out,
-                "form {}: {} {} ({} fields",
-                form.index,
-                form.method.to_uppercase(),
-                form.action,
-                form.fields
-            );
-            if let Some(frame) = &form.frame {
-                let _ = write!(out, ", in frame {frame}");
-            }
-            let _ = writeln!(out, ")");
+            write_form(&mut out, form);
         }
         for field in &self.fields {
-            let _ = write!(
-                out,
-                "  {} {} [{}]",
-                if field.required { "*" } else { "-" },
-                field.label,
-                field.kind
-            );
-            match &field.value {
-                FieldValue::Text(t) if !t.is_empty() => {
-                    let _ = write!(out, " = {t}");
-                }
-                FieldValue::Bool(b) => {
-                    let _ = write!(out, " = {}", if *b { "checked" } else { "unchecked" });
-                }
-                FieldValue::List(items) if !items.is_empty() => {
-                    let _ = write!(out, " = {}", items.join(", "));
-                }
-                _ => {}
-            }
-            if !field.options.is_empty() {
-                let _ = write!(out, " options: {}", field.options.join(" | "));
-            }
-            if let Some(error) = &field.error {
-                let _ = write!(out, " ! {error}");
-            }
-            out.push('\n');
+            write_field(&mut out, field);
         }
+        self.write_lists(&mut out);
+        if self.pending_submit {
+            let _ = writeln!(
+                out,
+                "Ready to submit: reply {{\"confirm\": true}} to submit."
+            );
+        }
+        if let Some(outcome) = &self.outcome {
+            write_outcome(&mut out, outcome);
+        }
+        out
+    }
+
+    /// The report's lists, one line each, those that are empty left out.
+    fn write_lists(&self, out: &mut String) {
         let list = |out: &mut String, name: &str, items: &[String]| {
             if !items.is_empty() {
                 let _ = writeln!(out, "{name}: {}", items.join(", "));
@@ -317,23 +292,23 @@ impl FormReport {
                 }
             })
             .collect();
-        list(&mut out, "Filled", &filled);
+        list(out, "Filled", &filled);
         let autofilled: Vec<String> = self
             .autofilled
             .iter()
             .map(|(field, from)| format!("{field} ← {from}"))
             .collect();
-        list(&mut out, "Auto-filled", &autofilled);
-        list(&mut out, "Missing", &self.missing);
-        list(&mut out, "Unmatched", &self.unmatched);
+        list(out, "Auto-filled", &autofilled);
+        list(out, "Missing", &self.missing);
+        list(out, "Unmatched", &self.unmatched);
         let ambiguous: Vec<String> = self
             .ambiguous
             .iter()
             .map(|a| format!("{} ({})", a.key, a.candidates.join(" | ")))
             .collect();
-        list(&mut out, "Ambiguous", &ambiguous);
-        list(&mut out, "Field errors", &self.field_error_lines());
-        list(&mut out, "Form errors", &self.form_errors);
+        list(out, "Ambiguous", &ambiguous);
+        list(out, "Field errors", &self.field_error_lines());
+        list(out, "Form errors", &self.form_errors);
         let mut blocked: Vec<String> = self
             .blocked
             .iter()
@@ -342,35 +317,76 @@ impl FormReport {
         if self.blocked_more > 0 {
             blocked.push(format!("… and {} more", self.blocked_more));
         }
-        list(&mut out, "Blocked", &blocked);
-        list(&mut out, "Warnings", &self.warnings);
-        if self.pending_submit {
-            let _ = writeln!(
-                out,
-                "Ready to submit: reply {{\"confirm\": true}} to submit."
-            );
+        list(out, "Blocked", &blocked);
+        list(out, "Warnings", &self.warnings);
+    }
+}
+
+/// A title, or "(untitled)".
+fn untitled(title: &str) -> &str {
+    if title.is_empty() {
+        "(untitled)"
+    } else {
+        title
+    }
+}
+
+/// `form N: METHOD action (K fields[, in frame F])`.
+fn write_form(out: &mut String, form: &FormSummary) {
+    let _ = write!(
+        out,
+        "form {}: {} {} ({} fields",
+        form.index,
+        form.method.to_uppercase(),
+        form.action,
+        form.fields
+    );
+    if let Some(frame) = &form.frame {
+        let _ = write!(out, ", in frame {frame}");
+    }
+    let _ = writeln!(out, ")");
+}
+
+/// `  * Label [kind] = value options: … ! error`.
+fn write_field(out: &mut String, field: &FieldSummary) {
+    let required = if field.required { "*" } else { "-" };
+    let _ = write!(out, "  {required} {} [{}]", field.label, field.kind);
+    match &field.value {
+        FieldValue::Text(t) if !t.is_empty() => {
+            let _ = write!(out, " = {t}");
         }
-        if let Some(outcome) = &self.outcome {
-            let _ = writeln!(
-                out,
-                "{} → {} <{}>",
-                match outcome.sent {
-                    Sent::None => "Not sent (the form's data did not leave the browser)",
-                    Sent::Script => "Sent by a page script",
-                    Sent::Navigation => "Submitted",
-                },
-                if outcome.title.is_empty() {
-                    "(untitled)"
-                } else {
-                    &outcome.title
-                },
-                outcome.url
-            );
-            if !outcome.text.is_empty() {
-                let _ = writeln!(out, "Page says: {}", outcome.text);
-            }
+        FieldValue::Bool(b) => {
+            let _ = write!(out, " = {}", if *b { "checked" } else { "unchecked" });
         }
-        out
+        FieldValue::List(items) if !items.is_empty() => {
+            let _ = write!(out, " = {}", items.join(", "));
+        }
+        _ => {}
+    }
+    if !field.options.is_empty() {
+        let _ = write!(out, " options: {}", field.options.join(" | "));
+    }
+    if let Some(error) = &field.error {
+        let _ = write!(out, " ! {error}");
+    }
+    out.push('\n');
+}
+
+/// How a submit went, and what the page says after it.
+fn write_outcome(out: &mut String, outcome: &Outcome) {
+    let how = match outcome.sent {
+        Sent::None => "Not sent (the form's data did not leave the browser)",
+        Sent::Script => "Sent by a page script",
+        Sent::Navigation => "Submitted",
+    };
+    let _ = writeln!(
+        out,
+        "{how} → {} <{}>",
+        untitled(&outcome.title),
+        outcome.url
+    );
+    if !outcome.text.is_empty() {
+        let _ = writeln!(out, "Page says: {}", outcome.text);
     }
 }
 

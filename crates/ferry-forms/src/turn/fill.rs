@@ -26,7 +26,11 @@ pub(super) struct Filling {
     pub inspection: Inspection,
 }
 
-/// Fills the chosen assignments and inspects the page again.
+/// Values to set through the page's setters, per frame: (field reference, value, key).
+type PerFrame = BTreeMap<usize, Vec<(u32, serde_json::Value, String)>>;
+
+/// Fills the chosen assignments and inspects the page again: plan the values per frame
+/// (files and dates in parts are settled here), set them, read the page back.
 pub(super) async fn fill_values(
     session: &Session,
     config: &FormsConfig,
@@ -39,86 +43,18 @@ pub(super) async fn fill_values(
     let mut fill_errors: BTreeMap<String, String> = BTreeMap::new();
     let mut assigned_fields: Vec<(String, FieldAt)> = Vec::new();
     if !chosen.matching.assigned.is_empty() {
-        progress
-            .say(&format!(
-                "filling {} field(s)",
-                chosen.matching.assigned.len()
-            ))
-            .await;
-        let values: BTreeMap<&str, &RequestedValue> = request
-            .values
-            .iter()
-            .map(|(k, v)| (k.as_str(), v))
-            .collect();
-        let mut per_frame: BTreeMap<usize, Vec<(u32, serde_json::Value, String)>> = BTreeMap::new();
-        for assignment in &chosen.matching.assigned {
-            let at = chosen.places[assignment.field];
-            let Some(field) = inspection.field(at) else {
-                continue;
-            };
-            let Some(value) = values.get(assignment.key.as_str()) else {
-                continue;
-            };
-            assigned_fields.push((assignment.key.clone(), at));
-            filled.push(Filled {
-                key: assignment.key.clone(),
-                field: display_label(field),
-            });
-            if field.kind == "file" {
-                if let Err(e) = fill_files(config, &inspection, at, field, value).await {
-                    fill_errors.insert(assignment.key.clone(), e);
-                }
-                continue;
-            }
-            let value = if field.kind == "date-parts" {
-                // One value for several controls: split here, refused whole if it does not fit.
-                match date_value(value, &field.parts) {
-                    Ok(parts) => parts,
-                    Err(e) => {
-                        fill_errors.insert(assignment.key.clone(), e);
-                        continue;
-                    }
-                }
-            } else {
-                value.to_json()
-            };
-            per_frame.entry(at.frame).or_default().push((
-                field.reference,
-                value,
-                assignment.key.clone(),
-            ));
-        }
-        for (frame, list) in per_frame {
-            let refs: Vec<(u32, serde_json::Value)> =
-                list.iter().map(|(r, v, _)| (*r, v.clone())).collect();
-            let outcomes = inspection.fill(frame, &refs).await?;
-            for ((reference, value, key), outcome) in list.iter().zip(outcomes) {
-                let outcome = if outcome.combobox {
-                    pick_from_combobox(&inspection, frame, *reference, value).await?
-                } else {
-                    retry_by_typing(&inspection, frame, *reference, value, outcome).await?
-                };
-                if let Some(error) = outcome.error.filter(|_| !outcome.ok) {
-                    fill_errors.insert(key.clone(), error);
-                }
-            }
-        }
+        let count = chosen.matching.assigned.len();
+        progress.say(&format!("filling {count} field(s)")).await;
+        let mut work = Work {
+            filled: &mut filled,
+            fill_errors: &mut fill_errors,
+            assigned_fields: &mut assigned_fields,
+        };
+        let per_frame = work.plan(config, request, chosen, &inspection).await;
+        set_values(&inspection, per_frame, work.fill_errors).await?;
         tokio::time::sleep(config.settle).await;
-        let before = inspection;
-        inspection = Inspection::take(session.page()).await?;
-        // An error text the page showed before this fill (left over from an earlier
-        // submit) says nothing about the new value.
-        for (_, at) in &assigned_fields {
-            let old = before.field(*at).and_then(|f| f.error.clone());
-            if let Some(field) = inspection.field_mut(*at)
-                && old.is_some()
-                && field.error == old
-            {
-                field.error = None;
-            }
-        }
+        inspection = read_back(session, inspection, &assigned_fields).await?;
     }
-
     let emptied = emptied_after_fill(request, &inspection, &assigned_fields, &fill_errors);
     fill_errors.extend(emptied);
     // `filled` names the fields that hold their value now, and no other.
@@ -129,6 +65,112 @@ pub(super) async fn fill_values(
         assigned_fields,
         inspection,
     })
+}
+
+/// What the fill is noting as it goes.
+struct Work<'w> {
+    filled: &'w mut Vec<Filled>,
+    fill_errors: &'w mut BTreeMap<String, String>,
+    assigned_fields: &'w mut Vec<(String, FieldAt)>,
+}
+
+impl Work<'_> {
+    /// Notes each assignment, uploads files at once, splits dates into their parts (refused
+    /// whole when they do not fit), and returns the values the page's setters take.
+    async fn plan(
+        &mut self,
+        config: &FormsConfig,
+        request: &FormRequest,
+        chosen: &Chosen,
+        inspection: &Inspection,
+    ) -> PerFrame {
+        let values: BTreeMap<&str, &RequestedValue> = request
+            .values
+            .iter()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect();
+        let mut per_frame = PerFrame::new();
+        for assignment in &chosen.matching.assigned {
+            let at = chosen.places[assignment.field];
+            let (Some(field), Some(value)) =
+                (inspection.field(at), values.get(assignment.key.as_str()))
+            else {
+                continue;
+            };
+            let key = assignment.key.clone();
+            self.assigned_fields.push((key.clone(), at));
+            self.filled.push(Filled {
+                key: key.clone(),
+                field: display_label(field),
+            });
+            let value = match field.kind.as_str() {
+                "file" => {
+                    if let Err(e) = fill_files(config, inspection, at, field, value).await {
+                        self.fill_errors.insert(key, e);
+                    }
+                    continue;
+                }
+                "date-parts" => match date_value(value, &field.parts) {
+                    Ok(parts) => parts,
+                    Err(e) => {
+                        self.fill_errors.insert(key, e);
+                        continue;
+                    }
+                },
+                _ => value.to_json(),
+            };
+            per_frame
+                .entry(at.frame)
+                .or_default()
+                .push((field.reference, value, key));
+        }
+        per_frame
+    }
+}
+
+/// Sets the values frame by frame; a combobox is picked from, an input that ignored the
+/// setter is typed into. Why a value did not go in is noted per key.
+async fn set_values(
+    inspection: &Inspection,
+    per_frame: PerFrame,
+    fill_errors: &mut BTreeMap<String, String>,
+) -> Result<(), BrowserError> {
+    for (frame, list) in per_frame {
+        let refs: Vec<(u32, serde_json::Value)> =
+            list.iter().map(|(r, v, _)| (*r, v.clone())).collect();
+        let outcomes = inspection.fill(frame, &refs).await?;
+        for ((reference, value, key), outcome) in list.iter().zip(outcomes) {
+            let outcome = if outcome.combobox {
+                pick_from_combobox(inspection, frame, *reference, value).await?
+            } else {
+                retry_by_typing(inspection, frame, *reference, value, outcome).await?
+            };
+            if let Some(error) = outcome.error.filter(|_| !outcome.ok) {
+                fill_errors.insert(key.clone(), error);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The page after the fill. An error text the page showed before the fill (left over from
+/// an earlier submit) says nothing about the new value, so it is dropped.
+async fn read_back(
+    session: &Session,
+    before: Inspection,
+    assigned_fields: &[(String, FieldAt)],
+) -> Result<Inspection, BrowserError> {
+    let mut inspection = Inspection::take(session.page()).await?;
+    for (_, at) in assigned_fields {
+        let old = before.field(*at).and_then(|f| f.error.clone());
+        if let Some(field) = inspection.field_mut(*at)
+            && old.is_some()
+            && field.error == old
+        {
+            field.error = None;
+        }
+    }
+    Ok(inspection)
 }
 
 /// Keys whose field took a value and is empty after the page settled (a script cleared it on

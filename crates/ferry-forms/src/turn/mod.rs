@@ -18,14 +18,18 @@
 //! continues toward it (asks for the confirmation once the form is ready). Only the task that
 //! holds a pending submit may confirm it.
 //!
-//! [`run`] is the lifecycle; `scope` decides which form the values belong to and what is
-//! still missing, `fill` puts the values in, `confirm` judges a bare confirmation, `submit`
-//! submits and judges the result, and `reporting` builds the report's common part and reads
-//! the proxy's refusals.
+//! [`run`] is the lifecycle as a pipeline of steps, each a function with one job that either
+//! hands the next step its value or ends the turn: `page` opens and inspects the page, then
+//! the form is selected, then a bare confirmation goes to `confirm` (which judges it), a look
+//! is answered, or the values are matched and filled (`scope` decides which form they belong
+//! to and what is still missing, `fill` puts them in) and the outcome decided: ask, submit
+//! (`submit` submits and judges the result) or show the form ready. `reporting` builds the
+//! report's common part and reads the proxy's refusals.
 
 pub(crate) mod auto;
 mod confirm;
 mod fill;
+mod page;
 mod reporting;
 mod scope;
 mod submit;
@@ -39,7 +43,8 @@ use crate::session::Session;
 use crate::shown::ShownForm;
 use ferry_browser::BrowserError;
 use fill::Filling;
-use reporting::{blocked, blocked_more, blocked_reason, build_report, refuse_host};
+use page::{Step, Visit};
+use reporting::build_report;
 use scope::{Scope, choose_scope, field_error, missing, unsent_warnings};
 use submit::{SubmitTarget, submit};
 
@@ -110,6 +115,18 @@ pub(crate) async fn run(
     Ok(result)
 }
 
+/// Ends the turn with a step's result when the step ended it.
+macro_rules! step {
+    ($step:expr) => {
+        match $step {
+            Ok(value) => value,
+            Err(done) => return Ok(*done),
+        }
+    };
+}
+
+/// The turn, step by step: page, inspection, the form, then a confirmation, a look, or a
+/// fill and what follows from it. Each step ends the turn when it can go no further.
 async fn run_turn(
     session: &mut Session,
     input: TurnInput<'_>,
@@ -123,196 +140,195 @@ async fn run_turn(
         progress,
         auto,
     } = input;
-    let mark = session.blocked_mark();
-    let mut warnings = Vec::new();
+    let mut visit = Visit::new(session);
+    step!(visit.open(config, request, progress).await?);
+    let inspection = step!(visit.inspect(request, progress).await?);
+    let selected = step!(select_form(&mut visit, &inspection, request).await?);
 
-    // 1. The page.
-    if let Some(url) = &request.url {
-        if let Some(refused) = refuse_host(config, url) {
-            return Ok(failed(session, mark, refused, warnings));
-        }
-        // The same URL again continues on the open page, unless the page has moved on since
-        // it was opened (a submit went to its result page): then the form is opened again.
-        let here = session.page().evaluate("location.href").await.ok();
-        let moved = session.landed_url.is_none()
-            || here.as_ref().and_then(|h| h.as_str()) != session.landed_url.as_deref();
-        if session.requested_url.as_ref() != Some(url) || moved {
-            progress.say(&format!("opening {url}")).await;
-            let navigation = session
-                .page()
-                .navigate(url.as_str(), config.navigation_timeout)
-                .await;
-            session.requested_url = Some(url.clone());
-            match navigation {
-                Ok(()) => {}
-                Err(BrowserError::LoadTimeout { after, .. }) => {
-                    let _ = session.page().stop_loading().await;
-                    warnings.push(format!(
-                        "the page did not finish loading within {} s; inspected what had loaded",
-                        after.as_secs()
-                    ));
-                }
-                Err(BrowserError::NavigationFailed { error_text, .. }) => {
-                    let why = blocked_reason(session, mark, url)
-                        .unwrap_or_else(|| format!("could not open {url}: {error_text}"));
-                    session.requested_url = None;
-                    return Ok(failed(session, mark, why, warnings));
-                }
-                Err(e) => return Err(e),
-            }
-            if let Some(why) = blocked_reason(session, mark, url) {
-                session.requested_url = None;
-                return Ok(failed(session, mark, why, warnings));
-            }
-        }
-    } else if session.requested_url.is_none() {
-        return Ok(no_page_yet());
-    }
-
-    progress.say("inspecting the form").await;
-    let inspection = Inspection::take(session.page()).await?;
-    if request.url.is_some() {
-        // Where the page is now: a later turn with the same URL continues here.
-        session.landed_url = inspection.main().map(|m| m.url.clone());
-    }
-    // A redirect may have ended on a host the proxy refused (its 403 page is not the form).
-    if let Some(landed) = inspection.main().and_then(|m| url::Url::parse(&m.url).ok())
-        && let Some(why) = blocked_reason(session, mark, &landed)
-    {
-        session.requested_url = None;
-        return Ok(failed(session, mark, why, warnings));
-    }
-    if inspection.main().is_some_and(|m| m.fields.is_empty()) && inspection.frames().len() == 1 {
-        // A page that never finished loading and shows nothing is a failure, not a form.
-        if !warnings.is_empty() {
-            let why = warnings.remove(0);
-            return Ok(failed(session, mark, why, warnings));
-        }
-    }
-
-    if let Some(status) = inspection
-        .main()
-        .and_then(|m| m.http_status)
-        .filter(|s| *s >= 400)
-        && request.url.is_some()
-    {
-        let empty = inspection.forms().is_empty();
-        let url = inspection.main().map(|m| m.url.clone()).unwrap_or_default();
-        if empty {
-            return Ok(failed(
-                session,
-                mark,
-                format!("{url} answered HTTP {status} and shows no form"),
-                warnings,
-            ));
-        }
-        warnings.push(format!("the page answered HTTP {status}"));
-    }
-
-    // 2. Which form.
-    let selected = match &request.form {
-        None => None,
-        Some(FormSelector::Index(n)) => {
-            if *n < inspection.forms().len() {
-                Some(*n)
-            } else {
-                let count = inspection.forms().len();
-                let report = build_report(session, mark, &inspection, &Scope::All, warnings);
-                return Ok(ask(
-                    format!("There is no form {n}: the page has {count} form(s), numbered from 0."),
-                    report,
-                ));
-            }
-        }
-        Some(FormSelector::Css(selector)) => match inspection.form_by_selector(selector).await? {
-            Some(n) => Some(n),
-            None => {
-                let report = build_report(session, mark, &inspection, &Scope::All, warnings);
-                return Ok(ask(
-                    format!("No form matches the selector {selector:?}."),
-                    report,
-                ));
-            }
-        },
-    };
-
-    // 3. A confirmation alone approves the submit shown ready on this task, as it was shown.
+    // A confirmation alone approves the submit shown ready on this task, as it was shown.
     if request.confirm && request.values.is_empty() && request.submit != Some(true) {
         let confirmation = confirm::Confirmation {
-            mark,
+            mark: visit.mark,
             pending,
             task_id,
-            warnings,
+            warnings: visit.warnings,
         };
-        return confirm::confirm(session, config, inspection, confirmation, progress).await;
+        return confirm::confirm(visit.session, config, inspection, confirmation, progress).await;
     }
-    // The task's intent: what it said now, else a submit it asked for earlier.
-    let own_pending = pending.as_ref().filter(|p| p.task_id == task_id);
-    let wants_submit = request.submit.unwrap_or(own_pending.is_some());
-
-    // 4. Inspect only.
     if request.is_inspect_only() {
-        let scope = selected.map_or(Scope::All, Scope::Form);
-        let report = build_report(session, mark, &inspection, &scope, warnings);
-        let message = format!(
-            "Inspected {}: {} form(s), {} field(s).",
-            report.url,
-            report.forms.len(),
-            report.fields.len()
-        );
-        return Ok(TurnResult {
-            learned: Vec::new(),
-            verdict: Verdict::Completed,
-            message,
-            report,
-            pending: None,
-        });
+        return Ok(inspected(&mut visit, &inspection, selected));
     }
+    let intent = Intent::of(request, task_id, pending.as_ref(), selected);
+    let filled = step!(
+        fill_form(
+            &mut visit, config, request, &intent, auto, inspection, progress
+        )
+        .await?
+    );
+    *learned = filled.learned;
+    let decision = Decision {
+        config,
+        request,
+        task_id,
+        intent: &intent,
+        progress,
+    };
+    decision
+        .after_fill(visit, filled.inspection, filled.scope, filled.report)
+        .await
+}
 
-    // 5. Match and fill (on the form of the task's pending submit, unless told otherwise).
-    let selected = selected.or_else(|| own_pending.filter(|_| wants_submit).map(|p| p.form));
+/// Step 3: the form the request names (`"form": N` or a CSS selector), if it names one.
+async fn select_form(
+    visit: &mut Visit<'_>,
+    inspection: &Inspection,
+    request: &FormRequest,
+) -> Result<Step<Option<usize>>, BrowserError> {
+    let not_found = |visit: &mut Visit<'_>, message: String| {
+        let warnings = std::mem::take(&mut visit.warnings);
+        let report = build_report(visit.session, visit.mark, inspection, &Scope::All, warnings);
+        Err(Box::new(ask(message, report)))
+    };
+    Ok(match &request.form {
+        None => Ok(None),
+        Some(FormSelector::Index(n)) if *n < inspection.forms().len() => Ok(Some(*n)),
+        Some(FormSelector::Index(n)) => {
+            let count = inspection.forms().len();
+            not_found(
+                visit,
+                format!("There is no form {n}: the page has {count} form(s), numbered from 0."),
+            )
+        }
+        Some(FormSelector::Css(selector)) => match inspection.form_by_selector(selector).await? {
+            Some(n) => Ok(Some(n)),
+            None => not_found(visit, format!("No form matches the selector {selector:?}.")),
+        },
+    })
+}
+
+/// The answer to a request that only looks: the page's forms and fields.
+fn inspected(
+    visit: &mut Visit<'_>,
+    inspection: &Inspection,
+    selected: Option<usize>,
+) -> TurnResult {
+    let scope = selected.map_or(Scope::All, Scope::Form);
+    let warnings = std::mem::take(&mut visit.warnings);
+    let report = build_report(visit.session, visit.mark, inspection, &scope, warnings);
+    let message = format!(
+        "Inspected {}: {} form(s), {} field(s).",
+        report.url,
+        report.forms.len(),
+        report.fields.len()
+    );
+    TurnResult {
+        learned: Vec::new(),
+        verdict: Verdict::Completed,
+        message,
+        report,
+        pending: None,
+    }
+}
+
+/// What the task wants of this turn besides the values: a submit (said now, or asked for
+/// earlier on this task and still waiting), and the form it named.
+struct Intent<'p> {
+    /// Whether the turn ends in a submit (or in asking for its confirmation).
+    wants_submit: bool,
+    /// The form named by the request, else the one of the task's pending submit.
+    selected: Option<usize>,
+    /// The conversation's pending submit, whichever task holds it.
+    pending: Option<&'p PendingSubmit>,
+}
+
+impl<'p> Intent<'p> {
+    fn of(
+        request: &FormRequest,
+        task_id: &str,
+        pending: Option<&'p PendingSubmit>,
+        selected: Option<usize>,
+    ) -> Self {
+        let own_pending = pending.filter(|p| p.task_id == task_id);
+        let wants_submit = request.submit.unwrap_or(own_pending.is_some());
+        let selected = selected.or_else(|| own_pending.filter(|_| wants_submit).map(|p| p.form));
+        Self {
+            wants_submit,
+            selected,
+            pending,
+        }
+    }
+}
+
+/// What a fill leaves: the page as read back, the form filled, the report, and what the
+/// conversation learned.
+struct Filled {
+    inspection: Inspection,
+    scope: Scope,
+    report: FormReport,
+    learned: Vec<(String, String)>,
+}
+
+/// Step 4: matches the values (and `auto`'s) to fields, fills them, reads them back, and
+/// reports what is filled, unmatched, ambiguous, invalid and missing. Ends the turn when
+/// the values fit several forms equally well.
+async fn fill_form(
+    visit: &mut Visit<'_>,
+    config: &FormsConfig,
+    request: &FormRequest,
+    intent: &Intent<'_>,
+    auto: Option<&auto::AutoSources>,
+    inspection: Inspection,
+    progress: &Progress,
+) -> Result<Step<Filled>, BrowserError> {
     // Auto alone names no field to choose a form by: the form it would fill most of.
-    let selected = match (selected, auto) {
+    let selected = match (intent.selected, auto) {
         (None, Some(sources)) if request.values.is_empty() => {
             auto::best_form(&inspection, &inspection.form_places(), sources)
         }
         (selected, _) => selected,
     };
     let keys: Vec<&str> = request.values.iter().map(|(k, _)| k.as_str()).collect();
-    let chosen = match choose_scope(&inspection, selected, &keys, pending.as_ref()) {
+    let mut chosen = match choose_scope(&inspection, selected, &keys, intent.pending) {
         Ok(chosen) => chosen,
         Err(forms) => {
-            let report = build_report(session, mark, &inspection, &Scope::All, warnings);
-            return Ok(ask(
-                format!(
-                    "These values fit several forms equally well ({}); add \"form\": N to say which.",
-                    forms
-                        .iter()
-                        .map(|f| format!("form {f}"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-                report,
-            ));
+            let warnings = std::mem::take(&mut visit.warnings);
+            let report = build_report(
+                visit.session,
+                visit.mark,
+                &inspection,
+                &Scope::All,
+                warnings,
+            );
+            let forms: Vec<String> = forms.iter().map(|f| format!("form {f}")).collect();
+            let message = format!(
+                "These values fit several forms equally well ({}); add \"form\": N to say which.",
+                forms.join(", ")
+            );
+            return Ok(Err(Box::new(ask(message, report))));
         }
     };
-    let mut chosen = chosen;
     let (request, autofilled) = match auto {
         Some(sources) => auto::apply(&inspection, &mut chosen, sources, request),
         None => (request.clone(), Default::default()),
     };
-    let request = &request;
     let Filling {
         filled,
         fill_errors,
         assigned_fields,
         inspection,
-    } = fill::fill_values(session, config, request, &chosen, inspection, progress).await?;
-
-    // 6. What is still needed.
+    } = fill::fill_values(
+        visit.session,
+        config,
+        &request,
+        &chosen,
+        inspection,
+        progress,
+    )
+    .await?;
     let scope = chosen.scope;
+    let mut warnings = std::mem::take(&mut visit.warnings);
     warnings.extend(unsent_warnings(&inspection, &scope, &assigned_fields));
-    let mut report = build_report(session, mark, &inspection, &scope, warnings);
+    let mut report = build_report(visit.session, visit.mark, &inspection, &scope, warnings);
     report.filled = filled;
     report.unmatched = chosen.matching.unmatched.clone();
     report.ambiguous = chosen
@@ -327,52 +343,88 @@ async fn run_turn(
     report.missing = missing(&inspection, &scope);
     let mut field_errors = fill_errors;
     for (key, at) in &assigned_fields {
-        if field_errors.contains_key(key) {
-            continue;
-        }
-        if let Some(error) = inspection.field(*at).and_then(field_error) {
+        if !field_errors.contains_key(key)
+            && let Some(error) = inspection.field(*at).and_then(field_error)
+        {
             field_errors.insert(key.clone(), error);
         }
     }
     // What the caller gave is noted; what auto took from the notes or the profile is there
     // already.
-    *learned = auto::learned(&inspection, &assigned_fields, |key| {
+    let learned = auto::learned(&inspection, &assigned_fields, |key| {
         field_errors.contains_key(key) || autofilled.contains_key(key)
     });
     report.field_errors = field_errors;
     report.autofilled = autofilled;
+    Ok(Ok(Filled {
+        inspection,
+        scope,
+        report,
+        learned,
+    }))
+}
 
-    let form = match scope {
-        Scope::Form(form) => Some(form),
-        Scope::Outside | Scope::All => None,
-    };
-    if report.needs_input() {
-        let mut message = needs_message(&report);
-        // The submit asked for waits for these answers; it is not forgotten.
-        let pending = form.filter(|_| wants_submit).map(|form| PendingSubmit {
-            task_id: task_id.to_owned(),
-            form,
-            shown_ready: None,
-        });
-        if pending.is_some() {
-            message.push_str(" The submit you asked for follows once they are in (send \"submit\": false to drop it).");
+/// Step 5, after a fill: ask for what is still needed (keeping the submit asked for), submit
+/// (auto-submit, or a confirmation sent with the values), show the form ready and ask for
+/// the confirmation, or report the fill alone.
+struct Decision<'a> {
+    config: &'a FormsConfig,
+    request: &'a FormRequest,
+    task_id: &'a str,
+    intent: &'a Intent<'a>,
+    progress: &'a Progress,
+}
+
+impl Decision<'_> {
+    async fn after_fill(
+        &self,
+        visit: Visit<'_>,
+        inspection: Inspection,
+        scope: Scope,
+        mut report: FormReport,
+    ) -> Result<TurnResult, BrowserError> {
+        let form = match scope {
+            Scope::Form(form) => Some(form),
+            Scope::Outside | Scope::All => None,
+        };
+        if report.needs_input() {
+            return Ok(self.still_needed(form, report));
         }
-        return Ok(TurnResult {
-            learned: Vec::new(),
-            pending,
-            ..ask(message, report)
-        });
-    }
-    if wants_submit || request.confirm {
+        if !self.intent.wants_submit && !self.request.confirm {
+            let message = format!(
+                "Filled {} field(s); not submitted (send \"submit\": true to submit).",
+                report.filled.len()
+            );
+            return Ok(TurnResult {
+                learned: Vec::new(),
+                verdict: Verdict::Completed,
+                message,
+                report,
+                pending: None,
+            });
+        }
         let Some(form) = form else {
             return Ok(ask(
                 "These fields are not inside a form, so there is nothing to submit.".into(),
                 report,
             ));
         };
-        if config.auto_submit || request.confirm {
-            let target = SubmitTarget { form, task_id };
-            return submit(session, config, mark, inspection, target, report, progress).await;
+        if self.config.auto_submit || self.request.confirm {
+            let target = SubmitTarget {
+                form,
+                task_id: self.task_id,
+            };
+            let (session, mark) = (visit.session, visit.mark);
+            return submit(
+                session,
+                self.config,
+                mark,
+                inspection,
+                target,
+                report,
+                self.progress,
+            )
+            .await;
         }
         report.pending_submit = true;
         let mut message = format!(
@@ -384,44 +436,38 @@ async fn run_turn(
                 report.unmatched.join(", ")
             ));
         }
-        return Ok(TurnResult {
+        Ok(TurnResult {
             learned: Vec::new(),
             verdict: Verdict::InputRequired,
             message,
             report,
             pending: Some(PendingSubmit {
-                task_id: task_id.to_owned(),
+                task_id: self.task_id.to_owned(),
                 form,
                 shown_ready: Some(ShownForm::of(&inspection, form)),
             }),
-        });
+        })
     }
-    let message = format!(
-        "Filled {} field(s); not submitted (send \"submit\": true to submit).",
-        report.filled.len()
-    );
-    Ok(TurnResult {
-        learned: Vec::new(),
-        verdict: Verdict::Completed,
-        message,
-        report,
-        pending: None,
-    })
-}
 
-fn failed(session: &Session, mark: usize, why: String, warnings: Vec<String>) -> TurnResult {
-    let report = FormReport {
-        blocked: blocked(session, mark),
-        blocked_more: blocked_more(session, mark),
-        warnings,
-        ..FormReport::default()
-    };
-    TurnResult {
-        learned: Vec::new(),
-        verdict: Verdict::Failed,
-        message: why,
-        report,
-        pending: None,
+    /// What the form still needs; the submit asked for waits for these answers (it is not
+    /// forgotten).
+    fn still_needed(&self, form: Option<usize>, report: FormReport) -> TurnResult {
+        let mut message = needs_message(&report);
+        let pending = form
+            .filter(|_| self.intent.wants_submit)
+            .map(|form| PendingSubmit {
+                task_id: self.task_id.to_owned(),
+                form,
+                shown_ready: None,
+            });
+        if pending.is_some() {
+            message.push_str(" The submit you asked for follows once they are in (send \"submit\": false to drop it).");
+        }
+        TurnResult {
+            learned: Vec::new(),
+            pending,
+            ..ask(message, report)
+        }
     }
 }
 

@@ -33,7 +33,8 @@ pub(super) struct SubmitTarget<'a> {
 
 /// Submits global form `form`, waits for the result and reports it. `before` is ferry's
 /// report of the form as it is now: when it says anything is still needed, nothing is
-/// clicked.
+/// clicked. Steps: press the submit and wait ([`press`]), read the page again and report
+/// what happened ([`report_after`]), then judge it ([`judge`]).
 pub(super) async fn submit(
     session: &mut Session,
     config: &FormsConfig,
@@ -50,23 +51,84 @@ pub(super) async fn submit(
         return Ok(not_ready(before, &why, form, target.task_id));
     }
     progress.say(&format!("submitting form {form}")).await;
+    let hosts = Hosts::of(&inspection, form);
+    let pressed = match press(session, config, &inspection, form, &hosts).await? {
+        Ok(pressed) => pressed,
+        Err(why) => return Ok(ask(format!("Could not submit form {form}: {why}"), before)),
+    };
+    let after = Inspection::take(session.page()).await?;
+    let report = report_after(session, mark, &after, form, before, &pressed);
+    let refused = refused_post(session, mark, &hosts);
+    Ok(judge(config, &after, report, pressed, target, refused))
+}
+
+/// Why the proxy refused the form's post, if it did (a refused post is never a success).
+fn refused_post(session: &Session, mark: usize, hosts: &Hosts) -> Option<String> {
+    let host = hosts.action.as_ref()?;
+    session
+        .blocked_since(mark)
+        .into_iter()
+        .find(|b| b.host.eq_ignore_ascii_case(host))
+        .map(|b| format!("blocked: the form posts to {}: {}", b.target, b.reason))
+}
+
+/// The hosts a request that carries the form may go to: the form's action's and the page's.
+struct Hosts {
+    action: Option<String>,
+    page: Option<String>,
+}
+
+impl Hosts {
+    fn of(inspection: &Inspection, form: usize) -> Self {
+        let host = |url: &str| url::Url::parse(url).ok()?.host_str().map(str::to_owned);
+        Self {
+            action: inspection
+                .forms()
+                .get(form)
+                .and_then(|(_, f)| host(&f.action)),
+            page: inspection.main().and_then(|m| host(&m.url)),
+        }
+    }
+
+    /// Whether `url` goes to one of them.
+    fn receives(&self, url: &str) -> bool {
+        let host = url::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned));
+        host.is_some() && (host == self.action || host == self.page)
+    }
+}
+
+/// What pressing the submit did.
+struct Pressed {
+    /// The page script's side: did the submit event fire, was it cancelled.
+    outcome: SubmitOutcome,
+    /// Whether the main frame started loading a new page.
+    navigated: bool,
+    /// What left the browser that could carry the form.
+    sent: Sent,
+    /// Those requests.
+    carriers: Vec<SentRequest>,
+    /// Warnings of the wait (a result page that did not finish loading).
+    warnings: Vec<String>,
+}
+
+/// Step 1: presses the form's submit (recording requests from before the click) and waits
+/// for a navigation, or for the page to settle. `Err` with the page script's reason when the
+/// submit could not be pressed.
+async fn press(
+    session: &mut Session,
+    config: &FormsConfig,
+    inspection: &Inspection,
+    form: usize,
+    hosts: &Hosts,
+) -> Result<Result<Pressed, String>, BrowserError> {
     let page = session.page();
     let main_frame = page.main_frame_id().await?;
     let started = page.next_event("Page.frameStartedLoading", Some(&main_frame));
     let loaded = page.next_event("Page.loadEventFired", None);
     // Recording from before the click, so the first request is seen.
     let mut requests = page.watch_requests().await?;
-    let action = inspection
-        .forms()
-        .get(form)
-        .and_then(|(_, f)| url::Url::parse(&f.action).ok());
-    let action_host = action
-        .as_ref()
-        .and_then(|u| u.host_str().map(str::to_owned));
-    let page_host = inspection
-        .main()
-        .and_then(|m| url::Url::parse(&m.url).ok())
-        .and_then(|u| u.host_str().map(str::to_owned));
     let outcome = match inspection.submit(form).await {
         Ok(outcome) => outcome,
         // The document went away under the call: the submit navigated at once.
@@ -85,46 +147,33 @@ pub(super) async fn submit(
         Err(e) => return Err(e),
     };
     if !outcome.ok {
-        return Ok(ask(
-            format!(
-                "Could not submit form {form}: {}",
-                outcome.error.unwrap_or_else(|| "unknown reason".into())
-            ),
-            before,
-        ));
+        return Ok(Err(outcome
+            .error
+            .unwrap_or_else(|| "unknown reason".into())));
     }
-    let mut warnings = before.warnings;
+    let mut warnings = Vec::new();
     let navigated = tokio::time::timeout(config.submit_navigation_wait, started)
         .await
         .is_ok_and(|r| r.is_ok());
-    if navigated {
-        if tokio::time::timeout(config.navigation_timeout, loaded)
-            .await
-            .is_err()
-        {
-            let _ = session.page().stop_loading().await;
-            warnings.push(format!(
-                "the page after the submit did not finish loading within {} s",
-                config.navigation_timeout.as_secs()
-            ));
-        }
-    } else {
+    if !navigated {
         tokio::time::sleep(config.settle.max(Duration::from_millis(300))).await;
+    } else if tokio::time::timeout(config.navigation_timeout, loaded)
+        .await
+        .is_err()
+    {
+        let _ = session.page().stop_loading().await;
+        warnings.push(format!(
+            "the page after the submit did not finish loading within {} s",
+            config.navigation_timeout.as_secs()
+        ));
     }
     // What left the browser: a navigation, or a request to the form's or the page's own
     // site that can carry data (a beacon to an analytics host is not the form).
     let carriers: Vec<SentRequest> = requests
         .sent()
         .into_iter()
-        .filter(|r| r.could_carry_form_data())
-        .filter(|r| {
-            let host = url::Url::parse(&r.url)
-                .ok()
-                .and_then(|u| u.host_str().map(str::to_owned));
-            host.is_some() && (host == action_host || host == page_host)
-        })
+        .filter(|r| r.could_carry_form_data() && hosts.receives(&r.url))
         .collect();
-    drop(requests);
     let sent = if navigated || carriers.iter().any(|r| r.resource_type == "Document") {
         Sent::Navigation
     } else if !carriers.is_empty() {
@@ -132,16 +181,37 @@ pub(super) async fn submit(
     } else {
         Sent::None
     };
-    let after = Inspection::take(session.page()).await?;
-    let scope = if navigated {
+    Ok(Ok(Pressed {
+        outcome,
+        navigated,
+        sent,
+        carriers,
+        warnings,
+    }))
+}
+
+/// Step 2: the report of the page after the submit: what was filled, where the page is,
+/// what was sent, and the errors it shows now (custom texts anywhere, and, when the form is
+/// still there, the browser's own validation).
+fn report_after(
+    session: &Session,
+    mark: usize,
+    after: &Inspection,
+    form: usize,
+    before: FormReport,
+    pressed: &Pressed,
+) -> FormReport {
+    let scope = if pressed.navigated {
         Scope::All
     } else {
         Scope::Form(form)
     };
-    let mut report = build_report(session, mark, &after, &scope, warnings);
+    let mut warnings = before.warnings;
+    warnings.extend(pressed.warnings.iter().cloned());
+    let mut report = build_report(session, mark, after, &scope, warnings);
     report.filled = before.filled;
     report.unmatched = before.unmatched;
-    report.submitted = sent != Sent::None;
+    report.submitted = pressed.sent != Sent::None;
     let main = after.main();
     report.outcome = Some(Outcome {
         url: main.map(|m| m.url.clone()).unwrap_or_default(),
@@ -149,51 +219,19 @@ pub(super) async fn submit(
         text: main
             .map(|m| m.text.chars().take(500).collect())
             .unwrap_or_default(),
-        navigated,
-        sent,
-        requests: carriers
+        navigated: pressed.navigated,
+        sent: pressed.sent,
+        requests: pressed
+            .carriers
             .iter()
             .take(SHOWN_REQUESTS)
             .map(|r| format!("{} {}", r.method, r.url))
             .collect(),
         http_status: main.and_then(|m| m.http_status),
     });
-    // A refused form post must never look like success.
-    if let Some(host) = &action_host
-        && let Some(b) = session
-            .blocked_since(mark)
-            .into_iter()
-            .find(|b| b.host.eq_ignore_ascii_case(host))
-    {
-        return Ok(TurnResult {
-            learned: Vec::new(),
-            verdict: Verdict::Failed,
-            message: format!("blocked: the form posts to {}: {}", b.target, b.reason),
-            report,
-            pending: None,
-        });
-    }
-    // The site refused the submission outright.
-    if let Some(status) = main
-        .and_then(|m| m.http_status)
-        .filter(|s| navigated && *s >= 400)
-    {
-        return Ok(TurnResult {
-            learned: Vec::new(),
-            verdict: Verdict::Failed,
-            message: format!(
-                "Submitted form {form}, but the site answered HTTP {status} ({:?} at {}).",
-                report.title, report.url
-            ),
-            report,
-            pending: None,
-        });
-    }
-    // Errors the page shows now: custom texts anywhere, and, when the form is still
-    // there, the browser's own validation.
     let mut errors = BTreeMap::new();
     for (_, form_no, field) in after.fields() {
-        let error = if navigated || !scope.contains(form_no) {
+        let error = if pressed.navigated || !scope.contains(form_no) {
             field.error.clone()
         } else {
             field_error(field)
@@ -203,12 +241,45 @@ pub(super) async fn submit(
         }
     }
     report.field_errors = errors;
-    if !navigated {
-        report.missing = missing(&after, &scope);
+    if !pressed.navigated {
+        report.missing = missing(after, &scope);
     }
-    if sent == Sent::None {
-        let shown = ShownForm::of(&after, form);
-        return Ok(not_sent(report, &outcome, target, shown, config));
+    report
+}
+
+/// Step 3: the verdict. A refused form post, or an HTTP error page, is a failure (never a
+/// success); data that never left the browser is not a submit; errors on the page ask for
+/// corrections; otherwise the form was submitted.
+fn judge(
+    config: &FormsConfig,
+    after: &Inspection,
+    report: FormReport,
+    pressed: Pressed,
+    target: SubmitTarget<'_>,
+    refused: Option<String>,
+) -> TurnResult {
+    let form = target.form;
+    let failed = |message: String, report: FormReport| TurnResult {
+        learned: Vec::new(),
+        verdict: Verdict::Failed,
+        message,
+        report,
+        pending: None,
+    };
+    if let Some(message) = refused {
+        return failed(message, report);
+    }
+    let status = after.main().and_then(|m| m.http_status);
+    if let Some(status) = status.filter(|s| pressed.navigated && *s >= 400) {
+        let message = format!(
+            "Submitted form {form}, but the site answered HTTP {status} ({:?} at {}).",
+            report.title, report.url
+        );
+        return failed(message, report);
+    }
+    if pressed.sent == Sent::None {
+        let shown = ShownForm::of(after, form);
+        return not_sent(report, &pressed.outcome, target, shown, config);
     }
     if !report.field_errors.is_empty() || !report.form_errors.is_empty() {
         let mut message = "Submitted, but the page reports errors".to_owned();
@@ -219,18 +290,18 @@ pub(super) async fn submit(
             message.push_str(&format!(" — {}", report.form_errors.join("; ")));
         }
         message.push_str(". Send corrected values.");
-        return Ok(ask(message, report));
+        return ask(message, report);
     }
     let title = report
         .outcome
         .as_ref()
         .map(|o| o.title.clone())
         .unwrap_or_default();
-    let how = match sent {
+    let how = match pressed.sent {
         Sent::Script => " (a page script sent it)",
         Sent::Navigation | Sent::None => "",
     };
-    Ok(TurnResult {
+    TurnResult {
         learned: Vec::new(),
         verdict: Verdict::Completed,
         message: format!(
@@ -239,7 +310,7 @@ pub(super) async fn submit(
         ),
         report,
         pending: None,
-    })
+    }
 }
 
 /// The verdict on a submit whose data never left the browser: never a success. The page's
