@@ -31,15 +31,27 @@ use std::time::Duration;
 /// How long one command may take.
 const COMMAND_LIMIT: Duration = Duration::from_secs(60);
 
-/// Values that differ from run to run: UUIDs, 32-digit hex ids, RFC 3339 times, HTTP dates
-/// and loopback ports.
+/// Values that differ from run to run: UUIDs, 32-digit hex ids, RFC 3339 times, HTTP dates,
+/// page tokens (base64url of `vN:…`) and loopback ports. Ids and ports are learned (the same
+/// value on the page is the same value in the run); times and tokens match any value of their
+/// kind (two events the page shows in one millisecond may be two in this run).
 static VOLATILE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(concat!(
         r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
         r"|\b[0-9a-f]{32}\b",
         r"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z",
         r"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d \w{3} \d{4} \d\d:\d\d:\d\d GMT",
+        r"|\bdj[A-Za-z0-9]6[A-Za-z0-9_-]{16,}",
         r"|127\.0\.0\.1:\d+",
+    ))
+    .expect("the pattern")
+});
+
+/// The volatile values that are learned: ids and ports.
+static LEARNED: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+        r"|[0-9a-f]{32}|127\.0\.0\.1:\d+)$",
     ))
     .expect("the pattern")
 });
@@ -169,7 +181,7 @@ impl Learned {
         let mut new = HashMap::new();
         let shown = VOLATILE.find_iter(expected).map(|m| m.as_str());
         let here = VOLATILE.find_iter(actual).map(|m| m.as_str());
-        for (shown, here) in shown.zip(here) {
+        for (shown, here) in shown.zip(here).filter(|(shown, _)| LEARNED.is_match(shown)) {
             let known = self.0.get(shown).or_else(|| new.get(shown));
             match known {
                 Some(value) if value != here => return false,
@@ -220,7 +232,9 @@ impl Drop for Background {
 
 /// Starts `command` in the background; its first `lines` lines of stdout.
 fn start(command: &str, dir: &Path, lines: usize) -> (Background, Vec<String>) {
-    let mut child = shell(&format!("exec {command}"), dir)
+    // `env` runs the command in place of the shell (so that killing it kills the server),
+    // with the variables the page sets before it.
+    let mut child = shell(&format!("exec env {command}"), dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -260,7 +274,7 @@ fn run(block: &Block) -> Result<(), String> {
         let expected = step.expected.join("\n");
         let actual = if step.background {
             // A server the page starts on the default port gets a free one here.
-            let command = if command.starts_with("ferry serve") && !command.contains("--bind") {
+            let command = if command.contains("ferry serve") && !command.contains("--bind") {
                 format!("{command} --bind 127.0.0.1:0")
             } else {
                 command.clone()
@@ -277,7 +291,11 @@ fn run(block: &Block) -> Result<(), String> {
             if timed_out {
                 return Err(format!("$ {command}\ntook over {COMMAND_LIMIT:?}"));
             }
-            String::from_utf8_lossy(&out.stdout).trim_end().to_owned()
+            // HTTP header lines (`curl -i`) end in CRLF; the page shows lines.
+            String::from_utf8_lossy(&out.stdout)
+                .replace("\r\n", "\n")
+                .trim_end()
+                .to_owned()
         };
         if !learned.matches(&expected, &actual) {
             return Err(format!(
@@ -325,6 +343,11 @@ fn volatile_values_are_learned_once_and_reused() {
         "get 11111111-2222-3333-4444-555555555555"
     );
     assert!(!learned.matches("task COMPLETED", "task FAILED"));
+    // Times match any time, and are not learned.
+    assert!(learned.matches(
+        "at 2026-12-06T08:55:58.627Z and 2026-12-06T08:55:58.627Z",
+        "at 2026-12-06T09:29:38.081Z and 2026-12-06T09:29:38.082Z"
+    ));
     // A value learned is that value from then on.
     assert!(!learned.matches(
         "again 01a23aaf-207d-738c-aa80-ba75283b7f09",
