@@ -281,6 +281,22 @@ impl Drop for Page {
     }
 }
 
+/// A region of a page for [`Page::screenshot`], in CSS pixels of the document, and the scale
+/// it is drawn at (1: one image pixel per CSS pixel).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Clip {
+    /// Left edge.
+    pub x: f64,
+    /// Top edge.
+    pub y: f64,
+    /// Width.
+    pub width: f64,
+    /// Height.
+    pub height: f64,
+    /// Image pixels per CSS pixel.
+    pub scale: f64,
+}
+
 impl Page {
     /// Page events, init scripts, and auto-attach of frames and workers.
     async fn configure(&self, init_scripts: &[String]) -> Result<(), BrowserError> {
@@ -492,6 +508,40 @@ impl Page {
             Evaluation::Value(value) => Ok(value),
             Evaluation::Threw { description } => Err(BrowserError::Script { description }),
         }
+    }
+
+    /// A PNG of the page region `clip` (CSS pixels of the document, not only of the
+    /// viewport: the region may lie below the fold), at `clip.scale`. The image is what the
+    /// page renders; to hide parts of it, cover them before the call.
+    pub async fn screenshot(&self, clip: Clip) -> Result<Vec<u8>, BrowserError> {
+        use base64::Engine as _;
+        let reply = self
+            .cdp
+            .call(
+                "Page.captureScreenshot",
+                serde_json::json!({
+                    "format": "png",
+                    "captureBeyondViewport": true,
+                    "clip": {
+                        "x": clip.x,
+                        "y": clip.y,
+                        "width": clip.width,
+                        "height": clip.height,
+                        "scale": clip.scale,
+                    },
+                }),
+                Some(&self.session_id),
+            )
+            .await?;
+        let data = reply
+            .get("data")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .map_err(|e| BrowserError::Script {
+                description: format!("the screenshot was not base64: {e}"),
+            })
     }
 
     /// Closes the page.

@@ -40,7 +40,7 @@ pub mod proxy;
 mod targets;
 
 pub use allowlist::{Allowlist, AllowlistError};
-pub use browser::{Browser, BrowserContext, Page, RequestWatch, SentRequest};
+pub use browser::{Browser, BrowserContext, Clip, Page, RequestWatch, SentRequest};
 pub use cdp::{CdpConnection, CdpEvent, CdpEvents};
 pub use discover::{available, find_chromium};
 pub use endpoint::{CdpEndpoint, CdpEndpoints, NoEndpoint};

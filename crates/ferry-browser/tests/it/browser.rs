@@ -358,3 +358,63 @@ async fn cross_site_frames_are_attached_and_isolated_worlds_hide_page_globals() 
     })
     .await;
 }
+
+/// The pixel at (`x`, `y`) of a decoded RGB(A) image, as RGB.
+fn pixel(image: &[u8], info: &png::OutputInfo, x: u32, y: u32) -> [u8; 3] {
+    let channels = info.color_type.samples();
+    let at = (y as usize * info.line_size) + x as usize * channels;
+    [image[at], image[at + 1], image[at + 2]]
+}
+
+#[tokio::test]
+async fn a_screenshot_is_a_png_of_the_region_asked_for_even_below_the_fold() {
+    if !chromium_or_skip("a_screenshot_is_a_png_of_the_region_asked_for_even_below_the_fold") {
+        return;
+    }
+    bounded(async {
+        let browser = Browser::launch(LaunchOptions::default()).await.expect("launch");
+        let context = browser.new_context().await.expect("context");
+        let page = context.new_page().await.expect("page");
+        let html = "<body style='margin:0'>\
+            <div style='position:absolute;left:0;top:0;width:100px;height:50px;background:rgb(255,0,0)'></div>\
+            <div style='position:absolute;left:0;top:3000px;width:80px;height:40px;background:rgb(0,0,255)'></div>\
+            </body>";
+        page.navigate(&format!("data:text/html,{html}"), NAV_TIMEOUT)
+            .await
+            .expect("navigate");
+        let below = ferry_browser::Clip {
+            x: 0.0,
+            y: 3000.0,
+            width: 80.0,
+            height: 40.0,
+            scale: 1.0,
+        };
+        let png_bytes = page.screenshot(below).await.expect("screenshot");
+        let decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
+        let mut reader = decoder.read_info().expect("a PNG");
+        let mut image = vec![0; reader.output_buffer_size().expect("a size")];
+        let info = reader.next_frame(&mut image).expect("a frame");
+        assert_eq!((info.width, info.height), (80, 40));
+        for (x, y) in [(0, 0), (40, 20), (79, 39)] {
+            assert_eq!(pixel(&image, &info, x, y), [0, 0, 255], "({x}, {y}) is the blue box");
+        }
+        // At scale 0.5 the image is half as wide and high: the red box at the top.
+        let top = ferry_browser::Clip {
+            x: 0.0,
+            y: 0.0,
+            width: 100.0,
+            height: 50.0,
+            scale: 0.5,
+        };
+        let png_bytes = page.screenshot(top).await.expect("screenshot");
+        let mut reader = png::Decoder::new(std::io::Cursor::new(png_bytes))
+            .read_info()
+            .expect("a PNG");
+        let mut image = vec![0; reader.output_buffer_size().expect("a size")];
+        let info = reader.next_frame(&mut image).expect("a frame");
+        assert_eq!((info.width, info.height), (50, 25));
+        assert_eq!(pixel(&image, &info, 25, 12), [255, 0, 0]);
+        browser.shutdown().await;
+    })
+    .await;
+}
