@@ -285,19 +285,23 @@ fn total(bound: &[&str], token: Option<&str>, name: &str) -> u64 {
         .sum()
 }
 
+/// What a test through nginx needs besides its Python: Chromium, nginx and a schema; `None`
+/// after a loud skip (a failure in CI).
+fn browser_balancer_and_schema(test: &str) -> Option<(std::path::PathBuf, PgSchema)> {
+    let chromium = chromium_or_skip(test)?;
+    if !support::balancer::Balancer::available(test) {
+        return None;
+    }
+    Some((chromium, PgSchema::create_or_skip(test)?))
+}
+
 #[test]
 fn the_python_sdk_fills_a_form_through_nginx_across_two_replicas() {
     let test = "the_python_sdk_fills_a_form_through_nginx_across_two_replicas";
     let Some(python) = python_or_skip(test, "a2a.client, a2a.types.a2a_pb2") else {
         return;
     };
-    let Some(chromium) = chromium_or_skip(test) else {
-        return;
-    };
-    if !support::balancer::Balancer::available(test) {
-        return;
-    }
-    let Some(schema) = PgSchema::create_or_skip(test) else {
+    let Some((chromium, schema)) = browser_balancer_and_schema(test) else {
         return;
     };
     let port = support::balancer::Balancer::free_port();
@@ -334,13 +338,7 @@ fn the_python_mcp_client_fills_a_form_through_nginx_across_two_replicas() {
     let Some(python) = sdk_python_or_skip(Sdk::Mcp, test, "mcp, mcp_types, httpx2") else {
         return;
     };
-    let Some(chromium) = chromium_or_skip(test) else {
-        return;
-    };
-    if !support::balancer::Balancer::available(test) {
-        return;
-    }
-    let Some(schema) = PgSchema::create_or_skip(test) else {
+    let Some((chromium, schema)) = browser_balancer_and_schema(test) else {
         return;
     };
     let dir = scratch_dir("replicas-mcp-nginx");
