@@ -14,7 +14,7 @@ use ferry_agent::{
     RequestContext,
 };
 use ferry_browser::{CdpEndpoint, CdpEndpoints};
-use ferry_proto::{A2aError, AgentSkill, Artifact, ErrorKind, Message, Part};
+use ferry_proto::{A2aError, AgentSkill, Artifact, ErrorKind, Message, Part, PartContent};
 use ferry_store::profiles::{MemoryProfiles, ProfileStore};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -75,6 +75,11 @@ impl Outcome {
     /// The report as compact text for a person (the `result` artifact).
     pub fn report_text(&self) -> String {
         self.report.to_text()
+    }
+
+    /// The picture of the form as filled (PNG, secrets blanked), when the turn filled one.
+    pub fn screenshot(&self) -> Option<&[u8]> {
+        self.report.screenshot.as_ref().map(|s| s.png.as_slice())
     }
 
     /// The report as JSON (the `data` artifact): fields, `filled`, `autofilled`, `missing`,
@@ -502,6 +507,14 @@ async fn emit_report(events: &EventSink, report: &FormReport) -> Result<(), Agen
     );
     data.metadata = Some(untrusted());
     events.artifact(data, false, true).await?;
+    if let Some(shot) = &report.screenshot {
+        let picture = Part::new(PartContent::Raw(shot.png.clone()))
+            .with_media_type("image/png")
+            .with_filename("form.png");
+        let mut picture = Artifact::new("screenshot", "screenshot", vec![picture]);
+        picture.metadata = Some(untrusted());
+        events.artifact(picture, false, true).await?;
+    }
     Ok(())
 }
 

@@ -69,6 +69,9 @@ pub struct FormsConfig {
     /// Every caller of a tenant shares its saved profiles (default false: each caller has
     /// its own, and never sees another's).
     pub shared_profiles: bool,
+    /// A picture of the form as filled with every turn that fills it (`screenshot`
+    /// artifact; secrets blanked). Default true.
+    pub screenshots: bool,
 }
 
 impl Default for FormsConfig {
@@ -88,6 +91,7 @@ impl Default for FormsConfig {
             navigation_timeout: Duration::from_secs(20),
             settle: Duration::from_millis(150),
             submit_navigation_wait: Duration::from_millis(1500),
+            screenshots: true,
             shared_profiles: false,
         }
     }

@@ -27,6 +27,10 @@
 //   Input.insertText replaces it); true when it has the focus.
 // * `__ferryForms.formIndex(cssSelector)` -> the index of the form matched by the selector
 //   (the element itself or the form it belongs to), or null.
+// * `__ferryForms.shotBox(formIndex)` -> {x, y, width, height, secrets: [{x, y, width,
+//   height}]} or null: the form's box in document coordinates (CSS pixels), and the boxes of
+//   its controls whose value must not appear in a picture (passwords, one-time codes, card
+//   numbers, security codes and expiry dates), for a screenshot. It reads; it changes nothing.
 // * `__ferryForms.submit(formIndex)` -> SubmitOutcome {ok, method, button?, error?,
 //   dispatched, cancelled}: clicks the form's first visible, enabled submit button (method
 //   "button"), else calls requestSubmit() (method "requestSubmit"). `dispatched`: the submit
@@ -1217,6 +1221,33 @@
     return index < 0 ? null : index;
   }
 
+  /** Autocomplete tokens whose values a picture must not show. */
+  const SECRET_TOKENS = ['one-time-code', 'cc-number', 'cc-csc', 'cc-exp', 'cc-exp-month', 'cc-exp-year'];
+
+  function isSecret(el) {
+    if (el.tagName === 'INPUT' && String(attr(el, 'type') || '').toLowerCase() === 'password') return true;
+    const tokens = String(attr(el, 'autocomplete') || '').toLowerCase().split(/\s+/);
+    if (tokens.some((t) => SECRET_TOKENS.includes(t))) return true;
+    const named = `${attr(el, 'name') || ''} ${attr(el, 'id') || ''}`.toLowerCase();
+    return /\b(cvc|cvv|csc|otp)\b|card.?(number|no)/.test(named);
+  }
+
+  function documentBox(el) {
+    const r = el.getBoundingClientRect();
+    return { x: r.left + window.scrollX, y: r.top + window.scrollY, width: r.width, height: r.height };
+  }
+
+  function shotBox(index) {
+    const { forms, controls } = scanDocument();
+    const form = forms[index];
+    if (!form) return null;
+    const secrets = controls
+      .filter((el) => el.form === form && isSecret(el) && isVisible(el))
+      .map(documentBox)
+      .filter((b) => b.width > 0 && b.height > 0);
+    return { ...documentBox(form), secrets };
+  }
+
   function submit(index) {
     const { forms, submitters } = scanDocument();
     const form = forms[index];
@@ -1256,6 +1287,7 @@
     element,
     focus,
     formIndex,
+    shotBox,
     submit,
     comboOpen,
     comboOptions,

@@ -250,6 +250,39 @@ impl Inspection {
     }
 }
 
+impl Inspection {
+    /// The box of global form `global` and of its secret controls, in its document's
+    /// coordinates, when the form is in the main frame (a picture of a form inside a frame
+    /// is not taken yet): `None` otherwise.
+    pub(crate) async fn shot_box(&self, global: usize) -> Result<Option<ShotBox>, BrowserError> {
+        let Some((0, local)) = self.local_form(global) else {
+            return Ok(None);
+        };
+        let value = self
+            .frame(0)?
+            .evaluate(&format!("__ferryForms.shotBox({local})"), false)
+            .await?;
+        decode("shotBox", value)
+    }
+}
+
+/// A region of a document, in CSS pixels.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Deserialize)]
+pub(crate) struct Region {
+    pub x: f64,
+    pub y: f64,
+    pub width: f64,
+    pub height: f64,
+}
+
+/// What `shotBox` answers: the form's region and those of its secret controls.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub(crate) struct ShotBox {
+    #[serde(flatten)]
+    pub form: Region,
+    pub secrets: Vec<Region>,
+}
+
 /// `__ferryForms.fill(assignments)` in `frame`, with a user gesture.
 async fn run_fill(frame: &Frame, assignments: Value) -> Result<Vec<FillOutcome>, BrowserError> {
     let value = frame

@@ -28,6 +28,7 @@ mod pool;
 pub mod profiles;
 mod report;
 pub mod request;
+pub mod screenshot;
 mod session;
 mod shown;
 pub mod snapshot;

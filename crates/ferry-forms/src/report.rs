@@ -62,6 +62,9 @@ pub(crate) struct FormReport {
     /// Things worth knowing that are not errors (a page that did not finish loading).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// A picture of the form as filled, secrets blanked (its own artifact, not in the JSON).
+    #[serde(skip)]
+    pub screenshot: Option<crate::screenshot::Screenshot>,
 }
 
 /// One form.

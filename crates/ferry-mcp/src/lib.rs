@@ -268,7 +268,15 @@ fn turn_result(outcome: &Outcome) -> CallToolResult {
         "report": outcome.report_json(),
         "untrusted": true,
     });
-    structured(data, text, outcome.state() == TurnState::Failed)
+    let mut result = structured(data, text, outcome.state() == TurnState::Failed);
+    if let Some(png) = outcome.screenshot() {
+        use base64::Engine as _;
+        let encoded = base64::engine::general_purpose::STANDARD.encode(png);
+        result
+            .content
+            .push(ContentBlock::image(encoded, "image/png"));
+    }
+    result
 }
 
 /// The agent's words for the next step, which name A2A request keys, as the tools that take

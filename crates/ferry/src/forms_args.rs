@@ -45,6 +45,10 @@ pub(crate) struct FormsArgs {
     /// Every caller of a tenant shares its saved profiles (default: each caller has its own).
     #[arg(long)]
     shared_profiles: bool,
+    /// A picture of the form as filled with every turn that fills it (a `screenshot`
+    /// artifact, secrets blanked) [default: on].
+    #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
+    screenshots: Option<bool>,
     /// Browser sessions (conversations) at once; more are refused with a retry hint [default: 4].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
     max_contexts: Option<u32>,
@@ -110,6 +114,9 @@ pub(crate) struct FormsFile {
     /// `--navigation-timeout`, in seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     navigation_timeout_secs: Option<u64>,
+    /// `--screenshots`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    screenshots: Option<bool>,
 }
 
 impl FormsFile {
@@ -150,6 +157,7 @@ impl FormsFile {
                 BrowserSource::Cdp { name: Some(n) } => format!("cdp:{n}"),
             }),
             navigation_timeout_secs: Some(config.navigation_timeout.as_secs()),
+            screenshots: Some(config.screenshots),
         }
     }
 }
@@ -196,6 +204,9 @@ impl FormsArgs {
             );
             c.navigation_timeout = Duration::from_secs(secs);
         }
+        if let Some(on) = file.screenshots {
+            c.screenshots = on;
+        }
         // The flags.
         c.allow_domains.extend(self.allow_domains.iter().cloned());
         c.allow_private_networks |= self.allow_private_networks;
@@ -223,6 +234,9 @@ impl FormsArgs {
         if let Some(secs) = self.navigation_timeout {
             c.navigation_timeout = Duration::from_secs(secs);
         }
+        if let Some(on) = self.screenshots {
+            c.screenshots = on;
+        }
         c.chrome_args = self.chrome_args.iter().map(OsString::from).collect();
         // Refuse a bad allowlist entry now, not on the first conversation.
         ferry_browser::Allowlist::new(&c.allow_domains).context("allow_domains")?;
@@ -241,6 +255,14 @@ impl From<IsolationArg> for Isolation {
 
 fn parse_resolve(text: &str) -> Result<(String, IpAddr), String> {
     ferry_forms::config::parse_resolve(text)
+}
+
+fn parse_on_off(text: &str) -> Result<bool, String> {
+    match text {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("{text:?}: expected on or off")),
+    }
 }
 
 fn parse_browser(text: &str) -> Result<BrowserSource, String> {

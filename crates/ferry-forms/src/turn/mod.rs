@@ -159,13 +159,16 @@ async fn run_turn(
         return Ok(inspected(&mut visit, &inspection, selected));
     }
     let intent = Intent::of(request, task_id, pending.as_ref(), selected);
-    let filled = step!(
+    let mut filled = step!(
         fill_form(
             &mut visit, config, request, &intent, auto, inspection, progress
         )
         .await?
     );
-    *learned = filled.learned;
+    if let (true, Scope::Form(form)) = (config.screenshots, filled.scope) {
+        picture(visit.session, &mut filled, form).await;
+    }
+    *learned = std::mem::take(&mut filled.learned);
     let decision = Decision {
         config,
         request,
@@ -362,6 +365,18 @@ async fn fill_form(
         report,
         learned,
     }))
+}
+
+/// Step 4b: a picture of the form as filled, which every later outcome carries (a submit
+/// shows what was sent). A picture that cannot be taken is a warning, never the turn's end.
+async fn picture(session: &Session, filled: &mut Filled, form: usize) {
+    match crate::screenshot::take(session.page(), &filled.inspection, form).await {
+        Ok(shot) => filled.report.screenshot = Some(shot),
+        Err(e) => filled
+            .report
+            .warnings
+            .push(format!("no picture of the form: {e}")),
+    }
 }
 
 /// Step 5, after a fill: ask for what is still needed (keeping the submit asked for), submit

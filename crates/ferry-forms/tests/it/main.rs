@@ -17,6 +17,8 @@ mod leaks;
 /// Pages as they are published: what a submit really did, errors where the page shows
 /// them, group questions, dates in parts, unsent fields, follow-ups, whose session it is.
 mod real_pages;
+/// The picture of what will be sent: a screenshot per fill, its secrets blanked.
+mod screenshots;
 /// Isolation, the session cap, idle close, slow pages, crashes.
 mod sessions;
 /// Shared helpers: the test site, the agent behind a server, the Chromium check.
