@@ -370,8 +370,19 @@ async fn fill_form(
 /// Step 4b: a picture of the form as filled, which every later outcome carries (a submit
 /// shows what was sent). A picture that cannot be taken is a warning, never the turn's end.
 async fn picture(session: &Session, filled: &mut Filled, form: usize) {
+    let started = std::time::Instant::now();
     match crate::screenshot::take(session.page(), &filled.inspection, form).await {
-        Ok(shot) => filled.report.screenshot = Some(shot),
+        Ok(shot) => {
+            tracing::debug!(
+                form,
+                bytes = shot.png.len(),
+                width = shot.width,
+                height = shot.height,
+                took_ms = started.elapsed().as_millis() as u64,
+                "screenshot taken"
+            );
+            filled.report.screenshot = Some(shot);
+        }
         Err(e) => filled
             .report
             .warnings
