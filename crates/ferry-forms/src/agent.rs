@@ -2,13 +2,16 @@
 //! faces — A2A (this file's `AgentExecutor`) and MCP (the `ferry-mcp` crate) — and the
 //! saved-profile commands.
 
+use crate::approval::{
+    ApprovalError, ApprovalRecord, Credential, Decision, Ledger, Offer, Review, Waiting,
+};
 use crate::config::{BrowserSource, FormsConfig};
 use crate::notes::ContextNotes;
 use crate::pool::{AtCapacity, ConversationKey, SessionPool};
 use crate::profiles::{ProfileCommand, ProfileError, Profiles};
 use crate::report::FormReport;
 use crate::request::{self, FormRequest, Incoming, RequestError};
-use crate::turn::{self, TurnInput, Verdict, auto::AutoSources};
+use crate::turn::{self, Gate, TurnInput, TurnResult, Verdict, auto::AutoSources};
 use ferry_agent::{
     AgentDescription, AgentError, AgentExecutor, AgentFuture, ConversationMoved, EventSink,
     RequestContext,
@@ -36,6 +39,9 @@ pub struct FormsAgent {
     pool: Arc<SessionPool>,
     profiles: Profiles,
     notes: Arc<ContextNotes>,
+    approvals: Arc<Ledger>,
+    /// The address people reach the review pages at (set once the server is bound).
+    approvals_at: Arc<std::sync::OnceLock<String>>,
     browser_found: bool,
 }
 
@@ -75,6 +81,16 @@ impl Outcome {
     /// The report as compact text for a person (the `result` artifact).
     pub fn report_text(&self) -> String {
         self.report.to_text()
+    }
+
+    /// True when the turn submitted the form.
+    pub fn submitted(&self) -> bool {
+        self.report.submitted
+    }
+
+    /// A person's decision on the submit (`approved`, `rejected`), when one was taken.
+    pub fn approval_decision(&self) -> Option<&'static str> {
+        self.report.approval.as_ref().map(|a| a.decision)
     }
 
     /// The picture of the form as filled (PNG, secrets blanked), when the turn filled one.
@@ -131,6 +147,8 @@ impl FormsAgent {
             config,
             profiles: Profiles::new(Arc::new(MemoryProfiles::new()), shared),
             notes: Arc::new(ContextNotes::default()),
+            approvals: Arc::new(Ledger::default()),
+            approvals_at: Arc::new(std::sync::OnceLock::new()),
             browser_found,
         }
     }
@@ -139,6 +157,15 @@ impl FormsAgent {
     pub fn with_profiles(mut self, store: Arc<dyn ProfileStore>) -> FormsAgent {
         self.profiles = Profiles::new(store, self.config.shared_profiles);
         self
+    }
+
+    /// Where the server serving this agent is reached (`https://forms.example.com`): the
+    /// review links of `--approval human` start with it. Set once; until then links are
+    /// relative (`/approvals/…`).
+    pub fn serve_approvals_at(&self, base_url: &str) {
+        let _ = self
+            .approvals_at
+            .set(base_url.trim_end_matches('/').to_owned());
     }
 
     /// The settings.
@@ -166,6 +193,7 @@ impl FormsAgent {
     pub async fn close(&self, key: &ConversationKey) {
         self.pool.close(key).await;
         self.notes.forget(key);
+        self.approvals.withdraw(key);
     }
 
     /// One turn of conversation `key` as task `task_id`: opens (or reuses) the
@@ -179,8 +207,17 @@ impl FormsAgent {
         task_id: &str,
         request: &FormRequest,
     ) -> Result<Outcome, TurnRefused> {
-        self.run(key, task_id, request, None, &turn::Progress(None))
+        let progress = turn::Progress(None);
+        self.run(key, task_id, request, None, &progress, self.gate())
             .await
+    }
+
+    /// Who lets a submit happen in a turn the caller asked for.
+    fn gate(&self) -> Gate {
+        match self.config.approval.human() {
+            Some(_) => Gate::Person,
+            None => Gate::Caller,
+        }
     }
 
     async fn run(
@@ -190,6 +227,7 @@ impl FormsAgent {
         request: &FormRequest,
         endpoint: Option<&CdpEndpoint>,
         progress: &turn::Progress,
+        gate: Gate,
     ) -> Result<Outcome, TurnRefused> {
         let (sources, mut auto_warning) = if request.auto {
             self.auto_sources(key, request.profile.as_deref()).await?
@@ -223,6 +261,7 @@ impl FormsAgent {
                 pending: pending.clone(),
                 progress,
                 auto: request.auto.then_some(&sources),
+                gate,
             },
         )
         .await;
@@ -237,7 +276,10 @@ impl FormsAgent {
         let look = request.url.is_none() && request.is_inspect_only();
         match (look, &pending) {
             (true, Some(waiting)) => result.report.pending_submit = waiting.is_ready(),
-            _ => self.pool.set_pending(key, result.pending.clone()),
+            _ => {
+                self.pool.set_pending(key, result.pending.clone());
+                self.offer_approval(key, task_id, &mut result, progress);
+            }
         }
         drop(slot);
         self.notes.learn(key, std::mem::take(&mut result.learned));
@@ -254,6 +296,181 @@ impl FormsAgent {
             report: result.report,
             broken: false,
         })
+    }
+
+    /// With a person to approve: the review link of the submit this turn showed ready (the
+    /// one already open for the same showing, or a new one), in the report and the status
+    /// text; any other outcome withdraws what waited in the conversation.
+    fn offer_approval(
+        &self,
+        key: &ConversationKey,
+        task_id: &str,
+        result: &mut TurnResult,
+        progress: &turn::Progress,
+    ) {
+        let Some(human) = self.config.approval.human() else {
+            return;
+        };
+        let shown = result
+            .pending
+            .as_ref()
+            .filter(|p| p.task_id == task_id)
+            .and_then(|p| Some((p.form, p.shown_ready.as_ref()?.ticket())));
+        let Some((form, ticket)) = shown else {
+            if result.pending.as_ref().is_none_or(|p| !p.is_ready()) {
+                self.approvals.withdraw(key);
+            }
+            return;
+        };
+        let secret = self.approvals.offer(Offer {
+            key,
+            task_id,
+            ticket,
+            form,
+            report: &result.report,
+            sink: progress.0.clone(),
+            ttl: human.ttl,
+        });
+        let base = self.approvals_at.get().map_or("", String::as_str);
+        let url = format!("{base}/approvals/{task_id}/{secret}");
+        result.message = format!(
+            "{} Review page (valid for {} minute(s), once): {url}",
+            result.message,
+            human.ttl.as_secs().div_ceil(60)
+        );
+        result.report.approval_url = Some(url);
+    }
+
+    /// The review of task `task_id`'s waiting submit, for the holder of its link's `secret`
+    /// or of the approver token.
+    pub fn review(
+        &self,
+        task_id: &str,
+        credential: Credential<'_>,
+    ) -> Result<Review, ApprovalError> {
+        let secret = self.credential_secret(credential)?;
+        self.approvals.review(task_id, secret)
+    }
+
+    /// A person's decision on task `task_id`'s waiting submit: approved, the submit runs (if
+    /// the form is still as shown) and the task gets its outcome (streams and push see it);
+    /// rejected, nothing is sent and the task waits for the caller with the reason. `by`
+    /// says who decided, for the record (the task's `data` artifact, the status message's
+    /// metadata, the log). The link is used up whatever happens.
+    pub async fn decide(
+        &self,
+        task_id: &str,
+        credential: Credential<'_>,
+        decision: Decision,
+        by: &str,
+    ) -> Result<Outcome, ApprovalError> {
+        let secret = self.credential_secret(credential)?;
+        let nonce = match credential {
+            Credential::Link { nonce, .. } => Some(nonce),
+            Credential::Approver { .. } => None,
+        };
+        let waiting = self
+            .approvals
+            .take(task_id, secret, nonce, decision.word())?;
+        let record = ApprovalRecord {
+            decision: decision.word(),
+            by: by.to_owned(),
+            at: jiff::Timestamp::now().to_string(),
+            reason: match &decision {
+                Decision::Reject { reason } if !reason.trim().is_empty() => {
+                    Some(reason.trim().to_owned())
+                }
+                _ => None,
+            },
+        };
+        tracing::info!(
+            task = task_id,
+            decision = record.decision,
+            by,
+            "a person decided a submit"
+        );
+        let outcome = match decision {
+            Decision::Approve => self.submit_approved(task_id, &waiting).await,
+            Decision::Reject { .. } => self.rejected(&waiting, &record),
+        };
+        let mut outcome = outcome;
+        outcome.report.approval = Some(record);
+        if let Some(sink) = &waiting.sink
+            && let Err(e) = report_outcome(sink, &outcome, None).await
+        {
+            tracing::warn!(task = task_id, error = %e, "the decision's outcome could not be reported to the task");
+        }
+        Ok(outcome)
+    }
+
+    /// The link's secret to check (`None` for the approver, whose token is checked here).
+    fn credential_secret<'c>(
+        &self,
+        credential: Credential<'c>,
+    ) -> Result<Option<&'c str>, ApprovalError> {
+        let human = self.config.approval.human().ok_or(ApprovalError::Off)?;
+        match credential {
+            Credential::Link { secret, .. } => Ok(Some(secret)),
+            Credential::Approver { token } => match &human.approver_token {
+                Some(own)
+                    if ferry_net::secret::constant_time_eq(token.as_bytes(), own.as_bytes()) =>
+                {
+                    Ok(None)
+                }
+                _ => Err(ApprovalError::NotAnApprover),
+            },
+        }
+    }
+
+    /// The approved submit: a confirmation turn that submits the showing the person saw, if
+    /// the page still shows it (otherwise the form is shown again, with a new link).
+    async fn submit_approved(&self, task_id: &str, waiting: &Waiting) -> Outcome {
+        let request = FormRequest {
+            confirm: true,
+            ..FormRequest::default()
+        };
+        let progress = turn::Progress(waiting.sink.clone());
+        let gate = Gate::Approved(waiting.ticket);
+        match self
+            .run(&waiting.key, task_id, &request, None, &progress, gate)
+            .await
+        {
+            Ok(outcome) => outcome,
+            Err(refused) => Outcome {
+                state: TurnState::InputRequired,
+                message: format!(
+                    "The approved submit could not run now: {refused}. Nothing was submitted."
+                ),
+                report: FormReport::default(),
+                broken: false,
+            },
+        }
+    }
+
+    /// A rejected submit: dropped (if it still waits as shown), the task back to its caller
+    /// with the person's reason.
+    fn rejected(&self, waiting: &Waiting, record: &ApprovalRecord) -> Outcome {
+        let same_showing = self.pool.pending(&waiting.key).is_some_and(|p| {
+            p.shown_ready
+                .as_ref()
+                .is_some_and(|s| s.ticket() == waiting.ticket)
+        });
+        if same_showing {
+            self.pool.set_pending(&waiting.key, None);
+        }
+        let reason = record
+            .reason
+            .as_ref()
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default();
+        Outcome {
+            state: TurnState::InputRequired,
+            message: format!(
+                "A person rejected the submit on the review page{reason}. Nothing was submitted; send changed values with \"submit\": true to have the form shown again."
+            ),
+            report: FormReport::default(),
+            broken: false,
+        }
     }
 
     /// The conversation's browser session, started (or started again) when it has none that
@@ -371,7 +588,14 @@ impl FormsAgent {
         let key = ConversationKey::of(&ctx);
         let progress = turn::Progress(Some(events.clone()));
         let outcome = self
-            .run(&key, &ctx.task_id, &request, endpoint.as_ref(), &progress)
+            .run(
+                &key,
+                &ctx.task_id,
+                &request,
+                endpoint.as_ref(),
+                &progress,
+                self.gate(),
+            )
             .await;
         let outcome = match outcome {
             Ok(outcome) => outcome,
@@ -398,22 +622,33 @@ impl FormsAgent {
                     .map_err(Into::into);
             }
         };
-        emit_report(&events, &outcome.report).await?;
-        if outcome.broken {
-            return Err(AgentError::Failed(outcome.message));
-        }
-        let text = match ctx.data.get::<ConversationMoved>() {
-            Some(moved) => format!("{} {}", moved_notice(moved), outcome.message),
-            None => outcome.message,
-        };
-        let message = status_message(&events, &text, &outcome.report);
-        match outcome.state {
-            TurnState::Completed => events.complete(Some(message)).await?,
-            TurnState::InputRequired => events.input_required(message).await?,
-            TurnState::Failed => events.fail(message).await?,
-        }
-        Ok(())
+        report_outcome(&events, &outcome, ctx.data.get::<ConversationMoved>()).await
     }
+}
+
+/// Reports a turn's outcome to its task: the artifacts, then the status (a broken browser
+/// fails the turn with its message). `moved`: the conversation moved here from a replica
+/// that is gone, which the status says first.
+async fn report_outcome(
+    events: &EventSink,
+    outcome: &Outcome,
+    moved: Option<&ConversationMoved>,
+) -> Result<(), AgentError> {
+    emit_report(events, &outcome.report).await?;
+    if outcome.broken {
+        return Err(AgentError::Failed(outcome.message.clone()));
+    }
+    let text = match moved {
+        Some(moved) => format!("{} {}", moved_notice(moved), outcome.message),
+        None => outcome.message.clone(),
+    };
+    let message = status_message(events, &text, &outcome.report);
+    match outcome.state {
+        TurnState::Completed => events.complete(Some(message)).await?,
+        TurnState::InputRequired => events.input_required(message).await?,
+        TurnState::Failed => events.fail(message).await?,
+    }
+    Ok(())
 }
 
 /// What a turn says first when its conversation was held by a server process that is gone
@@ -459,6 +694,7 @@ impl AgentExecutor for FormsAgent {
 
     fn cancel(&self, ctx: RequestContext, _events: EventSink) -> AgentFuture<'_> {
         Box::pin(async move {
+            self.approvals.withdraw_task(&ctx.task_id);
             if self
                 .pool
                 .cancel_pending(&ConversationKey::of(&ctx), &ctx.task_id)
@@ -520,14 +756,21 @@ async fn emit_report(events: &EventSink, report: &FormReport) -> Result<(), Agen
 
 /// What the caller must still give, from a report.
 fn needed(report: &FormReport) -> Value {
-    json!({
+    let mut needed = json!({
         "missing": report.missing,
         "unmatched": report.unmatched,
         "ambiguous": report.ambiguous,
         "fieldErrors": report.field_errors,
         "pendingSubmit": report.pending_submit,
         "submitted": report.submitted,
-    })
+    });
+    if let Some(url) = &report.approval_url {
+        needed["approvalUrl"] = json!(url);
+    }
+    if let Some(approval) = &report.approval {
+        needed["approval"] = json!(approval);
+    }
+    needed
 }
 
 /// The status message: text for people, a data part with what is needed.
@@ -536,7 +779,11 @@ fn status_message(events: &EventSink, text: &str, report: &FormReport) -> Messag
         Part::text(text),
         Part::data(needed(report)).with_media_type("application/json"),
     ]);
-    message.metadata = Some(untrusted());
+    let mut metadata = untrusted();
+    if let Some(approval) = &report.approval {
+        metadata.insert("approval".into(), json!(approval));
+    }
+    message.metadata = Some(metadata);
     message
 }
 

@@ -32,6 +32,43 @@ pub enum BrowserSource {
     },
 }
 
+/// Who approves a submit.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Approval {
+    /// The calling agent, with `{"confirm": true}` (default).
+    #[default]
+    Caller,
+    /// A person, on a review page ferry serves: the caller's confirmation submits nothing.
+    Human(HumanApproval),
+}
+
+/// How a person approves submits (`--approval human`). Review links are
+/// `{base}/approvals/{task}/{secret}`, where the server that serves the agent sets `base`
+/// once it is bound ([`crate::FormsAgent::serve_approvals_at`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HumanApproval {
+    /// How long a review link stays valid.
+    pub ttl: Duration,
+    /// A token that may approve or reject from the command line (`ferry approve`) and do
+    /// nothing else; `None`: only the review page's link approves.
+    pub approver_token: Option<String>,
+}
+
+impl HumanApproval {
+    /// Review links last 15 minutes by default.
+    pub const DEFAULT_TTL: Duration = Duration::from_secs(15 * 60);
+}
+
+impl Approval {
+    /// The human approval's settings, when a person approves.
+    pub fn human(&self) -> Option<&HumanApproval> {
+        match self {
+            Approval::Caller => None,
+            Approval::Human(human) => Some(human),
+        }
+    }
+}
+
 /// The forms agent's settings. `Default` is the secure default: no allowlist (public
 /// addresses only), no uploads, confirmation before every submit, 4 conversations, 5 idle
 /// minutes, a browser process per conversation.
@@ -72,6 +109,8 @@ pub struct FormsConfig {
     /// A picture of the form as filled with every turn that fills it (`screenshot`
     /// artifact; secrets blanked). Default true.
     pub screenshots: bool,
+    /// Who approves a submit: the caller's `{"confirm": true}`, or a person on a review page.
+    pub approval: Approval,
 }
 
 impl Default for FormsConfig {
@@ -93,6 +132,7 @@ impl Default for FormsConfig {
             submit_navigation_wait: Duration::from_millis(1500),
             screenshots: true,
             shared_profiles: false,
+            approval: Approval::Caller,
         }
     }
 }

@@ -18,6 +18,7 @@
 //! snapshot; everything else is the crate's own.
 
 mod agent;
+pub mod approval;
 mod autofill;
 pub mod config;
 mod date_parts;
@@ -35,7 +36,7 @@ pub mod snapshot;
 mod turn;
 
 pub use agent::{FormsAgent, Outcome, TurnRefused, TurnState};
-pub use config::{BrowserSource, FormsConfig, Isolation};
+pub use config::{Approval, BrowserSource, FormsConfig, HumanApproval, Isolation};
 pub use pool::{AtCapacity, ConversationKey, PendingSubmit, SessionPool};
 pub use profiles::{ProfileCommand, ProfileError};
 pub use session::Session;

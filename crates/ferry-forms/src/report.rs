@@ -62,6 +62,12 @@ pub(crate) struct FormReport {
     /// Things worth knowing that are not errors (a page that did not finish loading).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The review page where a person approves the waiting submit (`--approval human`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval_url: Option<String>,
+    /// A person's decision on the submit, and who gave it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval: Option<crate::approval::ApprovalRecord>,
     /// A picture of the form as filled, secrets blanked (its own artifact, not in the JSON).
     #[serde(skip)]
     pub screenshot: Option<crate::screenshot::Screenshot>,
@@ -138,6 +144,9 @@ pub(crate) struct FieldSummary {
     /// Disabled fields cannot be filled.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub disabled: bool,
+    /// A secret (password, one-time code, card data): a review page masks its value.
+    #[serde(skip)]
+    pub secret: bool,
 }
 
 impl FieldSummary {
@@ -160,8 +169,53 @@ impl FieldSummary {
             error,
             form,
             disabled: field.disabled,
+            secret: is_secret(field),
         }
     }
+
+    /// The value as a person may see it: secrets masked, lists joined, a box ticked or not.
+    pub(crate) fn shown_value(&self) -> String {
+        let empty = match &self.value {
+            FieldValue::Text(text) => text.is_empty(),
+            FieldValue::List(items) => items.is_empty(),
+            FieldValue::Bool(_) => false,
+        };
+        if self.secret && !empty {
+            return "••••••".to_owned();
+        }
+        match &self.value {
+            FieldValue::Bool(true) => "☑ checked".to_owned(),
+            FieldValue::Bool(false) => "☐ not checked".to_owned(),
+            FieldValue::Text(text) => text.clone(),
+            FieldValue::List(items) => items.join(", "),
+        }
+    }
+}
+
+/// The autocomplete tokens of secrets (as the picture's blanking knows them).
+const SECRET_TOKENS: [&str; 6] = [
+    "one-time-code",
+    "cc-number",
+    "cc-csc",
+    "cc-exp",
+    "cc-exp-month",
+    "cc-exp-year",
+];
+
+/// True when `field` holds a secret: a password, a one-time code or card data, by its type,
+/// its autocomplete purpose or its label.
+fn is_secret(field: &FieldInfo) -> bool {
+    let token = field
+        .constraints
+        .autocomplete
+        .as_deref()
+        .unwrap_or_default();
+    field.kind == "password"
+        || token
+            .split_ascii_whitespace()
+            .any(|t| SECRET_TOKENS.contains(&t.to_ascii_lowercase().as_str()))
+        || crate::autofill::is_secret_key(&field.label)
+        || crate::autofill::is_card_number_key(&field.label)
 }
 
 /// The name to show for a field: its label, else its name, else its id, else its type.
@@ -265,10 +319,23 @@ impl FormReport {
             write_field(&mut out, field);
         }
         self.write_lists(&mut out);
-        if self.pending_submit {
+        match (&self.approval_url, self.pending_submit) {
+            (Some(url), true) => {
+                let _ = writeln!(out, "Ready to submit once a person approves it: {url}");
+            }
+            (None, true) => {
+                let _ = writeln!(
+                    out,
+                    "Ready to submit: reply {{\"confirm\": true}} to submit."
+                );
+            }
+            (_, false) => {}
+        }
+        if let Some(approval) = &self.approval {
             let _ = writeln!(
                 out,
-                "Ready to submit: reply {{\"confirm\": true}} to submit."
+                "Submit {} by {} at {}.",
+                approval.decision, approval.by, approval.at
             );
         }
         if let Some(outcome) = &self.outcome {
@@ -413,6 +480,7 @@ mod tests {
                 error: None,
                 form: Some(0),
                 disabled: false,
+                secret: false,
             }],
             missing: vec!["Password".into()],
             unmatched: vec!["Favourite colour".into()],

@@ -17,11 +17,17 @@ struct ShownField {
     value: FieldValue,
 }
 
-/// The fields of one form with their values, in page order.
+/// The fields of one form with their values, in page order, and the number of this showing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ShownForm {
     fields: Vec<ShownField>,
+    /// Unique in the process: a person's approval names the showing it approves, so an
+    /// approval of an earlier picture of the same form approves nothing.
+    ticket: u64,
 }
+
+/// The next showing's number.
+static NEXT_TICKET: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 /// How the form now differs from the one shown.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +51,13 @@ impl ShownForm {
                 value: field.value.clone(),
             })
             .collect();
-        ShownForm { fields }
+        let ticket = NEXT_TICKET.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        ShownForm { fields, ticket }
+    }
+
+    /// This showing's number.
+    pub(crate) fn ticket(&self) -> u64 {
+        self.ticket
     }
 
     /// What differs in `now` from what was shown; `None` when nothing does.
@@ -96,10 +108,12 @@ mod tests {
     fn a_changed_value_or_field_list_is_a_change() {
         let shown = ShownForm {
             fields: vec![field("Name", "Ada"), field("Email", "ada@example.com")],
+            ticket: 1,
         };
         assert_eq!(shown.change(&shown.clone()), None);
         let emptied = ShownForm {
             fields: vec![field("Name", "Ada"), field("Email", "")],
+            ticket: 2,
         };
         assert_eq!(
             shown.change(&emptied),
@@ -111,10 +125,12 @@ mod tests {
                 field("Email", "ada@example.com"),
                 field("Phone", ""),
             ],
+            ticket: 2,
         };
         assert_eq!(shown.change(&grown), Some(Change::Fields));
         let renamed = ShownForm {
             fields: vec![field("Name", "Ada"), field("E-mail", "ada@example.com")],
+            ticket: 2,
         };
         assert_eq!(shown.change(&renamed), Some(Change::Fields));
     }

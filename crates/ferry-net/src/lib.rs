@@ -24,6 +24,7 @@ pub mod client;
 pub mod manual;
 pub mod policy;
 pub mod resolve;
+pub mod secret;
 
 pub use client::{SafeClient, SafeClientBuilder, is_loopback_host};
 pub use policy::{IpPolicy, Range, Refusal};

@@ -4,7 +4,7 @@
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use ferry_forms::{BrowserSource, FormsConfig, Isolation};
+use ferry_forms::{Approval, BrowserSource, FormsConfig, HumanApproval, Isolation};
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::net::IpAddr;
@@ -20,6 +20,21 @@ pub enum IsolationArg {
     /// One shared Chromium, a browser context per conversation (far less memory).
     Context,
 }
+
+/// Who approves a submit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum ApprovalArg {
+    /// The calling agent, with {"confirm": true}.
+    Caller,
+    /// A person, on a review page the server serves (a link in the task); the caller's
+    /// confirmation submits nothing.
+    Human,
+}
+
+/// The variable that holds the approver token (never a flag: command lines are visible to
+/// the other users of a machine).
+pub(crate) const APPROVER_TOKEN_VAR: &str = "FERRY_APPROVER_TOKEN";
 
 /// Flags of the forms agent (ignored by the other agents).
 #[derive(Debug, Args)]
@@ -49,6 +64,14 @@ pub(crate) struct FormsArgs {
     /// artifact, secrets blanked) [default: on].
     #[arg(long, value_name = "on|off", value_parser = parse_on_off)]
     screenshots: Option<bool>,
+    /// Who approves a submit: the calling agent ({"confirm": true}), or a person on a review
+    /// page whose link the task carries (`approvalUrl`); FERRY_APPROVER_TOKEN also lets
+    /// `ferry approve` decide [default: caller].
+    #[arg(long, value_enum)]
+    approval: Option<ApprovalArg>,
+    /// How long a review link stays valid, in seconds [default: 900].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(10..=86_400))]
+    approval_ttl_secs: Option<u64>,
     /// Browser sessions (conversations) at once; more are refused with a retry hint [default: 4].
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=256))]
     max_contexts: Option<u32>,
@@ -117,6 +140,12 @@ pub(crate) struct FormsFile {
     /// `--screenshots`.
     #[serde(skip_serializing_if = "Option::is_none")]
     screenshots: Option<bool>,
+    /// `--approval`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    approval: Option<ApprovalArg>,
+    /// `--approval-ttl-secs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    approval_ttl_secs: Option<u64>,
 }
 
 impl FormsFile {
@@ -158,6 +187,11 @@ impl FormsFile {
             }),
             navigation_timeout_secs: Some(config.navigation_timeout.as_secs()),
             screenshots: Some(config.screenshots),
+            approval: Some(match config.approval {
+                Approval::Caller => ApprovalArg::Caller,
+                Approval::Human(_) => ApprovalArg::Human,
+            }),
+            approval_ttl_secs: config.approval.human().map(|h| h.ttl.as_secs()),
         }
     }
 }
@@ -238,9 +272,46 @@ impl FormsArgs {
             c.screenshots = on;
         }
         c.chrome_args = self.chrome_args.iter().map(OsString::from).collect();
+        c.approval = self.approval(file.approval, file.approval_ttl_secs)?;
+        anyhow::ensure!(
+            !(c.auto_submit && c.approval.human().is_some()),
+            "auto_submit and approval = \"human\" contradict each other: a person approves each submit, or none does"
+        );
         // Refuse a bad allowlist entry now, not on the first conversation.
         ferry_browser::Allowlist::new(&c.allow_domains).context("allow_domains")?;
         Ok(c)
+    }
+}
+
+impl FormsArgs {
+    /// Who approves submits: the flags over the file's `approval` and `approval_ttl_secs`;
+    /// a person's approver token comes from FERRY_APPROVER_TOKEN.
+    fn approval(
+        &self,
+        file: Option<ApprovalArg>,
+        file_ttl: Option<u64>,
+    ) -> anyhow::Result<Approval> {
+        if let Some(secs) = file_ttl {
+            anyhow::ensure!(
+                (10..=86_400).contains(&secs),
+                "[forms] approval_ttl_secs: 10 to 86400"
+            );
+        }
+        let ttl = self
+            .approval_ttl_secs
+            .or(file_ttl)
+            .map_or(HumanApproval::DEFAULT_TTL, Duration::from_secs);
+        Ok(
+            match self.approval.or(file).unwrap_or(ApprovalArg::Caller) {
+                ApprovalArg::Caller => Approval::Caller,
+                ApprovalArg::Human => Approval::Human(HumanApproval {
+                    ttl,
+                    approver_token: std::env::var(APPROVER_TOKEN_VAR)
+                        .ok()
+                        .filter(|t| !t.trim().is_empty()),
+                }),
+            },
+        )
     }
 }
 

@@ -4,6 +4,8 @@
 //! name, logs go to stderr, and the one line a script needs (`agent card: URL`) goes to stdout.
 
 mod acts_pass;
+mod approvals;
+mod approve;
 mod bench;
 mod call;
 mod card;
@@ -57,6 +59,9 @@ enum Command {
     Mcp(Box<mcp::McpArgs>),
     /// Manage your saved profiles on a forms agent (what `"auto": true` fills from).
     Profile(Box<profile::ProfileArgs>),
+    /// Approve or reject a forms agent's waiting submit (`--approval human`) with the
+    /// approver token (FERRY_APPROVER_TOKEN); shows what would be sent first.
+    Approve(Box<approve::ApproveArgs>),
     /// Print a shell completion script.
     Completion {
         /// The shell.
@@ -84,6 +89,7 @@ fn main() -> ExitCode {
         Command::Webhook(args) => webhook::run(*args),
         Command::Mcp(args) => mcp::run(*args, &cli.otlp),
         Command::Profile(args) => profile::run(*args, &cli.otlp),
+        Command::Approve(args) => approve::run(*args),
         Command::Completion { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             let mut script = Vec::new();

@@ -669,6 +669,17 @@ async fn serve(args: ServeArgs, configs: Configs) -> anyhow::Result<()> {
             builder
         }
     };
+    let approving: Vec<ferry_forms::FormsAgent> = forms
+        .iter()
+        .filter(|(_, agent)| agent.config().approval.human().is_some())
+        .map(|(_, agent)| agent.clone())
+        .collect();
+    if !approving.is_empty() {
+        builder = builder.capability_routes(
+            crate::approvals::PREFIX,
+            crate::approvals::routes(approving.clone()),
+        );
+    }
     for (id, agent) in &forms {
         let path = id
             .as_ref()
@@ -684,6 +695,9 @@ async fn serve(args: ServeArgs, configs: Configs) -> anyhow::Result<()> {
         builder = builder.store(stores.tasks);
     }
     let server = builder.bind().await.map_err(with_fix)?;
+    for agent in &approving {
+        agent.serve_approvals_at(server.base_url());
+    }
     // Before the card line: a script may send SIGTERM as soon as it reads that line.
     let shutdown = shutdown_signal().context("installing the signal handlers")?;
     let ids: Vec<String> = server.agent_ids().into_iter().map(str::to_owned).collect();

@@ -7,7 +7,7 @@
 use super::reporting::build_report;
 use super::scope::{Scope, field_errors, missing};
 use super::submit::{SubmitTarget, submit};
-use super::{Progress, TurnResult, Verdict, ask, not_ready};
+use super::{Gate, Progress, TurnResult, Verdict, ask, not_ready, ready_message};
 use crate::config::FormsConfig;
 use crate::inspection::Inspection;
 use crate::pool::PendingSubmit;
@@ -26,6 +26,8 @@ pub(super) struct Confirmation<'a> {
     pub task_id: &'a str,
     /// Warnings of the turn so far (the page load).
     pub warnings: Vec<String>,
+    /// Who lets the submit happen.
+    pub gate: Gate,
 }
 
 /// Submits the pending form if the confirmation approves it; otherwise answers why not.
@@ -41,6 +43,7 @@ pub(super) async fn confirm(
         pending,
         task_id,
         warnings,
+        gate,
     } = confirmation;
     let Some(pending) = pending else {
         let report = build_report(session, mark, &inspection, &Scope::All, warnings);
@@ -75,7 +78,19 @@ pub(super) async fn confirm(
             let why = format!("{lead}, and it is not ready");
             return Ok(not_ready(report, &why, form, task_id));
         }
-        return Ok(shown_again(report, lead, form, task_id, now));
+        return Ok(shown_again(report, lead, gate, task_id, (now, form)));
+    }
+    match gate {
+        Gate::Caller => {}
+        Gate::Person => return Ok(awaiting_person(report, pending)),
+        Gate::Approved(ticket) if ticket != shown.ticket() => {
+            let message = "Nothing was submitted: the approval was for an earlier showing of the form; a person must approve the form as it is shown now.".to_owned();
+            return Ok(TurnResult {
+                pending: Some(pending),
+                ..ask(message, report)
+            });
+        }
+        Gate::Approved(_) => {}
     }
     let target = SubmitTarget { form, task_id };
     submit(session, config, mark, inspection, target, report, progress).await
@@ -115,21 +130,41 @@ fn not_shown_ready(report: FormReport, pending: PendingSubmit) -> TurnResult {
     }
 }
 
-/// The form changed but is still complete: shown again, ready, for a new confirmation.
+/// A caller's confirmation when a person approves: the form stays shown ready, waiting.
+fn awaiting_person(mut report: FormReport, pending: PendingSubmit) -> TurnResult {
+    report.pending_submit = true;
+    let message = format!(
+        "Nothing was submitted: {}",
+        ready_message(pending.form, Gate::Person)
+    );
+    TurnResult {
+        pending: Some(pending),
+        ..ask(message, report)
+    }
+}
+
+/// The form changed but is still complete: shown again, ready, for a new confirmation (or
+/// a person's new approval).
 fn shown_again(
     mut report: FormReport,
     lead: String,
-    form: usize,
+    gate: Gate,
     task_id: &str,
-    now: ShownForm,
+    (now, form): (ShownForm, usize),
 ) -> TurnResult {
     report.pending_submit = true;
+    let message = match gate {
+        Gate::Caller => {
+            format!("{lead}. Review it as it is now and reply {{\"confirm\": true}} to submit it.")
+        }
+        Gate::Person | Gate::Approved(_) => format!(
+            "{lead}. A person must approve it as it is now, on the new review page (approvalUrl)."
+        ),
+    };
     TurnResult {
         learned: Vec::new(),
         verdict: Verdict::InputRequired,
-        message: format!(
-            "{lead}. Review it as it is now and reply {{\"confirm\": true}} to submit it."
-        ),
+        message,
         report,
         pending: Some(PendingSubmit {
             task_id: task_id.to_owned(),

@@ -74,6 +74,17 @@ pub(crate) struct TurnResult {
     pub learned: Vec<(String, String)>,
 }
 
+/// Who lets a submit happen in this turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Gate {
+    /// The caller's confirmation (`{"confirm": true}`, or `--auto-submit`).
+    Caller,
+    /// A person, on the review page: the caller's confirmation submits nothing.
+    Person,
+    /// The person approved the showing `ticket`: that showing, unchanged, is submitted.
+    Approved(u64),
+}
+
 /// Where a turn says what it is doing: a WORKING status with one line of text (over A2A),
 /// or nowhere.
 pub(crate) struct Progress(pub(crate) Option<ferry_agent::EventSink>);
@@ -101,6 +112,8 @@ pub(crate) struct TurnInput<'a> {
     pub progress: &'a Progress,
     /// Where `"auto": true` takes values from (`None` when the request does not ask).
     pub auto: Option<&'a auto::AutoSources>,
+    /// Who lets a submit happen.
+    pub gate: Gate,
 }
 
 /// Runs one turn. A browser failure (crash, lost connection) is returned as the error; the
@@ -139,6 +152,7 @@ async fn run_turn(
         pending,
         progress,
         auto,
+        gate,
     } = input;
     let mut visit = Visit::new(session);
     step!(visit.open(config, request, progress).await?);
@@ -152,6 +166,7 @@ async fn run_turn(
             pending,
             task_id,
             warnings: visit.warnings,
+            gate,
         };
         return confirm::confirm(visit.session, config, inspection, confirmation, progress).await;
     }
@@ -175,6 +190,7 @@ async fn run_turn(
         task_id,
         intent: &intent,
         progress,
+        gate,
     };
     decision
         .after_fill(visit, filled.inspection, filled.scope, filled.report)
@@ -399,6 +415,7 @@ struct Decision<'a> {
     task_id: &'a str,
     intent: &'a Intent<'a>,
     progress: &'a Progress,
+    gate: Gate,
 }
 
 impl Decision<'_> {
@@ -435,7 +452,8 @@ impl Decision<'_> {
                 report,
             ));
         };
-        if self.config.auto_submit || self.request.confirm {
+        // With a person to approve, the caller's confirmation only shows the form ready.
+        if (self.config.auto_submit || self.request.confirm) && self.gate == Gate::Caller {
             let target = SubmitTarget {
                 form,
                 task_id: self.task_id,
@@ -453,9 +471,7 @@ impl Decision<'_> {
             .await;
         }
         report.pending_submit = true;
-        let mut message = format!(
-            "Form {form} is filled and ready. Reply {{\"confirm\": true}} to submit it (nothing has been submitted)."
-        );
+        let mut message = ready_message(form, self.gate);
         if !report.unmatched.is_empty() {
             message.push_str(&format!(
                 " Note: these keys matched no field and were not used: {}.",
@@ -494,6 +510,18 @@ impl Decision<'_> {
             pending,
             ..ask(message, report)
         }
+    }
+}
+
+/// What a form shown ready waits for: the caller's confirmation, or a person's approval.
+fn ready_message(form: usize, gate: Gate) -> String {
+    match gate {
+        Gate::Caller => format!(
+            "Form {form} is filled and ready. Reply {{\"confirm\": true}} to submit it (nothing has been submitted)."
+        ),
+        Gate::Person | Gate::Approved(_) => format!(
+            "Form {form} is filled and ready. A person must approve the submit on the review page (approvalUrl); a confirmation from the caller does not submit it. Nothing has been submitted."
+        ),
     }
 }
 

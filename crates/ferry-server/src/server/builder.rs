@@ -79,6 +79,8 @@ pub struct A2aServerBuilder {
     routes: Router,
     /// Routes of sessions held by one replica each, and the header naming the session.
     session_routes: Vec<(Router, HeaderName)>,
+    /// Path prefixes of routes that carry their own authority in the path (capability links).
+    capability_prefixes: Vec<String>,
     clock: Arc<dyn Clock>,
 }
 
@@ -162,6 +164,19 @@ impl A2aServerBuilder {
         self
     }
 
+    /// Adds routes under `prefix` whose requests carry their own authority in the path: a
+    /// capability link, such as the forms agent's review page for a person's approval
+    /// (`/approvals/{task}/{secret}`). The front door's `Host`/`Origin` checks, limits, rate,
+    /// request ids and metrics apply; credentials are not required (the routes check the
+    /// capability, or a token of their own); and the path beyond `prefix` is never logged,
+    /// so that the secret it holds stays out of the logs.
+    pub fn capability_routes(mut self, prefix: &str, routes: Router) -> Self {
+        self.capability_prefixes
+            .push(prefix.trim_end_matches('/').to_owned());
+        self.routes = self.routes.merge(routes);
+        self
+    }
+
     /// Adds an agent to a server of several ([`A2aServer::hosting`]); on a server of one
     /// agent, [`A2aServerBuilder::bind`] refuses it.
     pub fn agent(mut self, mount: AgentMount) -> Self {
@@ -190,6 +205,7 @@ impl A2aServerBuilder {
             extensions,
             routes: own_routes,
             session_routes,
+            capability_prefixes,
             clock,
         } = self;
         config.validate()?;
@@ -205,7 +221,7 @@ impl A2aServerBuilder {
             .trim_end_matches('/')
             .to_owned();
         let metrics = Arc::new(Metrics::default());
-        let front_door = front_door(&config, &metrics, &clock, local_addr)?;
+        let front_door = front_door(&config, &metrics, &clock, local_addr, capability_prefixes)?;
         let (keys, jwks) = signing_material(&config)?;
         let (push, deliverer) = push_service(&config, &manager)?.unzip();
         let config = Arc::new(config);
@@ -291,6 +307,7 @@ impl A2aServerBuilder {
             extensions: Vec::new(),
             routes: Router::new(),
             session_routes: Vec::new(),
+            capability_prefixes: Vec::new(),
             clock: Arc::new(TokioClock),
         }
     }
@@ -362,6 +379,7 @@ fn front_door(
     metrics: &Arc<Metrics>,
     clock: &Arc<dyn Clock>,
     local_addr: std::net::SocketAddr,
+    capability_prefixes: Vec<String>,
 ) -> Result<Arc<FrontDoor>, ServerError> {
     // Its own names are served too: the public URL's host, the URL the other replicas reach
     // it at, and the address it is bound to (an IP literal, which no rebound name can be).
@@ -381,7 +399,8 @@ fn front_door(
         public_paths(config),
         metrics.clone(),
         clock.clone(),
-    )?;
+    )?
+    .with_capability_prefixes(capability_prefixes);
     #[cfg(feature = "grpc")]
     let front_door = front_door.with_grpc_refusal(crate::binding::grpc::status::refusal);
     Ok(Arc::new(front_door))

@@ -59,6 +59,12 @@ impl A2aServer {
         self.local_addr
     }
 
+    /// The address clients reach the server at: its public URL, else `scheme://` and the
+    /// bound address (no trailing slash).
+    pub fn base_url(&self) -> &str {
+        &self.server.base_url
+    }
+
     /// The URL of the agent card at the root (on a server of several agents without a
     /// default, nothing is served there: see [`A2aServer::agent_card_url`]).
     pub fn card_url(&self) -> String {

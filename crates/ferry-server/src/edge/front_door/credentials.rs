@@ -13,11 +13,11 @@
 //! [`Caller::LOCAL`]; an anonymous request to a server with tokens has no caller (strangers
 //! must not share one).
 
-use super::token::constant_time_eq;
 use crate::config::ServerConfig;
 use crate::core::call::Access;
 use crate::core::call::TaskReach;
 use axum::http::{HeaderMap, header};
+use ferry_net::secret::constant_time_eq;
 use std::sync::Arc;
 
 /// What a request's `Authorization` comes to, before any provider is asked.

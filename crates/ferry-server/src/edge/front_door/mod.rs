@@ -18,7 +18,6 @@ mod host;
 mod oidc;
 mod origin;
 mod rate;
-mod token;
 
 pub(crate) use agent_gate::{AgentGate, check as agent_gate};
 use credentials::Verdict;
@@ -72,6 +71,9 @@ pub(crate) struct FrontDoor {
     /// Paths served without the token: the agent card and the keys that sign it (matched
     /// against the path under `/agents/{id}` too).
     public_paths: Vec<String>,
+    /// Prefixes of paths that carry their own authority (capability links): served without
+    /// credentials, and logged without what follows the prefix.
+    capability_prefixes: Vec<String>,
     metrics: Arc<Metrics>,
     /// How a refusal of a gRPC call is written, when the server serves gRPC.
     grpc_refusal: Option<RefusalWriter>,
@@ -116,9 +118,36 @@ impl FrontDoor {
             request_timeout: Duration::from_secs(config.request_timeout_secs.max(1)),
             rpc_path: config.jsonrpc_path.clone(),
             public_paths,
+            capability_prefixes: Vec::new(),
             metrics,
             grpc_refusal: None,
         })
+    }
+
+    /// Serves the paths under `prefixes` without credentials and logs them without what
+    /// follows the prefix (see `A2aServerBuilder::capability_routes`).
+    pub(crate) fn with_capability_prefixes(mut self, prefixes: Vec<String>) -> Self {
+        self.capability_prefixes = prefixes;
+        self
+    }
+
+    /// The prefix of `path` when it is a capability link's.
+    fn capability_prefix(&self, path: &str) -> Option<&str> {
+        self.capability_prefixes
+            .iter()
+            .find(|p| {
+                path.strip_prefix(p.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+            })
+            .map(String::as_str)
+    }
+
+    /// `path` as logs may show it: a capability link's secret left out.
+    fn loggable_path<'p>(&'p self, path: &'p str) -> std::borrow::Cow<'p, str> {
+        match self.capability_prefix(path) {
+            Some(prefix) => format!("{prefix}/…").into(),
+            None => path.into(),
+        }
     }
 
     /// Refuses gRPC calls with statuses written by `write` (a server without gRPC answers
@@ -255,7 +284,7 @@ pub(crate) async fn guard(
         "request",
         id = rid.as_str(),
         method = request.method().as_str(),
-        path = request.uri().path()
+        path = %door.loggable_path(request.uri().path())
     );
     // A caller's W3C trace context makes this request part of its trace.
     crate::edge::trace_context::adopt_parent(&span, request.headers());
@@ -354,7 +383,8 @@ impl FrontDoor {
         };
         // The card and the keys that sign it are public: a client needs them before it can
         // call (each agent's card too: the same paths under `/agents/{id}`).
-        let public = self.public_paths.iter().any(|p| p == path);
+        let public = self.public_paths.iter().any(|p| p == path)
+            || self.capability_prefix(request.uri().path()).is_some();
         request.extensions_mut().insert(dialect);
         if public {
             request.extensions_mut().insert(PublicPath);
