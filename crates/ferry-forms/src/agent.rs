@@ -42,6 +42,9 @@ pub struct FormsAgent {
     approvals: Arc<Ledger>,
     /// The address people reach the review pages at (set once the server is bound).
     approvals_at: Arc<std::sync::OnceLock<String>>,
+    /// Outcomes of people's decisions on conversations that have no task to report them to
+    /// (MCP): the conversation's next confirmation or look answers with it.
+    undelivered: Arc<std::sync::Mutex<std::collections::HashMap<ConversationKey, Outcome>>>,
     browser_found: bool,
 }
 
@@ -149,6 +152,7 @@ impl FormsAgent {
             notes: Arc::new(ContextNotes::default()),
             approvals: Arc::new(Ledger::default()),
             approvals_at: Arc::new(std::sync::OnceLock::new()),
+            undelivered: Arc::default(),
             browser_found,
         }
     }
@@ -200,13 +204,24 @@ impl FormsAgent {
     /// conversation's browser session, runs `request` on it, and remembers what the turn
     /// learned. Browser failures are a [`TurnState::Failed`] outcome; only a turn that could
     /// not start is an error. Launched browsers only (a registered CDP endpoint is an A2A
-    /// extension's).
+    /// extension's). With a person approving submits, a confirmation (or a look at the open
+    /// page) after the person decided answers with what the decision did.
     pub async fn converse(
         &self,
         key: &ConversationKey,
         task_id: &str,
         request: &FormRequest,
     ) -> Result<Outcome, TurnRefused> {
+        let decided = self
+            .undelivered
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(key);
+        let asks_after_it = request.confirm && request.values.is_empty()
+            || request.url.is_none() && request.is_inspect_only();
+        if let Some(outcome) = decided.filter(|_| asks_after_it) {
+            return Ok(outcome);
+        }
         let progress = turn::Progress(None);
         self.run(key, task_id, request, None, &progress, self.gate())
             .await
@@ -395,10 +410,18 @@ impl FormsAgent {
         };
         let mut outcome = outcome;
         outcome.report.approval = Some(record);
-        if let Some(sink) = &waiting.sink
-            && let Err(e) = report_outcome(sink, &outcome, None).await
-        {
-            tracing::warn!(task = task_id, error = %e, "the decision's outcome could not be reported to the task");
+        match &waiting.sink {
+            Some(sink) => {
+                if let Err(e) = report_outcome(sink, &outcome, None).await {
+                    tracing::warn!(task = task_id, error = %e, "the decision's outcome could not be reported to the task");
+                }
+            }
+            None => {
+                self.undelivered
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(waiting.key.clone(), outcome.clone());
+            }
         }
         Ok(outcome)
     }

@@ -311,7 +311,9 @@ fn html(status: StatusCode, body: String) -> Response {
 }
 
 /// The headers of every approval answer: the page's policy, never cached, never framed, no
-/// Referer that would carry the link elsewhere.
+/// Referer that would carry the link to another site (`same-origin`, not `no-referrer`:
+/// under `no-referrer` Chromium sends the page's own form post with `Origin: null`, which
+/// the front door rightly refuses).
 fn guarded(mut response: Response) -> Response {
     set(
         &mut response,
@@ -319,7 +321,7 @@ fn guarded(mut response: Response) -> Response {
         page::CONTENT_SECURITY_POLICY,
     );
     set(&mut response, header::CACHE_CONTROL, "no-store");
-    set(&mut response, header::REFERRER_POLICY, "no-referrer");
+    set(&mut response, header::REFERRER_POLICY, "same-origin");
     set(&mut response, header::X_CONTENT_TYPE_OPTIONS, "nosniff");
     set(&mut response, header::X_FRAME_OPTIONS, "DENY");
     response

@@ -49,7 +49,7 @@ pub fn escape(text: &str) -> String {
 /// The page's head and opening, titled `title`.
 fn open(title: &str) -> String {
     format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"referrer\" content=\"no-referrer\"><meta name=\"viewport\" content=\"width=device-width\"><title>{}</title><link rel=\"stylesheet\" href=\"{STYLESHEET_PATH}\"></head><body>",
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"referrer\" content=\"same-origin\"><meta name=\"viewport\" content=\"width=device-width\"><title>{}</title><link rel=\"stylesheet\" href=\"{STYLESHEET_PATH}\"></head><body>",
         escape(title)
     )
 }

@@ -4,6 +4,8 @@
 
 /// The A2A contract: turns, artifacts, forms of every kind, uploads, refusals.
 mod agent;
+/// Human approval through the agent's API (the MCP face's path).
+mod approval;
 /// `"auto": true` and saved profiles: tokens, four languages, secrets, cards, notes, callers.
 mod auto;
 /// Bring your own browser: a registered CDP endpoint instead of a launched Chromium.

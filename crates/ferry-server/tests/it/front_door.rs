@@ -763,6 +763,62 @@ async fn probes_answer_anyone() {
     }
 }
 
+/// Capability routes (a review link's secret in the path) pass without the token, and only
+/// under their prefix; the `Host` and `Origin` checks still apply to them.
+async fn capability_routes_pass_without_the_token() {
+    use axum::routing::get;
+    let (agent, _remote) = ScriptedAgent::new();
+    let routes = axum::Router::new()
+        .route("/cap/{secret}", get(|| async { "opened" }))
+        .route("/cap", get(|| async { "the bare prefix" }));
+    let server = A2aServer::builder(Arc::new(agent))
+        .config(ServerConfig {
+            bind: "127.0.0.1:0".parse().expect("addr"),
+            token: Some(TOKEN.into()),
+            ..ServerConfig::default()
+        })
+        .capability_routes("/cap", routes)
+        .bind()
+        .await
+        .expect("bind");
+    let base = format!("http://{}", server.local_addr());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let running = tokio::spawn(server.run(async move {
+        let _ = stopped.await;
+    }));
+    let http = reqwest::Client::new();
+    let get = |path: &str, headers: &[(&'static str, &'static str)]| {
+        let mut request = http.get(format!("{base}{path}"));
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        request.send()
+    };
+    let opened = get("/cap/0123abcd", &[]).await.expect("answer");
+    assert_eq!(opened.status(), 200);
+    assert_eq!(opened.text().await.expect("body"), "opened");
+    let wrong_token = get("/cap/0123abcd", &[("Authorization", "Bearer not-ours")])
+        .await
+        .expect("answer");
+    assert_eq!(
+        wrong_token.status(),
+        200,
+        "the route checks its own credentials"
+    );
+    let bare = get("/cap", &[]).await.expect("answer");
+    assert_eq!(bare.status(), 401, "the prefix alone is not a capability");
+    let foreign = get("/cap/0123abcd", &[("Origin", "http://evil.example")])
+        .await
+        .expect("answer");
+    assert_eq!(foreign.status(), 403);
+    let rebound = get("/cap/0123abcd", &[("Host", "evil.example")])
+        .await
+        .expect("answer");
+    assert_eq!(rebound.status(), 403);
+    let _ = stop.send(());
+    let _ = running.await;
+}
+
 /// A valid `X-Request-Id` (up to 64 of `A-Za-z0-9-_.`) is echoed on successes and errors and
 /// repeated in error bodies; an invalid one is replaced by a fresh UUID, as is a missing one.
 async fn request_ids(b: Binding) {
@@ -1037,6 +1093,7 @@ scenarios!(once:
     non_loopback_bind_needs_a_token,
     card_is_public_and_declares_bearer,
     probes_answer_anyone,
+    capability_routes_pass_without_the_token,
     shutdown_drains,
     drain_timeout_bounds_shutdown,
 );
