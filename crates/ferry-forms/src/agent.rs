@@ -349,7 +349,7 @@ impl FormsAgent {
         let base = self.approvals_at.get().map_or("", String::as_str);
         let url = format!("{base}/approvals/{task_id}/{secret}");
         result.message = format!(
-            "{} Review page (valid for {} minute(s), once): {url}",
+            "{} Review page (valid once, for {} min): {url}",
             result.message,
             human.ttl.as_secs().div_ceil(60)
         );
@@ -404,15 +404,22 @@ impl FormsAgent {
             by,
             "a person decided a submit"
         );
-        let outcome = match decision {
+        let mut outcome = match decision {
             Decision::Approve => self.submit_approved(task_id, &waiting).await,
             Decision::Reject { .. } => self.rejected(&waiting, &record),
         };
-        let mut outcome = outcome;
         outcome.report.approval = Some(record);
         match &waiting.sink {
             Some(sink) => {
-                if let Err(e) = report_outcome(sink, &outcome, None).await {
+                // A rejection changes nothing on the page: the task keeps its report.
+                let reported = match decision {
+                    Decision::Approve => report_outcome(sink, &outcome, None).await,
+                    Decision::Reject { .. } => {
+                        let message = status_message(sink, &outcome.message, &outcome.report);
+                        sink.input_required(message).await.map_err(Into::into)
+                    }
+                };
+                if let Err(e) = reported {
                     tracing::warn!(task = task_id, error = %e, "the decision's outcome could not be reported to the task");
                 }
             }
@@ -489,7 +496,8 @@ impl FormsAgent {
         Outcome {
             state: TurnState::InputRequired,
             message: format!(
-                "A person rejected the submit on the review page{reason}. Nothing was submitted; send changed values with \"submit\": true to have the form shown again."
+                "The submit was rejected by {}{reason}. Nothing was submitted; send changed values with \"submit\": true to have the form shown again.",
+                record.by
             ),
             report: FormReport::default(),
             broken: false,

@@ -147,6 +147,10 @@ pub(crate) struct FieldSummary {
     /// A secret (password, one-time code, card data): a review page masks its value.
     #[serde(skip)]
     pub secret: bool,
+    /// The value as a person reads it: a select's or a group's option labels, not their
+    /// submitted values (a review page shows it).
+    #[serde(skip)]
+    pub shown: String,
 }
 
 impl FieldSummary {
@@ -170,6 +174,7 @@ impl FieldSummary {
             form,
             disabled: field.disabled,
             secret: is_secret(field),
+            shown: readable(field),
         }
     }
 
@@ -183,12 +188,26 @@ impl FieldSummary {
         if self.secret && !empty {
             return "••••••".to_owned();
         }
-        match &self.value {
-            FieldValue::Bool(true) => "☑ checked".to_owned(),
-            FieldValue::Bool(false) => "☐ not checked".to_owned(),
-            FieldValue::Text(text) => text.clone(),
-            FieldValue::List(items) => items.join(", "),
-        }
+        self.shown.clone()
+    }
+}
+
+/// `field`'s value as a person reads it: a box ticked or not, the labels of the chosen
+/// options (their values when an option has no label), text as it is.
+fn readable(field: &FieldInfo) -> String {
+    let label_of = |value: &String| {
+        field
+            .options
+            .iter()
+            .find(|o| &o.value == value && !o.label.trim().is_empty())
+            .map_or_else(|| value.clone(), |o| o.label.clone())
+    };
+    match &field.value {
+        FieldValue::Bool(true) => "☑ checked".to_owned(),
+        FieldValue::Bool(false) => "☐ not checked".to_owned(),
+        FieldValue::Text(text) if text.is_empty() => String::new(),
+        FieldValue::Text(text) => label_of(text),
+        FieldValue::List(items) => items.iter().map(label_of).collect::<Vec<_>>().join(", "),
     }
 }
 
@@ -481,6 +500,7 @@ mod tests {
                 form: Some(0),
                 disabled: false,
                 secret: false,
+                shown: "ada@example.com".into(),
             }],
             missing: vec!["Password".into()],
             unmatched: vec!["Favourite colour".into()],

@@ -84,11 +84,9 @@ fn show(review: &Value) -> anyhow::Result<()> {
         text(&review["action"])
     ))?;
     for field in review["fields"].as_array().into_iter().flatten() {
-        out(format!(
-            "  {}: {}",
-            text(&field["label"]),
-            text(&field["value"])
-        ))?;
+        let value = Some(text(&field["value"])).filter(|v| !v.is_empty());
+        let value = value.unwrap_or_else(|| "(empty)".to_owned());
+        out(format!("  {}: {value}", text(&field["label"])))?;
     }
     for (name, key) in [("Error", "errors"), ("Warning", "warnings")] {
         for item in review[key].as_array().into_iter().flatten() {

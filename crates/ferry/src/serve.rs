@@ -741,7 +741,8 @@ fn with_fix(e: ferry_server::ServerError) -> anyhow::Error {
     }
 }
 
-/// Start-up notes of the forms agent: the browser, and a warning without an allowlist.
+/// Start-up notes of the forms agent: the browser, human approval, and a warning without an
+/// allowlist.
 fn announce_forms(config: &ferry_forms::FormsConfig) {
     if config.allow_domains.is_empty() {
         tracing::warn!(
@@ -753,6 +754,13 @@ fn announce_forms(config: &ferry_forms::FormsConfig) {
     if config.allow_private_networks {
         tracing::warn!(
             "forms agent: --allow-private-networks: pages may reach loopback and private addresses"
+        );
+    }
+    if let Some(human) = config.approval.human() {
+        tracing::info!(
+            ttl_secs = human.ttl.as_secs(),
+            approver_token = human.approver_token.is_some(),
+            "forms agent: a person approves each submit on a review page under /approvals"
         );
     }
     if let ferry_forms::BrowserSource::Launch = config.browser {

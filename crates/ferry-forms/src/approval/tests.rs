@@ -17,6 +17,7 @@ fn report() -> FormReport {
         form: Some(0),
         disabled: false,
         secret,
+        shown: value.into(),
     };
     FormReport {
         url: "http://shop.test/signup".into(),

@@ -7,7 +7,7 @@
 use super::reporting::build_report;
 use super::scope::{Scope, field_errors, missing};
 use super::submit::{SubmitTarget, submit};
-use super::{Gate, Progress, TurnResult, Verdict, ask, not_ready, ready_message};
+use super::{Gate, PERSON_APPROVES, Progress, TurnResult, Verdict, ask, not_ready};
 use crate::config::FormsConfig;
 use crate::inspection::Inspection;
 use crate::pool::PendingSubmit;
@@ -133,10 +133,7 @@ fn not_shown_ready(report: FormReport, pending: PendingSubmit) -> TurnResult {
 /// A caller's confirmation when a person approves: the form stays shown ready, waiting.
 fn awaiting_person(mut report: FormReport, pending: PendingSubmit) -> TurnResult {
     report.pending_submit = true;
-    let message = format!(
-        "Nothing was submitted: {}",
-        ready_message(pending.form, Gate::Person)
-    );
+    let message = format!("Nothing was submitted. {PERSON_APPROVES}");
     TurnResult {
         pending: Some(pending),
         ..ask(message, report)

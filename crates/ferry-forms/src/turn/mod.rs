@@ -513,6 +513,9 @@ impl Decision<'_> {
     }
 }
 
+/// Under `--approval human`: who submits, and that the caller cannot.
+pub(super) const PERSON_APPROVES: &str = "A person must approve the submit on the review page (approvalUrl); a confirmation from the caller does not submit it.";
+
 /// What a form shown ready waits for: the caller's confirmation, or a person's approval.
 fn ready_message(form: usize, gate: Gate) -> String {
     match gate {
@@ -520,7 +523,7 @@ fn ready_message(form: usize, gate: Gate) -> String {
             "Form {form} is filled and ready. Reply {{\"confirm\": true}} to submit it (nothing has been submitted)."
         ),
         Gate::Person | Gate::Approved(_) => format!(
-            "Form {form} is filled and ready. A person must approve the submit on the review page (approvalUrl); a confirmation from the caller does not submit it. Nothing has been submitted."
+            "Form {form} is filled and ready; nothing has been submitted. {PERSON_APPROVES}"
         ),
     }
 }
