@@ -277,6 +277,7 @@ impl FormsAgent {
                 progress,
                 auto: request.auto.then_some(&sources),
                 gate,
+                continuing: false,
             },
         )
         .await;
@@ -304,7 +305,7 @@ impl FormsAgent {
         Ok(Outcome {
             state: match result.verdict {
                 Verdict::Completed => TurnState::Completed,
-                Verdict::InputRequired => TurnState::InputRequired,
+                Verdict::InputRequired | Verdict::Advanced => TurnState::InputRequired,
                 Verdict::Failed => TurnState::Failed,
             },
             message: result.message,

@@ -53,7 +53,7 @@ impl ConversationKey {
 /// A submit a task asked for and that has not happened yet: waiting for the values still
 /// missing (a follow-up that brings them continues toward the submit), or, once ferry has
 /// shown the form ready, for `{"confirm": true}` (see the lifecycle in `turn`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PendingSubmit {
     /// The task that asked for it: only that task may confirm it, and canceling that task
     /// drops it.
@@ -63,6 +63,8 @@ pub struct PendingSubmit {
     /// The form as ferry showed it ready, once only the confirmation is missing: a
     /// confirmation approves exactly this. `None` while something is still needed.
     pub(crate) shown_ready: Option<ShownForm>,
+    /// The task's way through a multi-step form: steps passed, values for later steps.
+    pub(crate) flow: crate::turn::steps::Flow,
 }
 
 impl PendingSubmit {

@@ -62,6 +62,12 @@ pub(crate) struct FormReport {
     /// Things worth knowing that are not errors (a page that did not finish loading).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The steps of a multi-step form this task passed, oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepPassed>,
+    /// Keys kept for a later step of a multi-step form: no field of this step fits them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub later: Vec<String>,
     /// The review page where a person approves the waiting submit (`--approval human`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub approval_url: Option<String>,
@@ -71,6 +77,20 @@ pub(crate) struct FormReport {
     /// A picture of the form as filled, secrets blanked (its own artifact, not in the JSON).
     #[serde(skip)]
     pub screenshot: Option<crate::screenshot::Screenshot>,
+}
+
+/// A step of a multi-step form that was passed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct StepPassed {
+    /// The step's page.
+    pub url: String,
+    /// Its title.
+    pub title: String,
+    /// The button pressed ("Continue").
+    pub button: String,
+    /// The fields filled on it (their labels).
+    pub filled: Vec<String>,
 }
 
 /// One form.
@@ -327,6 +347,17 @@ impl FormReport {
     /// one per line, the lists of what happened, then the outcome of a submit.
     pub(crate) fn to_text(&self) -> String {
         let mut out = String::new();
+        for (n, step) in self.steps.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "Step {} passed: {} <{}> ({} filled, then {:?})",
+                n + 1,
+                untitled(&step.title),
+                step.url,
+                step.filled.len(),
+                step.button
+            );
+        }
         let _ = writeln!(out, "{} <{}>", untitled(&self.title), self.url);
         if self.forms.is_empty() && self.fields.is_empty() {
             let _ = writeln!(out, "No form found on this page.");
@@ -389,6 +420,7 @@ impl FormReport {
             .collect();
         list(out, "Auto-filled", &autofilled);
         list(out, "Missing", &self.missing);
+        list(out, "Kept for a later step", &self.later);
         list(out, "Unmatched", &self.unmatched);
         let ambiguous: Vec<String> = self
             .ambiguous

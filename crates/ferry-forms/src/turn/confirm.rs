@@ -167,6 +167,7 @@ fn shown_again(
             task_id: task_id.to_owned(),
             form,
             shown_ready: Some(now),
+            ..PendingSubmit::default()
         }),
     }
 }

@@ -32,12 +32,13 @@ mod fill;
 mod page;
 mod reporting;
 mod scope;
+pub(crate) mod steps;
 mod submit;
 
 use crate::config::FormsConfig;
 use crate::inspection::Inspection;
 use crate::pool::PendingSubmit;
-use crate::report::{Ambiguous, FormReport};
+use crate::report::{Ambiguous, FormReport, StepPassed};
 use crate::request::{FormRequest, FormSelector};
 use crate::session::Session;
 use crate::shown::ShownForm;
@@ -57,6 +58,9 @@ pub(crate) enum Verdict {
     InputRequired,
     /// The page could not be used (blocked, unreachable).
     Failed,
+    /// A step of a multi-step form was passed: the turn goes on on the next page (never
+    /// the verdict of a whole turn).
+    Advanced,
 }
 
 /// The result of a turn: the verdict, the status text, and the report.
@@ -114,6 +118,9 @@ pub(crate) struct TurnInput<'a> {
     pub auto: Option<&'a auto::AutoSources>,
     /// Who lets a submit happen.
     pub gate: Gate,
+    /// The turn goes on on the next step of a multi-step form (the page's only form is the
+    /// one to fill).
+    pub continuing: bool,
 }
 
 /// Runs one turn. A browser failure (crash, lost connection) is returned as the error; the
@@ -123,7 +130,31 @@ pub(crate) async fn run(
     input: TurnInput<'_>,
 ) -> Result<TurnResult, BrowserError> {
     let mut learned = Vec::new();
-    let mut result = run_turn(session, input, &mut learned).await?;
+    let mut flow = steps::Flow::resume(input.pending.as_ref(), input.task_id);
+    let mut request = flow.with_later(input.request);
+    let mut pending = input.pending;
+    let mut continuing = input.continuing;
+    for _ in 0..=steps::MAX_STEPS_PER_TURN {
+        let step = TurnInput {
+            request: &request,
+            pending: pending.take(),
+            continuing,
+            ..input
+        };
+        let result = run_turn(session, step, &mut learned).await?;
+        if result.verdict != Verdict::Advanced {
+            let mut result = flow.finish(result, &request);
+            result.learned = learned;
+            return Ok(result);
+        }
+        request = flow.passed(&result, &request);
+        continuing = true;
+    }
+    let message = format!(
+        "Passed {} steps of this form in one turn, and it goes on; send {{\"submit\": true}} to continue.",
+        steps::MAX_STEPS_PER_TURN
+    );
+    let mut result = flow.finish(ask(message, FormReport::default()), &request);
     result.learned = learned;
     Ok(result)
 }
@@ -153,11 +184,16 @@ async fn run_turn(
         progress,
         auto,
         gate,
+        continuing,
     } = input;
     let mut visit = Visit::new(session);
     step!(visit.open(config, request, progress).await?);
     let inspection = step!(visit.inspect(request, progress).await?);
-    let selected = step!(select_form(&mut visit, &inspection, request).await?);
+    let selected = match step!(select_form(&mut visit, &inspection, request).await?) {
+        // The next step of a multi-step form: the page's only form.
+        None if continuing && inspection.forms().len() == 1 => Some(0),
+        selected => selected,
+    };
 
     // A confirmation alone approves the submit shown ready on this task, as it was shown.
     if request.confirm && request.values.is_empty() && request.submit != Some(true) {
@@ -430,6 +466,18 @@ impl Decision<'_> {
             Scope::Form(form) => Some(form),
             Scope::Outside | Scope::All => None,
         };
+        let step = form.filter(|f| {
+            self.intent.wants_submit
+                && is_step(&inspection, *f)
+                && (!report.unmatched.is_empty()
+                    || inspection
+                        .main()
+                        .is_some_and(|m| steps::shows_a_flow(&m.text)))
+        });
+        if step.is_some() {
+            // Keys no field of this step fits wait for a later one.
+            report.later = std::mem::take(&mut report.unmatched);
+        }
         if report.needs_input() {
             return Ok(self.still_needed(form, report));
         }
@@ -452,6 +500,9 @@ impl Decision<'_> {
                 report,
             ));
         };
+        if step.is_some() {
+            return self.advance(visit, inspection, form, report).await;
+        }
         // With a person to approve, the caller's confirmation only shows the form ready.
         if (self.config.auto_submit || self.request.confirm) && self.gate == Gate::Caller {
             let target = SubmitTarget {
@@ -487,8 +538,59 @@ impl Decision<'_> {
                 task_id: self.task_id.to_owned(),
                 form,
                 shown_ready: Some(ShownForm::of(&inspection, form)),
+                ..PendingSubmit::default()
             }),
         })
+    }
+
+    /// A complete step of a multi-step form: its button pressed without asking (it sends
+    /// this step, not the whole form). Passed when the site moved on to a page with a form
+    /// and no errors; otherwise the submit's own verdict (errors to correct, a page that
+    /// did not send, or a flow that ended: submitted), the intent kept for a new try.
+    async fn advance(
+        &self,
+        visit: Visit<'_>,
+        inspection: Inspection,
+        form: usize,
+        report: FormReport,
+    ) -> Result<TurnResult, BrowserError> {
+        let passed = StepPassed {
+            url: report.url.clone(),
+            title: report.title.clone(),
+            button: submit_label(&inspection, form).unwrap_or_default(),
+            filled: report.filled.iter().map(|f| f.field.clone()).collect(),
+        };
+        let later = report.later.clone();
+        let target = SubmitTarget {
+            form,
+            task_id: self.task_id,
+        };
+        let (session, mark) = (visit.session, visit.mark);
+        let mut result = submit(
+            session,
+            self.config,
+            mark,
+            inspection,
+            target,
+            report,
+            self.progress,
+        )
+        .await?;
+        result.report.later = later;
+        let moved_on = result.verdict == Verdict::Completed
+            && result.report.outcome.as_ref().is_some_and(|o| o.navigated)
+            && !result.report.forms.is_empty();
+        if moved_on {
+            result.verdict = Verdict::Advanced;
+            result.report.steps.push(passed);
+        } else if result.verdict == Verdict::InputRequired && result.pending.is_none() {
+            result.pending = Some(PendingSubmit {
+                task_id: self.task_id.to_owned(),
+                form,
+                ..PendingSubmit::default()
+            });
+        }
+        Ok(result)
     }
 
     /// What the form still needs; the submit asked for waits for these answers (it is not
@@ -501,6 +603,7 @@ impl Decision<'_> {
                 task_id: self.task_id.to_owned(),
                 form,
                 shown_ready: None,
+                ..PendingSubmit::default()
             });
         if pending.is_some() {
             message.push_str(" The submit you asked for follows once they are in (send \"submit\": false to drop it).");
@@ -515,6 +618,18 @@ impl Decision<'_> {
 
 /// Under `--approval human`: who submits, and that the caller cannot.
 pub(super) const PERSON_APPROVES: &str = "A person must approve the submit on the review page (approvalUrl); a confirmation from the caller does not submit it.";
+
+/// The label of the button a submit of `form` presses (its first one a person could press).
+fn submit_label(inspection: &Inspection, form: usize) -> Option<String> {
+    let forms = inspection.forms();
+    let (_, info) = forms.get(form)?;
+    info.submit_labels.first().cloned()
+}
+
+/// Whether `form` is a step of a multi-step form (see [`steps`]).
+fn is_step(inspection: &Inspection, form: usize) -> bool {
+    submit_label(inspection, form).is_some_and(|label| steps::is_step_button(&label))
+}
 
 /// What a form shown ready waits for: the caller's confirmation, or a person's approval.
 fn ready_message(form: usize, gate: Gate) -> String {
@@ -607,6 +722,7 @@ fn not_ready(report: FormReport, why: &str, form: usize, task_id: &str) -> TurnR
             task_id: task_id.to_owned(),
             form,
             shown_ready: None,
+            ..PendingSubmit::default()
         }),
         ..ask(message, report)
     }

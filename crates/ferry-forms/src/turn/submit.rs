@@ -369,6 +369,7 @@ fn not_sent(
             task_id: target.task_id.to_owned(),
             form: target.form,
             shown_ready: ready.then_some(shown),
+            ..PendingSubmit::default()
         }),
     }
 }

@@ -23,5 +23,7 @@ mod real_pages;
 mod screenshots;
 /// Isolation, the session cap, idle close, slow pages, crashes.
 mod sessions;
+/// Multi-step forms: steps passed without a confirm, later values waiting, one final submit.
+mod steps;
 /// Shared helpers: the test site, the agent behind a server, the Chromium check.
 mod support;

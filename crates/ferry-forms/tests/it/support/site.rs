@@ -6,6 +6,7 @@
 //! | route | answer |
 //! |---|---|
 //! | `POST /submit` (any query) | records the body; an HTML page titled "Thank you" listing the field names |
+//! | `POST /submit?next=PATH` | records the body; `303` to `PATH` (a step of a multi-step flow) |
 //! | `GET /slow` | headers and the start of a page, then nothing for up to 120 s |
 //! | `GET /redirect?to=URL` | `302` to `URL` |
 //! | `GET /set-cookie?name=value` | sets the cookie `name=value` (`Path=/`) |
@@ -373,6 +374,21 @@ fn invalid(what: &str) -> std::io::Error {
 
 async fn respond(stream: &mut TcpStream, request: &Request, root: &Path) -> std::io::Result<()> {
     match (request.method.as_str(), request.route()) {
+        // A step of a multi-step flow: recorded, then on to the next step (POST, redirect, GET).
+        ("POST", "/submit") if query_value(request, "next").is_some() => {
+            let next = query_value(request, "next").unwrap_or_else(|| "/".to_owned());
+            let page = html_page(
+                "See other",
+                &format!("<a href=\"{0}\">{0}</a>", escape(&next)),
+            );
+            send_html(
+                stream,
+                "303 See Other",
+                &[("Location", next.as_str())],
+                &page,
+            )
+            .await
+        }
         ("POST", "/submit") => {
             let fields = parse_form_body(request.header("content-type"), &request.body);
             let items: String = fields
