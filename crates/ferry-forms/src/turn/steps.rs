@@ -115,6 +115,8 @@ pub(crate) struct Flow {
     pub steps: Vec<StepPassed>,
     /// Values no field of the steps so far took.
     pub later: Vec<(String, RequestedValue)>,
+    /// Steps passed in this turn.
+    passed_now: usize,
 }
 
 impl Flow {
@@ -142,6 +144,7 @@ impl Flow {
     pub(crate) fn passed(&mut self, step: &TurnResult, request: &FormRequest) -> FormRequest {
         if let Some(passed) = step.report.steps.last() {
             self.steps.push(passed.clone());
+            self.passed_now += 1;
         }
         self.later = request
             .values
@@ -161,6 +164,18 @@ impl Flow {
     /// The turn's result with the flow in it: the steps passed in its report, and the flow
     /// kept with its pending submit (values for later steps only while on a step).
     pub(crate) fn finish(self, mut result: TurnResult, request: &FormRequest) -> TurnResult {
+        if self.passed_now > 0 {
+            result.message = format!(
+                "Passed {} step(s) of the form ({}). {}",
+                self.passed_now,
+                self.steps[self.steps.len() - self.passed_now..]
+                    .iter()
+                    .map(|s| format!("{:?}", s.title))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                result.message
+            );
+        }
         let mut steps = self.steps;
         steps.append(&mut result.report.steps);
         result.report.steps = steps.clone();
@@ -171,7 +186,11 @@ impl Flow {
             .cloned()
             .collect();
         if let Some(pending) = result.pending.as_mut() {
-            pending.flow = Flow { steps, later };
+            pending.flow = Flow {
+                steps,
+                later,
+                passed_now: 0,
+            };
         }
         result
     }
