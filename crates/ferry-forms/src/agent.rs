@@ -700,7 +700,8 @@ impl AgentExecutor for FormsAgent {
             description: format!(
                 "Opens a web page in a headless browser, inspects its form, fills the values you give (keys are the labels a person sees), reports missing, unmatched, ambiguous and invalid fields, and submits only after {}. Multi-step forms are one task. Send a data part like {}. Add \"auto\": true to fill empty fields from your saved profile (managed with {{\"profile\": {{\"set\": {{\"name\": \"home\", \"values\": {{\"given-name\": \"Ada\"}}}}}}}}) and from what this conversation was told.",
                 match self.config.approval.human() {
-                    Some(_) => "a person approves it on a review page (its link comes as approvalUrl; your confirmation does not submit)",
+                    Some(_) =>
+                        "a person approves it on a review page (its link comes as approvalUrl; your confirmation does not submit)",
                     None => "{\"confirm\": true}",
                 },
                 request::example()

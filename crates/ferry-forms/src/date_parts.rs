@@ -6,6 +6,7 @@
 //! `31 March 2030`, `03/2030`). A value that does not fit the parts is an error naming
 //! what is wrong, never a partial fill.
 
+use crate::request::RequestedValue;
 use serde_json::{Map, Value};
 
 /// Splits `value` into the parts `order` names (`day`, `month`, `year`, in page order):
@@ -151,10 +152,155 @@ fn days_in(month: u32, year: Option<u32>) -> u32 {
     }
 }
 
+/// A request's values, key by key.
+type Values = Vec<(String, RequestedValue)>;
+
+/// A date given part by part: the keys of the request that name one part of a date-in-parts
+/// field ("Day", "Month", "Year"; "Date of birth day", "Expiry month"), gathered into one
+/// value for that field, under the field's own question as the key, in the page's order of
+/// parts; with a note of which keys went where. A bare part key names the only date field
+/// that has that part; a longer one the date field whose question holds the rest of the key.
+/// Keys that name no single date stay as they are (the matcher reports them).
+pub(crate) fn gather(
+    values: &[(String, RequestedValue)],
+    dates: &[(String, Vec<String>)],
+) -> Option<(Values, Vec<String>)> {
+    let parts: Vec<(usize, &str, String, &str)> = values
+        .iter()
+        .enumerate()
+        .filter_map(|(index, (key, value))| match value {
+            RequestedValue::Text(text) => {
+                let (role, rest) = part_of(key)?;
+                Some((index, role, rest, text.as_str()))
+            }
+            _ => None,
+        })
+        .collect();
+    // The roles given bare: together they name a date that has all of them.
+    let bare: Vec<&str> = parts
+        .iter()
+        .filter(|(_, _, rest, _)| rest.is_empty())
+        .map(|(_, role, _, _)| *role)
+        .collect();
+    let mut per_date: Vec<Vec<(usize, &str, String)>> = vec![Vec::new(); dates.len()];
+    // Named keys first ("Expiry month"), then bare ones, each to the one date it fits.
+    let named = parts.iter().filter(|p| !p.2.is_empty());
+    for (index, role, rest, text) in named.chain(parts.iter().filter(|p| p.2.is_empty())) {
+        let has = |d: usize, role: &str| dates[d].1.iter().any(|p| p == role);
+        let free = |d: usize| !per_date[d].iter().any(|(_, r, _)| r == role);
+        let mut fits: Vec<usize> = (0..dates.len())
+            .filter(|d| has(*d, role) && free(*d))
+            .filter(|d| rest.is_empty() || dates[*d].0.to_lowercase().contains(rest.as_str()))
+            .collect();
+        if fits.len() > 1 && rest.is_empty() {
+            fits.retain(|d| bare.iter().all(|r| has(*d, r)));
+        }
+        if let [only] = fits[..] {
+            per_date[only].push((*index, role, (*text).to_owned()));
+        }
+    }
+    if per_date.iter().all(Vec::is_empty) {
+        return None;
+    }
+    let mut taken = vec![false; values.len()];
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    for ((question, order), given) in dates.iter().zip(&per_date) {
+        if given.is_empty() {
+            continue;
+        }
+        let keys = given
+            .iter()
+            .map(|(i, _, _)| values[*i].0.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        notes.push(format!(
+            "{keys}: read as the parts of the date {question:?}"
+        ));
+        let value = order
+            .iter()
+            .filter_map(|role| given.iter().find(|(_, r, _)| r == role))
+            .map(|(_, _, text)| text.trim())
+            .collect::<Vec<_>>()
+            .join(" ");
+        for (i, _, _) in given {
+            taken[*i] = true;
+        }
+        out.push((question.clone(), RequestedValue::Text(value)));
+    }
+    let rest = values
+        .iter()
+        .zip(&taken)
+        .filter(|(_, taken)| !**taken)
+        .map(|(kv, _)| kv.clone());
+    Some((rest.chain(out).collect(), notes))
+}
+
+/// The part a key names (`day`, `month`, `year`) and the rest of the key, lowercased.
+fn part_of(key: &str) -> Option<(&'static str, String)> {
+    let words: Vec<String> = key
+        .to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let (last, rest) = words.split_last()?;
+    let role = match last.as_str() {
+        "day" | "tag" | "jour" | "dia" | "día" | "giorno" | "dag" => "day",
+        "month" | "monat" | "mois" | "mes" | "mese" | "maand" => "month",
+        "year" | "jahr" | "année" | "annee" | "año" | "ano" | "anno" | "jaar" => "year",
+        _ => return None,
+    };
+    Some((role, rest.join(" ")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn text(s: &str) -> RequestedValue {
+        RequestedValue::Text(s.into())
+    }
+
+    #[test]
+    fn parts_given_one_by_one_become_one_value_in_the_pages_order() {
+        let dates = vec![
+            ("What is your date of birth?".to_owned(), dmy()),
+            (
+                "Expiry date".to_owned(),
+                vec!["month".into(), "year".into()],
+            ),
+        ];
+        let values = vec![
+            ("Full name".to_owned(), text("Ada")),
+            ("Date of birth year".to_owned(), text("1815")),
+            ("Date of birth – Day".to_owned(), text("10")),
+            ("Date of birth month".to_owned(), text("December")),
+            ("Expiry month".to_owned(), text("03")),
+            ("Expiry year".to_owned(), text("2030")),
+        ];
+        let (gathered, notes) = gather(&values, &dates).expect("gathered");
+        assert_eq!(
+            gathered,
+            vec![
+                ("Full name".to_owned(), text("Ada")),
+                (
+                    "What is your date of birth?".to_owned(),
+                    text("10 December 1815")
+                ),
+                ("Expiry date".to_owned(), text("03 2030")),
+            ]
+        );
+        assert_eq!(
+            notes[0],
+            "Date of birth year, Date of birth – Day, Date of birth month: read as the parts of the date \"What is your date of birth?\""
+        );
+        // "Year" alone fits both dates: it stays as it is.
+        let both = vec![("Year".to_owned(), text("2030"))];
+        assert_eq!(gather(&both, &dates), None);
+        assert_eq!(gather(&[("Name".to_owned(), text("Ada"))], &dates), None);
+    }
 
     fn dmy() -> Vec<String> {
         vec!["day".into(), "month".into(), "year".into()]

@@ -335,6 +335,12 @@ async fn fill_form(
     inspection: Inspection,
     progress: &Progress,
 ) -> Result<Step<Filled>, BrowserError> {
+    // A date given part by part ("Day", "Month", "Year") is one value for its field.
+    let gathered = gather_date_parts(request, &inspection);
+    let request = gathered.as_ref().map_or(request, |(r, _)| r);
+    if let Some((_, notes)) = &gathered {
+        visit.warnings.extend(notes.iter().cloned());
+    }
     // Auto alone names no field to choose a form by: the form it would fill most of.
     let selected = match (intent.selected, auto) {
         (None, Some(sources)) if request.values.is_empty() => {
@@ -417,6 +423,29 @@ async fn fill_form(
         report,
         learned,
     }))
+}
+
+/// `request` with the parts of a date given one by one gathered into one value for its
+/// field, and the notes saying so; `None` when no key names a part.
+fn gather_date_parts(
+    request: &FormRequest,
+    inspection: &Inspection,
+) -> Option<(FormRequest, Vec<String>)> {
+    let dates: Vec<(String, Vec<String>)> = inspection
+        .fields()
+        .into_iter()
+        .filter(|(_, _, field)| field.kind == "date-parts")
+        .map(|(_, _, field)| (crate::report::display_label(field), field.parts.clone()))
+        .collect();
+    if dates.is_empty() {
+        return None;
+    }
+    let (values, notes) = crate::date_parts::gather(&request.values, &dates)?;
+    let request = FormRequest {
+        values,
+        ..request.clone()
+    };
+    Some((request, notes))
 }
 
 /// Step 4b: a picture of the form as filled, which every later outcome carries (a submit

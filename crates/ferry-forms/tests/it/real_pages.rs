@@ -209,6 +209,24 @@ async fn a_date_in_parts_is_one_field_filled_from_one_value() {
         let error = data["fieldErrors"]["Date of birth"].as_str().unwrap_or("");
         assert!(error.contains("expected 3 parts"), "{data}");
         assert_eq!(field(&data, "What is your date of birth?")["value"], "");
+
+        // The parts one by one, as keys of their own: one value per date, said so.
+        let by_part = server
+            .send(
+                "dates-by-part",
+                None,
+                json!({"url": url, "values": {"Day": "10", "Month": "December", "Year": "1815", "Expiry month": "4", "Expiry year": "2031"}}),
+            )
+            .await;
+        let data = report(&by_part);
+        assert!(strings(&data["unmatched"]).is_empty(), "{data}");
+        assert_eq!(field(&data, "What is your date of birth?")["value"], "1815-12-10", "{data}");
+        assert_eq!(field(&data, "Expiry date")["value"], "2031-04", "{data}");
+        let notes = strings(&data["warnings"]).join("\n");
+        assert!(
+            notes.contains("Day, Month, Year: read as the parts of the date \"What is your date of birth?\""),
+            "{notes}"
+        );
         server
     })
     .await;
