@@ -17,6 +17,10 @@
 # 2d. The same for Google ADK: <repo>/.venv-adk from interop/python/requirements-adk.txt,
 #    exported as FERRY_PYTHON_ADK (used by crates/ferry/tests/interop_adk.rs). Skipped if
 #    FERRY_PYTHON_ADK is already set.
+# 2e. Fetches the third-party form pages (scripts/third-party-forms.sh, npm demo pages) into
+#    <repo>/target/third-party-forms, again only when the script changed, and exports
+#    FERRY_THIRD_PARTY_FORMS (used by crates/ferry-forms/tests/it/third_party.rs). Skipped if
+#    FERRY_THIRD_PARTY_FORMS is already set.
 # 3. Runs `cargo test --workspace`.
 #
 # Environment:
@@ -24,6 +28,7 @@
 #   FERRY_PYTHON_V03=path  the same for a2a-sdk 0.3 instead of .venv-v03
 #   FERRY_PYTHON_MCP=path  the same for the MCP SDK (mcp 2.3.0) instead of .venv-mcp
 #   FERRY_PYTHON_ADK=path  the same for Google ADK (google-adk 2.13.0) instead of .venv-adk
+#   FERRY_THIRD_PARTY_FORMS=dir  the third-party form pages, fetched already
 #   PYTHON=python3.x    interpreter used to create .venv (default: python3.11, else python3)
 #   CI=true             missing Python prerequisites fail the interop tests instead of skipping them
 set -euo pipefail
@@ -97,6 +102,20 @@ if [ -z "${FERRY_PYTHON_ADK:-}" ]; then
   export FERRY_PYTHON_ADK="$ROOT/.venv-adk/bin/python"
 else
   section "python ADK interop: using FERRY_PYTHON_ADK=$FERRY_PYTHON_ADK"
+fi
+
+if [ -z "${FERRY_THIRD_PARTY_FORMS:-}" ]; then
+  section "third-party form pages (npm demo pages, target/third-party-forms)"
+  pages="$ROOT/target/third-party-forms"
+  stamp="$pages/.ferry-script.sha256"
+  want="$(sha256sum "$ROOT/scripts/third-party-forms.sh" | cut -d' ' -f1)"
+  if [ "$(cat "$stamp" 2>/dev/null || true)" != "$want" ]; then
+    rm -rf "$pages"
+    "$ROOT/scripts/third-party-forms.sh" "$pages" > /dev/null
+    echo "$want" > "$stamp"
+  fi
+  echo "up to date ($pages)"
+  export FERRY_THIRD_PARTY_FORMS="$pages"
 fi
 
 section "cargo test --workspace"

@@ -17,7 +17,8 @@
 //   combobox (role=combobox on a text input, button or div) is type "combobox"; `fill`
 //   answers it with `combobox: true` and the Rust side drives it with comboOpen (click),
 //   typing, comboOptions (wait for the listbox), comboPick (click the option), comboShows.
-// * `__ferryForms.fill([{ref, value, typed?}])` -> [FillOutcome {ref, ok, error?, retryTyping?}].
+// * `__ferryForms.fill([{ref, value, typed?}])` -> [FillOutcome {ref, ok, error?, retryTyping?,
+//   enabledBy?}] (`enabledBy`: a disabled field was enabled by ticking this box first).
 //   `value`: a string, a boolean (checkbox) or a list of strings (multi-select, checkbox
 //   group). `typed: true` means the text was already typed with Input.insertText: only
 //   change + blur are dispatched and the value is verified.
@@ -1047,12 +1048,47 @@
     return failure(`the typed text did not stick (it shows "${shown}")`);
   }
 
+  // A field disabled until another box is ticked: the form's unticked boxes are tried as a
+  // person would, with a click — the one whose aria-controls holds the field first, then the
+  // three nearest before it — and a box is kept ticked only when the field is enabled after
+  // it (handlers that enable on click or change run before click() returns).
+  function enableByTicking(field) {
+    const form = field.el.form || field.el.closest('form');
+    const boxes = queryAll(form || document, 'input[type=checkbox]').filter(
+      (b) => !field.members.includes(b) && !b.checked && !isDisabled(b) && isVisible(b),
+    );
+    const controls = (b) =>
+      (attr(b, 'aria-controls') || '')
+        .split(/\s+/)
+        .filter(Boolean)
+        .some((id) => {
+          const target = document.getElementById(id);
+          return target && field.members.some((m) => target.contains(m));
+        });
+    const before = (b) => Boolean(b.compareDocumentPosition(field.el) & Node.DOCUMENT_POSITION_FOLLOWING);
+    const nearest = boxes.filter((b) => !controls(b) && before(b)).reverse().slice(0, 3);
+    for (const box of [...boxes.filter(controls), ...nearest]) {
+      box.click();
+      if (!field.members.every(isDisabled)) return box;
+      if (box.checked) box.click();
+    }
+    return null;
+  }
+
   function fillOne(assignment) {
     const field = refs[assignment.ref];
     if (!field) return failure(`unknown ref ${assignment.ref} (inspect again)`);
     if (!field.members.every((m) => m.isConnected)) return failure('the field is gone (the page changed; inspect again)');
+    if (field.members.every(isDisabled)) {
+      const box = field.kind === 'file' ? null : enableByTicking(field);
+      if (!box) return failure('the field is disabled, and no box on the form enables it');
+      return { ...fillEnabled(field, assignment), enabledBy: memberLabel(box) };
+    }
+    return fillEnabled(field, assignment);
+  }
+
+  function fillEnabled(field, assignment) {
     const el = field.el;
-    if (field.members.every(isDisabled)) return failure('the field is disabled');
     if (field.kind === 'file') return failure('file inputs are filled by the agent');
     if (isTextLike(el) && el.readOnly) return failure('the field is read-only');
     if (attr(el, 'aria-readonly') === 'true') return failure('the field is read-only');

@@ -20,8 +20,9 @@
 //! ("privacy policy" → "I accept the privacy policy"). The more of the text the key covers,
 //! the higher the score of the last two. Similarity 0.75 maps to 50 and 1.0 to 70.
 //!
-//! A field's score for a key is the best over all its names. Disabled fields are never
-//! candidates. Assignment is global and greedy: the strongest pair goes first, each key gets
+//! A field's score for a key is the best over all its names. A disabled field is a
+//! candidate only for a key that no enabled field fits at all (the fill then looks for the
+//! box that enables it, and says so), and never makes a tie. Assignment is global and greedy: the strongest pair goes first, each key gets
 //! at most one field and each field at most one key. Visible fields always go before
 //! invisible ones: an invisible field (a honeypot, a styled-away native checkbox) only gets
 //! a key that no free visible field matches at all. A key whose best score is shared by two
@@ -139,26 +140,34 @@ pub(crate) fn normalize(s: &str) -> String {
 
 /// Matches `keys` to `candidates` (see the [module documentation](self) for the rules).
 ///
-/// Disabled candidates are ignored. The result is deterministic: it depends only on the
-/// keys, the fields and their order.
+/// A disabled candidate counts only for a key no enabled field fits. The result is
+/// deterministic: it depends only on the keys, the fields and their order.
 pub(crate) fn match_keys<'a>(keys: &[&str], candidates: &[Candidate<'a>]) -> Matching {
     let prepared_keys: Vec<Prepared> = keys.iter().map(|k| Prepared::new(k)).collect();
     let names: Vec<Vec<(LabelSource, Prepared)>> =
         candidates.iter().map(|c| names_of(c.field)).collect();
+    // A disabled field is a key's candidate only when no enabled field fits the key at all
+    // (the fill then looks for the box that enables it); it never makes a tie.
     let scores: Vec<Vec<Option<Scored>>> = prepared_keys
         .iter()
         .map(|key| {
-            candidates
-                .iter()
-                .zip(&names)
-                .map(|(c, names)| {
-                    if c.field.disabled {
-                        None
-                    } else {
-                        score_field(key, names)
-                    }
-                })
-                .collect()
+            let row = |disabled: bool| -> Vec<Option<Scored>> {
+                candidates
+                    .iter()
+                    .zip(&names)
+                    .map(|(c, names)| {
+                        (c.field.disabled == disabled)
+                            .then(|| score_field(key, names))
+                            .flatten()
+                    })
+                    .collect()
+            };
+            let enabled = row(false);
+            if enabled.iter().any(Option::is_some) {
+                enabled
+            } else {
+                row(true)
+            }
         })
         .collect();
 
@@ -939,10 +948,11 @@ mod tests {
     }
 
     #[test]
-    fn disabled_fields_are_never_candidates() {
+    fn disabled_fields_are_candidates_only_when_nothing_else_fits() {
+        // Alone, it is the key's field (the fill then looks for what enables it).
         let fields = [labelled("Email").disabled().build()];
         let m = run(&["Email"], &fields);
-        assert_eq!(m.unmatched, ["Email"]);
+        assert_eq!(pairs(&m), [("Email", 0)]);
         let fields = [
             labelled("Email").disabled().build(),
             labelled("Email address").build(),
@@ -1094,11 +1104,17 @@ mod tests {
         let mut all = keys.to_vec();
         all.sort();
         assert_eq!(seen, all);
+        // The disabled "Phone" is the only field "phone" fits: the fill will try to enable it.
         assert_eq!(
             pairs(&first),
-            [("email", 2), ("Country", 5), ("privacy policy", 6)]
+            [
+                ("email", 2),
+                ("phone", 4),
+                ("Country", 5),
+                ("privacy policy", 6)
+            ]
         );
-        assert_eq!(first.unmatched, ["phone", "", "colour"]);
+        assert_eq!(first.unmatched, ["", "colour"]);
         assert_eq!(first.ambiguous.len(), 1);
     }
 

@@ -256,6 +256,9 @@ pub struct FillOutcome {
     /// combobox flow).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub combobox: bool,
+    /// The field was disabled until ferry ticked this box (its label), which enables it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled_by: Option<String>,
 }
 
 impl FillOutcome {
@@ -267,6 +270,7 @@ impl FillOutcome {
             error: None,
             retry_typing: false,
             combobox: false,
+            enabled_by: None,
         }
     }
 

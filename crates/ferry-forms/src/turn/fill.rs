@@ -24,6 +24,8 @@ pub(super) struct Filling {
     pub assigned_fields: Vec<(String, FieldAt)>,
     /// The page after the fill (unchanged when nothing was filled).
     pub inspection: Inspection,
+    /// What the fill did besides setting values (a box ticked to enable a field).
+    pub notes: Vec<String>,
 }
 
 /// Values to set through the page's setters, per frame: (field reference, value, key).
@@ -42,6 +44,7 @@ pub(super) async fn fill_values(
     let mut filled = Vec::new();
     let mut fill_errors: BTreeMap<String, String> = BTreeMap::new();
     let mut assigned_fields: Vec<(String, FieldAt)> = Vec::new();
+    let mut notes = Vec::new();
     if !chosen.matching.assigned.is_empty() {
         let count = chosen.matching.assigned.len();
         progress.say(&format!("filling {count} field(s)")).await;
@@ -51,7 +54,7 @@ pub(super) async fn fill_values(
             assigned_fields: &mut assigned_fields,
         };
         let per_frame = work.plan(config, request, chosen, &inspection).await;
-        set_values(&inspection, per_frame, work.fill_errors).await?;
+        notes = set_values(&inspection, per_frame, work.fill_errors).await?;
         tokio::time::sleep(config.settle).await;
         inspection = read_back(session, inspection, &assigned_fields).await?;
     }
@@ -64,6 +67,7 @@ pub(super) async fn fill_values(
         fill_errors,
         assigned_fields,
         inspection,
+        notes,
     })
 }
 
@@ -129,17 +133,24 @@ impl Work<'_> {
 }
 
 /// Sets the values frame by frame; a combobox is picked from, an input that ignored the
-/// setter is typed into. Why a value did not go in is noted per key.
+/// setter is typed into. Why a value did not go in is noted per key; what else the fill did
+/// (a box ticked to enable a field) is returned.
 async fn set_values(
     inspection: &Inspection,
     per_frame: PerFrame,
     fill_errors: &mut BTreeMap<String, String>,
-) -> Result<(), BrowserError> {
+) -> Result<Vec<String>, BrowserError> {
+    let mut notes = Vec::new();
     for (frame, list) in per_frame {
         let refs: Vec<(u32, serde_json::Value)> =
             list.iter().map(|(r, v, _)| (*r, v.clone())).collect();
         let outcomes = inspection.fill(frame, &refs).await?;
         for ((reference, value, key), outcome) in list.iter().zip(outcomes) {
+            if let Some(box_label) = &outcome.enabled_by {
+                notes.push(format!(
+                    "ticked {box_label:?} first: the field for {key:?} is disabled until it is"
+                ));
+            }
             let outcome = if outcome.combobox {
                 pick_from_combobox(inspection, frame, *reference, value).await?
             } else {
@@ -150,7 +161,7 @@ async fn set_values(
             }
         }
     }
-    Ok(())
+    Ok(notes)
 }
 
 /// The page after the fill. An error text the page showed before the fill (left over from

@@ -377,6 +377,7 @@ async fn fill_form(
         fill_errors,
         assigned_fields,
         inspection,
+        notes,
     } = fill::fill_values(
         visit.session,
         config,
@@ -388,6 +389,7 @@ async fn fill_form(
     .await?;
     let scope = chosen.scope;
     let mut warnings = std::mem::take(&mut visit.warnings);
+    warnings.extend(notes);
     warnings.extend(unsent_warnings(&inspection, &scope, &assigned_fields));
     let mut report = build_report(visit.session, visit.mark, &inspection, &scope, warnings);
     report.filled = filled;

@@ -27,3 +27,5 @@ mod sessions;
 mod steps;
 /// Shared helpers: the test site, the agent behind a server, the Chromium check.
 mod support;
+/// Pages nobody here wrote: npm demo pages of form libraries and design systems.
+mod third_party;

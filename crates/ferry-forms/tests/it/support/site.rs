@@ -71,14 +71,19 @@ pub(crate) struct TestSite {
 impl TestSite {
     /// Starts the server on `127.0.0.1:0`.
     pub(crate) async fn start() -> TestSite {
+        // Through ferry-forms by name: ferry-mcp's tests include this file too.
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ferry-forms/tests/site");
+        Self::start_in(root).await
+    }
+
+    /// Starts the server on `127.0.0.1:0`, serving the files of `root` (the same routes).
+    pub(crate) async fn start_in(root: PathBuf) -> TestSite {
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind the test site");
         let port = listener.local_addr().expect("local address").port();
         let log = Arc::new(Mutex::new(Vec::new()));
         let arrived = Arc::new(tokio::sync::Notify::new());
-        // Through ferry-forms by name: ferry-mcp's tests include this file too.
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../ferry-forms/tests/site");
         let server = tokio::spawn(serve(listener, root, log.clone(), arrived.clone()));
         TestSite {
             port,
@@ -510,7 +515,7 @@ fn static_file(root: &Path, path: &str) -> Option<(Vec<u8>, &'static str)> {
     let bytes = std::fs::read(&file).ok()?;
     let content_type = match file.extension().and_then(|e| e.to_str()) {
         Some("html") => "text/html; charset=utf-8",
-        Some("js") => "text/javascript; charset=utf-8",
+        Some("js" | "mjs") => "text/javascript; charset=utf-8",
         Some("css") => "text/css; charset=utf-8",
         Some("json") => "application/json",
         Some("txt" | "md") => "text/plain; charset=utf-8",
