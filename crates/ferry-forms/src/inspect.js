@@ -438,10 +438,42 @@
     return texts.filter(Boolean);
   }
 
+  /**
+   * A `<label>` that names no control (its `for` names nothing, or it has no `for` and wraps
+   * no control), the nearest before the group with no other control in between, looked for
+   * in the group's container and up to four containers above (a Bootstrap column beside it,
+   * the table cell left of a nested table of options), never outside `within`: the group's
+   * question, as a person reads it (`<label>Gender</label> M: <input type=radio> F: <input
+   * type=radio>`).
+   */
+  function orphanLabelBefore(field, within) {
+    const own = new Set(field.members);
+    const first = field.members[0];
+    const before = (a, b) => Boolean(a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING);
+    let scope = commonAncestor(field.members);
+    for (let level = 0; scope && level < 5; level++, scope = scope.parentElement) {
+      const labels = queryAll(scope, 'label').filter(
+        (l) => !l.control && !isErrorElement(l) && before(l, first) && isVisible(l) && (!within || within.contains(l)),
+      );
+      const label = labels[labels.length - 1];
+      if (label) {
+        const between = controlsIn(scope).some((c) => !own.has(c) && before(label, c) && before(c, first));
+        return between ? '' : shortText(textOf(label, true));
+      }
+      if (scope.tagName === 'FORM') break;
+    }
+    return '';
+  }
+
   /** The label candidates of a radio or checkbox group. */
   function groupLabels(field) {
     const own = new Set(field.members);
-    const out = legendTexts(own).map((text) => ({ source: 'legend', text: labelText(text) }));
+    const legends = legendTexts(own).map((text) => ({ source: 'legend', text: labelText(text) }));
+    // Inside a fieldset whose legend names a section ("Step 1 of 3"), a label that names no
+    // control right before the group is the nearer, truer question.
+    const fieldset = legends.length ? field.members[0].closest('fieldset') : null;
+    const orphan = labelText(orphanLabelBefore(field, fieldset));
+    const out = orphan ? [{ source: 'label', text: orphan }, ...legends] : legends;
     if (!out.length) {
       // text before the group: start at the first member's wrapping label if it has one
       const first = field.members[0];

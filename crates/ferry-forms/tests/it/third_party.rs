@@ -8,6 +8,7 @@
 //! | jquery-validation 1.13.1 `demo/index.html` | a group of checkboxes disabled until "I'd like to receive the newsletter" is ticked: a value for the group ticks it first, and says so |
 //! | govuk-frontend 6.6.0 date input (its template, wrapped in a page) | a date asked in parts, given part by part ("Day", "Month", "Year") |
 //! | nhsuk-frontend 10.6.1 date input (its fixture, wrapped) | the same, as one value |
+//! | jquery-validation 1.13.1 `demo/multipart`, `demo/milk`; parsleyjs 2.6.0 `simple.html`; formvalidation 0.6.2 `demo/index.html`; foundation-sites 6.9.0 customizer; nhsuk-frontend and govuk-frontend checkboxes (wrapped) | a group's question as a person reads it: a `<label>` that names no control before the radios (inside a fieldset whose legend names a section), in the table cell left of a nested table of options, beside a Bootstrap column, a legend holding a heading over a conditional reveal |
 
 use crate::agent::{field, shop_config, strings};
 use crate::support::agent::{FormsServer, report};
@@ -142,6 +143,62 @@ async fn design_system_dates_in_parts_take_parts_or_a_whole_date() {
             "1980-03-31",
             "{nhs}"
         );
+        server
+    })
+    .await;
+}
+
+/// The question of each radio or checkbox group a look at `path` reports.
+async fn group_questions(server: &FormsServer, site: &TestSite, path: &str) -> Vec<String> {
+    let url = site.url("shop.test", path);
+    // One conversation for every look (a look with a URL opens it in the same session).
+    let data = report(&server.send("looks", None, json!({"url": url})).await);
+    data["fields"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["type"] == "radio" || f["type"] == "checkbox-group")
+        .filter_map(|f| f["label"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn group_questions_on_library_demo_pages_are_read_as_people_read_them() {
+    with_pages("third_party::group_questions", |site, server| async move {
+        for (path, question) in [
+            (
+                "/jquery-validation/demo/multipart/index.html",
+                "Are you currently working with a real estate agent?",
+            ),
+            (
+                "/jquery-validation/demo/milk/index.html",
+                "Which Looks Right",
+            ),
+            ("/parsleyjs/doc/examples/simple.html", "Gender"),
+            (
+                "/parsleyjs/doc/examples/simple.html",
+                "Hobbies (Optional, but 2 minimum)",
+            ),
+            ("/formvalidation/demo/index.html", "Gender"),
+            (
+                "/foundation-sites/customizer/index.html",
+                "Choose Your Favorite",
+            ),
+            (
+                "/_pages/nhsuk-checkboxes-conditional.html",
+                "How do you want to be contacted about this?",
+            ),
+            (
+                "/_pages/govuk-checkboxes-legend-heading.html",
+                "Which types of waste do you transport regularly?",
+            ),
+        ] {
+            let questions = group_questions(&server, &site, path).await;
+            assert!(
+                questions.iter().any(|q| q == question),
+                "{path}: {questions:?}"
+            );
+        }
         server
     })
     .await;
