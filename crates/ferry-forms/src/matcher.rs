@@ -138,6 +138,33 @@ pub(crate) fn normalize(s: &str) -> String {
     out
 }
 
+/// One key's score for each candidate. A disabled field is a key's candidate only when no
+/// enabled field fits the key at all (the fill then looks for the box that enables it); it
+/// never makes a tie.
+fn key_scores(
+    key: &Prepared,
+    candidates: &[Candidate<'_>],
+    names: &[Vec<(LabelSource, Prepared)>],
+) -> Vec<Option<Scored>> {
+    let row = |disabled: bool| -> Vec<Option<Scored>> {
+        candidates
+            .iter()
+            .zip(names)
+            .map(|(c, names)| {
+                (c.field.disabled == disabled)
+                    .then(|| score_field(key, names))
+                    .flatten()
+            })
+            .collect()
+    };
+    let enabled = row(false);
+    if enabled.iter().any(Option::is_some) {
+        enabled
+    } else {
+        row(true)
+    }
+}
+
 /// Matches `keys` to `candidates` (see the [module documentation](self) for the rules).
 ///
 /// A disabled candidate counts only for a key no enabled field fits. The result is
@@ -146,29 +173,9 @@ pub(crate) fn match_keys<'a>(keys: &[&str], candidates: &[Candidate<'a>]) -> Mat
     let prepared_keys: Vec<Prepared> = keys.iter().map(|k| Prepared::new(k)).collect();
     let names: Vec<Vec<(LabelSource, Prepared)>> =
         candidates.iter().map(|c| names_of(c.field)).collect();
-    // A disabled field is a key's candidate only when no enabled field fits the key at all
-    // (the fill then looks for the box that enables it); it never makes a tie.
     let scores: Vec<Vec<Option<Scored>>> = prepared_keys
         .iter()
-        .map(|key| {
-            let row = |disabled: bool| -> Vec<Option<Scored>> {
-                candidates
-                    .iter()
-                    .zip(&names)
-                    .map(|(c, names)| {
-                        (c.field.disabled == disabled)
-                            .then(|| score_field(key, names))
-                            .flatten()
-                    })
-                    .collect()
-            };
-            let enabled = row(false);
-            if enabled.iter().any(Option::is_some) {
-                enabled
-            } else {
-                row(true)
-            }
-        })
+        .map(|key| key_scores(key, candidates, &names))
         .collect();
 
     let mut taken = vec![false; candidates.len()];

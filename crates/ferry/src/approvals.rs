@@ -79,16 +79,18 @@ async fn stylesheet() -> Response {
     guarded(response)
 }
 
+/// The review the link `/approvals/{task}/{secret}` opens.
+fn linked_review(agents: &[FormsAgent], task: &str, secret: &str) -> Result<Review, ApprovalError> {
+    let link = Credential::Link { secret, nonce: "" };
+    holder(agents, task, link).map(|(_, review)| review)
+}
+
 async fn review_page(
     State(agents): State<Agents>,
     Path((task, secret)): Path<(String, String)>,
 ) -> Response {
-    let link = Credential::Link {
-        secret: &secret,
-        nonce: "",
-    };
-    match holder(&agents, &task, link) {
-        Ok((_, review)) => html(
+    match linked_review(&agents, &task, &secret) {
+        Ok(review) => html(
             StatusCode::OK,
             page::review_html(&review, &format!("{PREFIX}/{task}/{secret}")),
         ),
@@ -100,18 +102,11 @@ async fn picture(
     State(agents): State<Agents>,
     Path((task, secret)): Path<(String, String)>,
 ) -> Response {
-    let link = Credential::Link {
-        secret: &secret,
-        nonce: "",
-    };
-    match holder(&agents, &task, link) {
-        Ok((
-            _,
-            Review {
-                screenshot: Some(png),
-                ..
-            },
-        )) => {
+    match linked_review(&agents, &task, &secret) {
+        Ok(Review {
+            screenshot: Some(png),
+            ..
+        }) => {
             let mut response = png.into_response();
             set(&mut response, header::CONTENT_TYPE, "image/png");
             guarded(response)

@@ -336,11 +336,8 @@ async fn fill_form(
     progress: &Progress,
 ) -> Result<Step<Filled>, BrowserError> {
     // A date given part by part ("Day", "Month", "Year") is one value for its field.
-    let gathered = gather_date_parts(request, &inspection);
-    let request = gathered.as_ref().map_or(request, |(r, _)| r);
-    if let Some((_, notes)) = &gathered {
-        visit.warnings.extend(notes.iter().cloned());
-    }
+    let gathered = gather_date_parts(request, &inspection, &mut visit.warnings);
+    let request = gathered.as_ref().unwrap_or(request);
     // Auto alone names no field to choose a form by: the form it would fill most of.
     let selected = match (intent.selected, auto) {
         (None, Some(sources)) if request.values.is_empty() => {
@@ -394,24 +391,9 @@ async fn fill_form(
     let mut report = build_report(visit.session, visit.mark, &inspection, &scope, warnings);
     report.filled = filled;
     report.unmatched = chosen.matching.unmatched.clone();
-    report.ambiguous = chosen
-        .matching
-        .ambiguous
-        .iter()
-        .map(|a| Ambiguous {
-            key: a.key.clone(),
-            candidates: a.candidates.clone(),
-        })
-        .collect();
+    report.ambiguous = ambiguous(&chosen);
     report.missing = missing(&inspection, &scope);
-    let mut field_errors = fill_errors;
-    for (key, at) in &assigned_fields {
-        if !field_errors.contains_key(key)
-            && let Some(error) = inspection.field(*at).and_then(field_error)
-        {
-            field_errors.insert(key.clone(), error);
-        }
-    }
+    let field_errors = with_page_errors(fill_errors, &inspection, &assigned_fields);
     // What the caller gave is noted; what auto took from the notes or the profile is there
     // already.
     let learned = auto::learned(&inspection, &assigned_fields, |key| {
@@ -427,12 +409,42 @@ async fn fill_form(
     }))
 }
 
+/// The keys that fit several fields equally well, as the report lists them.
+fn ambiguous(chosen: &scope::Chosen) -> Vec<Ambiguous> {
+    chosen
+        .matching
+        .ambiguous
+        .iter()
+        .map(|a| Ambiguous {
+            key: a.key.clone(),
+            candidates: a.candidates.clone(),
+        })
+        .collect()
+}
+
+/// The fill's errors per key, and for each other assigned key the error its field shows now.
+fn with_page_errors(
+    mut errors: std::collections::BTreeMap<String, String>,
+    inspection: &Inspection,
+    assigned_fields: &[(String, crate::inspection::FieldAt)],
+) -> std::collections::BTreeMap<String, String> {
+    for (key, at) in assigned_fields {
+        if !errors.contains_key(key)
+            && let Some(error) = inspection.field(*at).and_then(field_error)
+        {
+            errors.insert(key.clone(), error);
+        }
+    }
+    errors
+}
+
 /// `request` with the parts of a date given one by one gathered into one value for its
-/// field, and the notes saying so; `None` when no key names a part.
+/// field (the notes saying so go to `warnings`); `None` when no key names a part.
 fn gather_date_parts(
     request: &FormRequest,
     inspection: &Inspection,
-) -> Option<(FormRequest, Vec<String>)> {
+    warnings: &mut Vec<String>,
+) -> Option<FormRequest> {
     let dates: Vec<(String, Vec<String>)> = inspection
         .fields()
         .into_iter()
@@ -443,11 +455,11 @@ fn gather_date_parts(
         return None;
     }
     let (values, notes) = crate::date_parts::gather(&request.values, &dates)?;
-    let request = FormRequest {
+    warnings.extend(notes);
+    Some(FormRequest {
         values,
         ..request.clone()
-    };
-    Some((request, notes))
+    })
 }
 
 /// Step 4b: a picture of the form as filled, which every later outcome carries (a submit
@@ -536,21 +548,7 @@ impl Decision<'_> {
         }
         // With a person to approve, the caller's confirmation only shows the form ready.
         if (self.config.auto_submit || self.request.confirm) && self.gate == Gate::Caller {
-            let target = SubmitTarget {
-                form,
-                task_id: self.task_id,
-            };
-            let (session, mark) = (visit.session, visit.mark);
-            return submit(
-                session,
-                self.config,
-                mark,
-                inspection,
-                target,
-                report,
-                self.progress,
-            )
-            .await;
+            return self.submit(visit, inspection, form, report).await;
         }
         report.pending_submit = true;
         let mut message = ready_message(form, self.gate);
@@ -574,6 +572,31 @@ impl Decision<'_> {
         })
     }
 
+    /// Submits `form` for this task (see [`submit`]).
+    async fn submit(
+        &self,
+        visit: Visit<'_>,
+        inspection: Inspection,
+        form: usize,
+        report: FormReport,
+    ) -> Result<TurnResult, BrowserError> {
+        let target = SubmitTarget {
+            form,
+            task_id: self.task_id,
+        };
+        let (session, mark, progress) = (visit.session, visit.mark, self.progress);
+        submit(
+            session,
+            self.config,
+            mark,
+            inspection,
+            target,
+            report,
+            progress,
+        )
+        .await
+    }
+
     /// A complete step of a multi-step form: its button pressed without asking (it sends
     /// this step, not the whole form). Passed when the site moved on to a page with a form
     /// and no errors; otherwise the submit's own verdict (errors to correct, a page that
@@ -592,21 +615,7 @@ impl Decision<'_> {
             filled: report.filled.iter().map(|f| f.field.clone()).collect(),
         };
         let later = report.later.clone();
-        let target = SubmitTarget {
-            form,
-            task_id: self.task_id,
-        };
-        let (session, mark) = (visit.session, visit.mark);
-        let mut result = submit(
-            session,
-            self.config,
-            mark,
-            inspection,
-            target,
-            report,
-            self.progress,
-        )
-        .await?;
+        let mut result = self.submit(visit, inspection, form, report).await?;
         result.report.later = later;
         let moved_on = result.verdict == Verdict::Completed
             && result.report.outcome.as_ref().is_some_and(|o| o.navigated)
