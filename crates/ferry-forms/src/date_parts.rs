@@ -6,7 +6,7 @@
 //! `31 March 2030`, `03/2030`). A value that does not fit the parts is an error naming
 //! what is wrong, never a partial fill.
 
-use crate::request::RequestedValue;
+use crate::value::RequestedValue;
 use serde_json::{Map, Value};
 
 /// Splits `value` into the parts `order` names (`day`, `month`, `year`, in page order):

@@ -22,6 +22,7 @@ pub mod approval;
 mod autofill;
 pub mod config;
 mod date_parts;
+mod flow;
 mod inspection;
 mod matcher;
 mod notes;
@@ -34,6 +35,7 @@ mod session;
 mod shown;
 pub mod snapshot;
 mod turn;
+mod value;
 
 pub use agent::{FormsAgent, Outcome, TurnRefused, TurnState};
 pub use config::{Approval, BrowserSource, FormsConfig, HumanApproval, Isolation};

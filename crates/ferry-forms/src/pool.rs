@@ -64,7 +64,7 @@ pub struct PendingSubmit {
     /// confirmation approves exactly this. `None` while something is still needed.
     pub(crate) shown_ready: Option<ShownForm>,
     /// The task's way through a multi-step form: steps passed, values for later steps.
-    pub(crate) flow: crate::turn::steps::Flow,
+    pub(crate) flow: crate::flow::Flow,
 }
 
 impl PendingSubmit {

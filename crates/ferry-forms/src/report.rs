@@ -73,10 +73,26 @@ pub(crate) struct FormReport {
     pub approval_url: Option<String>,
     /// A person's decision on the submit, and who gave it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub approval: Option<crate::approval::ApprovalRecord>,
+    pub approval: Option<ApprovalRecord>,
     /// A picture of the form as filled, secrets blanked (its own artifact, not in the JSON).
     #[serde(skip)]
     pub screenshot: Option<crate::screenshot::Screenshot>,
+}
+
+/// The record of a decision, kept in the task (the `data` artifact's `approval`, the status
+/// message's metadata) and logged.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalRecord {
+    /// `approved` or `rejected`.
+    pub decision: &'static str,
+    /// Who decided: `review page` (with the address it came from) or `approver token`.
+    pub by: String,
+    /// When (RFC 3339, UTC).
+    pub at: String,
+    /// The person's reason for a rejection.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// A step of a multi-step form that was passed.

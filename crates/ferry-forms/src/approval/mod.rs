@@ -16,9 +16,9 @@
 pub mod page;
 
 use crate::pool::ConversationKey;
+pub use crate::report::ApprovalRecord;
 use crate::report::FormReport;
 use ferry_agent::EventSink;
-use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -90,22 +90,6 @@ impl Decision {
             Decision::Reject { .. } => "rejected",
         }
     }
-}
-
-/// The record of a decision, kept in the task (the `data` artifact's `approval`, the status
-/// message's metadata) and logged.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ApprovalRecord {
-    /// `approved` or `rejected`.
-    pub decision: &'static str,
-    /// Who decided: `review page` (with the address it came from) or `approver token`.
-    pub by: String,
-    /// When (RFC 3339, UTC).
-    pub at: String,
-    /// The person's reason for a rejection.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
 }
 
 /// What a person sees before deciding: the site, the form, the picture, every field.

@@ -130,7 +130,13 @@ pub(crate) async fn run(
     input: TurnInput<'_>,
 ) -> Result<TurnResult, BrowserError> {
     let mut learned = Vec::new();
-    let mut flow = steps::Flow::resume(input.pending.as_ref(), input.task_id);
+    // The task's way through a multi-step form, as its pending submit left it.
+    let mut flow = input
+        .pending
+        .as_ref()
+        .filter(|p| p.task_id == input.task_id)
+        .map(|p| p.flow.clone())
+        .unwrap_or_default();
     let mut request = flow.with_later(input.request);
     let mut pending = input.pending;
     let mut continuing = input.continuing;

@@ -23,9 +23,8 @@
 //! (`steps`). At most [`MAX_STEPS_PER_TURN`] steps are passed in one turn.
 
 use super::TurnResult;
-use crate::pool::PendingSubmit;
-use crate::report::StepPassed;
-use crate::request::{FormRequest, RequestedValue};
+use crate::flow::Flow;
+use crate::request::FormRequest;
 
 /// Steps passed in one turn, at most (a flow that never ends stops here and asks).
 pub(crate) const MAX_STEPS_PER_TURN: usize = 10;
@@ -107,27 +106,7 @@ fn says_where(line: &str) -> bool {
     })
 }
 
-/// A task's way through a multi-step form: the steps passed, and the values kept for later
-/// steps. Kept with the task's pending submit between turns.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Flow {
-    /// The steps passed, oldest first.
-    pub steps: Vec<StepPassed>,
-    /// Values no field of the steps so far took.
-    pub later: Vec<(String, RequestedValue)>,
-    /// Steps passed in this turn.
-    passed_now: usize,
-}
-
 impl Flow {
-    /// The flow of `task_id` as its pending submit left it (none for another task's).
-    pub(crate) fn resume(pending: Option<&PendingSubmit>, task_id: &str) -> Flow {
-        pending
-            .filter(|p| p.task_id == task_id)
-            .map(|p| p.flow.clone())
-            .unwrap_or_default()
-    }
-
     /// `request` with the values kept for later steps added (the request's own win).
     pub(crate) fn with_later(&self, request: &FormRequest) -> FormRequest {
         let mut request = request.clone();
