@@ -819,6 +819,8 @@
     const error = customError(field, claimed, summary);
     if (error) info.error = error;
     if (group && indistinct(field)) info.indistinct = true;
+    // The one rule of what a picture blanks and a review masks.
+    if (field.members.some(isSecret)) info.secret = true;
     if (field.parts) info.parts = field.parts;
     return info;
   }

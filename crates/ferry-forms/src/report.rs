@@ -247,28 +247,10 @@ fn readable(field: &FieldInfo) -> String {
     }
 }
 
-/// The autocomplete tokens of secrets (as the picture's blanking knows them).
-const SECRET_TOKENS: [&str; 6] = [
-    "one-time-code",
-    "cc-number",
-    "cc-csc",
-    "cc-exp",
-    "cc-exp-month",
-    "cc-exp-year",
-];
-
-/// True when `field` holds a secret: a password, a one-time code or card data, by its type,
-/// its autocomplete purpose or its label.
+/// True when `field` holds a secret: as the page script tells it (its type, `autocomplete`
+/// tokens or name), or by its label ("Passwort", "CVV", "Card number").
 fn is_secret(field: &FieldInfo) -> bool {
-    let token = field
-        .constraints
-        .autocomplete
-        .as_deref()
-        .unwrap_or_default();
-    field.kind == "password"
-        || token
-            .split_ascii_whitespace()
-            .any(|t| SECRET_TOKENS.contains(&t.to_ascii_lowercase().as_str()))
+    field.secret
         || crate::autofill::is_secret_key(&field.label)
         || crate::autofill::is_card_number_key(&field.label)
 }

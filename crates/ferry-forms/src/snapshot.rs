@@ -225,6 +225,10 @@ pub struct FieldInfo {
     /// `value`, so each sends "on"): the site cannot tell which one is chosen.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub indistinct: bool,
+    /// A secret (a password, a one-time code, card data: by its type, `autocomplete` tokens
+    /// or name): a picture blanks it and a review masks its value.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub secret: bool,
     /// For a date in parts (type `date-parts`): the role of each control in page order,
     /// `day`, `month`, `year`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

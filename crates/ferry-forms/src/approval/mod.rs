@@ -123,7 +123,6 @@ pub struct Review {
 /// A submit waiting for a person.
 pub(crate) struct Waiting {
     secret: String,
-    nonce: String,
     /// The showing of the form this approval is for.
     pub ticket: u64,
     /// The conversation.
@@ -190,11 +189,10 @@ impl Ledger {
         let secret = random_secret();
         let waiting = Waiting {
             secret: secret.clone(),
-            nonce: random_secret(),
             ticket: offer.ticket,
             key: offer.key.clone(),
             deadline: now + offer.ttl,
-            review: review_of(offer.task_id, offer.report, offer.form),
+            review: review_of(offer.task_id, offer.report, offer.form, random_secret()),
             sink: offer.sink,
         };
         entries.insert(offer.task_id.to_owned(), Entry::Waiting(Box::new(waiting)));
@@ -226,7 +224,6 @@ impl Ledger {
         let entries = self.lock();
         let waiting = find(&entries, task_id, secret, now)?;
         let mut review = waiting.review.clone();
-        review.nonce = waiting.nonce.clone();
         review.expires_in = waiting.deadline.saturating_duration_since(now);
         Ok(review)
     }
@@ -245,7 +242,10 @@ impl Ledger {
         let mut entries = self.lock();
         let waiting = find(&entries, task_id, secret, now)?;
         if let Some(nonce) = nonce
-            && !ferry_net::secret::constant_time_eq(nonce.as_bytes(), waiting.nonce.as_bytes())
+            && !ferry_net::secret::constant_time_eq(
+                nonce.as_bytes(),
+                waiting.review.nonce.as_bytes(),
+            )
         {
             return Err(ApprovalError::Forged);
         }
@@ -297,8 +297,8 @@ fn random_secret() -> String {
     )
 }
 
-/// The review of `report`'s form `form`, as a person reads it.
-fn review_of(task_id: &str, report: &FormReport, form: usize) -> Review {
+/// The review of `report`'s form `form`, as a person reads it, whose page sends `nonce` back.
+fn review_of(task_id: &str, report: &FormReport, form: usize, nonce: String) -> Review {
     let summary = report.forms.iter().find(|f| f.index == form);
     let fields = report
         .fields
@@ -318,7 +318,7 @@ fn review_of(task_id: &str, report: &FormReport, form: usize) -> Review {
         warnings: report.warnings.clone(),
         errors,
         screenshot: report.screenshot.as_ref().map(|s| s.png.clone()),
-        nonce: String::new(),
+        nonce,
         expires_in: Duration::ZERO,
     }
 }

@@ -517,7 +517,7 @@ impl Decision<'_> {
         };
         let step = form.filter(|f| {
             self.intent.wants_submit
-                && is_step(&inspection, *f)
+                && steps::is_step(&inspection, *f)
                 && (!report.unmatched.is_empty()
                     || inspection
                         .main()
@@ -617,7 +617,7 @@ impl Decision<'_> {
         let passed = StepPassed {
             url: report.url.clone(),
             title: report.title.clone(),
-            button: submit_label(&inspection, form).unwrap_or_default(),
+            button: steps::submit_label(&inspection, form).unwrap_or_default(),
             filled: report.filled.iter().map(|f| f.field.clone()).collect(),
         };
         let later = report.later.clone();
@@ -664,18 +664,6 @@ impl Decision<'_> {
 
 /// Under `--approval human`: who submits, and that the caller cannot.
 pub(super) const PERSON_APPROVES: &str = "A person must approve the submit on the review page (approvalUrl); a confirmation from the caller does not submit it.";
-
-/// The label of the button a submit of `form` presses (its first one a person could press).
-fn submit_label(inspection: &Inspection, form: usize) -> Option<String> {
-    let forms = inspection.forms();
-    let (_, info) = forms.get(form)?;
-    info.submit_labels.first().cloned()
-}
-
-/// Whether `form` is a step of a multi-step form (see [`steps`]).
-fn is_step(inspection: &Inspection, form: usize) -> bool {
-    submit_label(inspection, form).is_some_and(|label| steps::is_step_button(&label))
-}
 
 /// What a form shown ready waits for: the caller's confirmation, or a person's approval.
 fn ready_message(form: usize, gate: Gate) -> String {

@@ -24,6 +24,7 @@
 
 use super::TurnResult;
 use crate::flow::Flow;
+use crate::inspection::Inspection;
 use crate::request::FormRequest;
 
 /// Steps passed in one turn, at most (a flow that never ends stops here and asks).
@@ -55,8 +56,21 @@ const ENDS: [&str; 16] = [
     "register", "sign up", "apply", "book", "accept", "create", "place",
 ];
 
+/// The label of the button a submit of `form` presses (its first one a person could press).
+pub(super) fn submit_label(inspection: &Inspection, form: usize) -> Option<String> {
+    let forms = inspection.forms();
+    let (_, info) = forms.get(form)?;
+    info.submit_labels.first().cloned()
+}
+
+/// Whether `form`'s button only moves a multi-step flow on (the page's part of the rule is
+/// [`shows_a_flow`]).
+pub(super) fn is_step(inspection: &Inspection, form: usize) -> bool {
+    submit_label(inspection, form).is_some_and(|label| is_step_button(&label))
+}
+
 /// Whether a submit button labelled `label` only moves a multi-step flow on.
-pub(crate) fn is_step_button(label: &str) -> bool {
+fn is_step_button(label: &str) -> bool {
     let words: String = label
         .to_lowercase()
         .chars()
