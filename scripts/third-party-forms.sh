@@ -34,6 +34,16 @@ PKGS=(
   "govuk-frontend@6.6.0       govuk-frontend      52c4eb554e54d8a6e4ba801e9da5ec3a5b930fd2f117a39677f0b6296e954751"
   "nhsuk-frontend@10.6.1      nhsuk-frontend      1af037bcb75237c4208809d3ac9a06522ccf61b2268221268ead3985bceb060b"
   "@uswds/uswds@3.14.0        uswds               da91c65e6fc736fa397f0daf6ca2c2c95711506d85c7ad2537a4570725401e1c"
+  # widget libraries: each one's own demo page (the newest release whose package ships one)
+  "flatpickr@2.0.8            flatpickr           47ae41e4216a39beba3629cf8dcf8cdec55936b7bc406a7c20a2257e0d803a00"
+  "jquery-ui@1.12.1           jquery-ui-1.12.1    68bdea86fde869ce496adc09c49b225b39607b2122ba668cd9cc43d74783507d"
+  "react-datepicker@0.20.0    react-datepicker    9cc24db8b96ef3c8ff7162eaac99ea1905a802b31c444b274161cb789486227d"
+  "select2@4.0.0              select2             23b46bf8f8dbf29c746e43406cf7a8278743a0bfed400a8fc8cee3b8e547d005"
+  "choices.js@4.1.0           choices.js          8c8fdb45c1f26c85fc8a8d77779e8c12d884f3e6d6e26513a93156843fc4f8a8"
+  "react-select@1.0.0-rc.10   react-select        f05006f65794e5b7bb6f3d43838db102226374718bea4fe48a4b51c542394c76"
+  "dropzone@4.3.0             dropzone            84194d08d557b53b4c6b52c1ae2b5df988190f3f0cf84f2e29de5ee547b8af55"
+  "jquery-autotab@1.9.2       jquery-autotab      901547ab63a9ccc30f59850dc8cef52590c4110af539d9449baafb00b4c75467"
+  "bootstrap-pincode-input@3.0.1 bootstrap-pincode-input 2a39ceaf9541fcb3eeee5d7a11f093f2575bcaae6118f3449aee34bd964124ac"
 )
 
 for line in "${PKGS[@]}"; do
@@ -53,6 +63,23 @@ mkdir -p "$DEST/jquery-validation/dist"
 cp "$DEST/_jquery-validation-1.14.0/dist/jquery.validate.js" \
    "$DEST/_jquery-validation-1.14.0/dist/additional-methods.js" "$DEST/jquery-validation/dist/"
 
+# select2 4.0.0 ships its documentation as Jekyll sources: render examples.html the way
+# Jekyll does (the layout around the page, its includes inlined); dist/ sits beside docs/.
+python3 - "$DEST/select2/docs" <<'PY'
+import re, sys, os
+D = sys.argv[1]
+page = open(os.path.join(D, 'examples.html'), encoding='utf-8').read()
+front, body = re.match(r'---\n(.*?)\n---\n(.*)', page, re.S).groups()
+title = re.search(r'^title:\s*(.*)$', front, re.M).group(1)
+layout = open(os.path.join(D, '_layouts/default.html'), encoding='utf-8').read()
+include = lambda m: open(os.path.join(D, '_includes', m.group(1)), encoding='utf-8').read()
+out = re.sub(r'{%\s*include\s+(\S+)\s*%}', include, layout)
+out = out.replace('{{ content }}', body).replace('{{ page.title }}', title)
+out = re.sub(r'(src|href)="dist/', r'\1="../dist/', out)
+open(os.path.join(D, 'examples.rendered.html'), 'w', encoding='utf-8').write(out)
+print('rendered select2/docs/examples.rendered.html')
+PY
+
 # Rewrite remote URLs in the pages we use.
 python3 - "$DEST" <<'PY'
 import os, re, sys
@@ -62,6 +89,8 @@ MAP = [
     (r'(https?:)?//code\.jquery\.com/ui/1\.10\.4/jquery-ui\.min\.js', 'jquery-ui/dist/jquery-ui.min.js'),
     (r'(https?:)?//code\.jquery\.com/ui/1\.10\.4/themes/smoothness/jquery-ui\.min\.css',
      'jquery-ui/dist/themes/smoothness/jquery-ui.min.css'),
+    (r'http://code\.jquery\.com/jquery-1\.11\.1\.min\.js', 'jquery-ui-1.12.1/external/jquery-1.11.1/jquery.js'),
+    (r'https://code\.jquery\.com/jquery-3\.4\.1\.slim\.min\.js', 'jquery/dist/jquery.slim.min.js'),
 ]
 # local-but-missing paths (page -> {attr value -> local file relative to DEST})
 LOCAL = {
@@ -79,7 +108,9 @@ FALLBACK = {
 }
 EMPTY = {'script': 'data:text/javascript,', 'link': 'data:text/css,'}
 DIRS = ['jquery-validation/demo', 'parsleyjs/doc', 'formvalidation/demo', 'bootstrapvalidator/demo',
-        'foundation-sites/customizer', 'spectre.css/docs', 'jquery-mobile/dist/demos']
+        'foundation-sites/customizer', 'spectre.css/docs', 'jquery-mobile/dist/demos',
+        'select2/docs', 'choices.js/public', 'react-select/.publish', 'react-datepicker/docs',
+        'jquery-autotab', 'bootstrap-pincode-input']
 tag_re = re.compile(r'<(script|link)\b[^>]*?\b(src|href)\s*=\s*(["\'])(.*?)\3[^>]*>', re.I | re.S)
 
 def fix(path):
@@ -108,7 +139,9 @@ def fix(path):
         if new is None:
             return m.group(0)
         s, e = m.span(4)
-        return m.group(0)[:s - m.start()] + new + m.group(0)[e - m.start():]
+        tag_text = m.group(0)[:s - m.start()] + new + m.group(0)[e - m.start():]
+        # a local copy is not the file a Subresource Integrity hash names
+        return re.sub(r'\s+integrity\s*=\s*(["\']).*?\1', '', tag_text, flags=re.S)
     out = tag_re.sub(sub, src)
     if out != src:
         open(path, 'w', encoding='utf-8', errors='surrogateescape').write(out)

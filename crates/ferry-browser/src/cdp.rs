@@ -782,6 +782,37 @@ impl CdpConnection {
         })
     }
 
+    /// `Runtime.callFunctionOn{returnByValue:true, awaitPromise:true}`: calls
+    /// `declaration` with `this` bound to `object` and `arguments` passed as JSON values
+    /// (never spliced into the source), optionally with a user gesture.
+    pub async fn runtime_call_function_on(
+        &self,
+        session: &SessionId,
+        object: &RemoteObjectId,
+        declaration: &str,
+        arguments: &[Value],
+        user_gesture: bool,
+    ) -> Result<Evaluation, CdpError> {
+        let arguments: Vec<Value> = arguments.iter().map(|v| json!({ "value": v })).collect();
+        let params = json!({
+            "functionDeclaration": declaration,
+            "objectId": object,
+            "arguments": arguments,
+            "returnByValue": true,
+            "awaitPromise": true,
+            "userGesture": user_gesture,
+        });
+        let raw: RawEvaluation = self
+            .call_typed("Runtime.callFunctionOn", params, Some(session))
+            .await?;
+        Ok(match raw.exception_details {
+            Some(details) => Evaluation::Threw {
+                description: details.describe(),
+            },
+            None => Evaluation::Value(raw.result.value.unwrap_or(Value::Null)),
+        })
+    }
+
     async fn evaluate_raw(
         &self,
         session: &SessionId,

@@ -145,6 +145,54 @@ impl Frame {
         Ok(())
     }
 
+    /// Calls `declaration` in the page's own (main) world with `this` bound to `element` (a
+    /// handle from [`Frame::evaluate_handle`], resolved again in the main world) and
+    /// `arguments` passed as JSON values.
+    ///
+    /// For widgets whose state lives in the page's JavaScript (a date picker's calendar):
+    /// only their own public API sets them. The page can see and answer such a call, so
+    /// what it returns is the page's word; read the result back in the isolated world.
+    pub async fn call_in_page(
+        &self,
+        element: &RemoteObjectId,
+        declaration: &str,
+        arguments: &[Value],
+    ) -> Result<Value, BrowserError> {
+        let described = self
+            .cdp
+            .call(
+                "DOM.describeNode",
+                json!({ "objectId": element }),
+                Some(&self.session),
+            )
+            .await?;
+        let backend = described["node"]["backendNodeId"].clone();
+        // Without an execution context, DOM.resolveNode resolves in the main world.
+        let resolved = self
+            .cdp
+            .call(
+                "DOM.resolveNode",
+                json!({ "backendNodeId": backend }),
+                Some(&self.session),
+            )
+            .await?;
+        let page_element: RemoteObjectId =
+            serde_json::from_value(resolved["object"]["objectId"].clone()).map_err(|_| {
+                BrowserError::Script {
+                    description: "the element has no handle in the page's world".into(),
+                }
+            })?;
+        let result = self
+            .cdp
+            .runtime_call_function_on(&self.session, &page_element, declaration, arguments, true)
+            .await;
+        self.release(&page_element).await;
+        match result? {
+            Evaluation::Value(value) => Ok(value),
+            Evaluation::Threw { description } => Err(BrowserError::Script { description }),
+        }
+    }
+
     /// Releases an object handle.
     pub async fn release(&self, object: &RemoteObjectId) {
         let _ = self.cdp.send(

@@ -18,7 +18,8 @@
 //   answers it with `combobox: true` and the Rust side drives it with comboOpen (click),
 //   typing, comboOptions (wait for the listbox), comboPick (click the option), comboShows.
 // * `__ferryForms.fill([{ref, value, typed?}])` -> [FillOutcome {ref, ok, error?, retryTyping?,
-//   enabledBy?}] (`enabledBy`: a disabled field was enabled by ticking this box first).
+//   enabledBy?, widget?}] (`enabledBy`: a disabled field was enabled by ticking this box
+//   first; `widget`: a date picker the agent sets through the library's API, widgets.js).
 //   `value`: a string, a boolean (checkbox) or a list of strings (multi-select, checkbox
 //   group). `typed: true` means the text was already typed with Input.insertText: only
 //   change + blur are dispatched and the value is verified.
@@ -202,7 +203,7 @@
     const submitters = [];
     eachElement(document, (el) => {
       if (el.tagName === 'FORM') forms.push(el);
-      else if (isFillable(el)) controls.push(el);
+      else if (isFillable(el) && !isWidgetPart(el)) controls.push(el);
       else if (isSubmitter(el)) submitters.push(el);
     });
     return { forms, controls, submitters };
@@ -239,10 +240,75 @@
       if (attr(el, 'role') === 'combobox' && (isCustomCombobox(el) || isTextLike(el))) kind = 'combobox';
       if (el.type === 'checkbox' && members.length >= 2) kind = 'checkbox-group';
       if (el.type === 'checkbox' && members.length === 1) kind = 'checkbox';
-      const form = el.form || (isControl(el) ? null : el.closest('form'));
-      fields.push({ kind, members, el, form });
+      const source = kind === 'combobox' ? choicesSelect(el) : null;
+      const form = el.form || (source && source.form) || (isControl(el) ? null : el.closest('form'));
+      fields.push({ kind, members, el, form, source });
     }
-    return mergeDateParts(fields);
+    return mergeSplitParts(mergeDateParts(fields));
+  }
+
+  // ---- Widgets ----------------------------------------------------------------------------
+  //
+  // Widget libraries hide the control a form submits behind their own UI. Each is told from
+  // its own markers in the DOM (docs/src/forms/widgets.md lists them):
+  // * select2: the <select class="select2-hidden-accessible"> stays the field, set natively
+  //   with a change event (select2's documented way); its combobox is a picture of it.
+  // * Choices.js: the <select data-choice> inside the .choices combobox holds only the chosen
+  //   options, so the combobox is the field (picked from as a person does) and takes the
+  //   select's labels, name and value.
+  // * flatpickr (input.flatpickr-input) and the jQuery UI datepicker (input.hasDatepicker)
+  //   keep the date in page JavaScript: `fill` answers them with `widget`, and the agent sets
+  //   them through their own API in the page's world (widgets.js), then reads them back here.
+  // The controls inside a calendar, and a text input inside a custom combobox (its filter
+  // box), belong to the widget, not to the form.
+
+  const CALENDARS = '.flatpickr-calendar, #ui-datepicker-div, .react-datepicker';
+
+  function isWidgetPart(el) {
+    if (el.closest(CALENDARS)) return true;
+    if (isControl(el) && isTextLike(el) && el.parentElement) {
+      const combo = el.parentElement.closest('[role=combobox]');
+      if (combo && isCustomCombobox(combo)) return true;
+    }
+    if (isCustomCombobox(el)) {
+      const container = el.closest('.select2-container');
+      const select = container && container.previousElementSibling;
+      if (select && select.tagName === 'SELECT' && select.classList.contains('select2-hidden-accessible')) return true;
+    }
+    return el.tagName === 'SELECT' && attr(el, 'data-choice') !== null && !!el.closest('.choices[role=combobox]');
+  }
+
+  /**
+   * What a widget draws around its combobox input: react-select (1.x) shows the chosen
+   * option beside an emptied input inside its `.Select`; else the control itself.
+   */
+  function widgetRoot(el) {
+    return (isControl(el) && el.closest('.Select')) || el;
+  }
+
+  /** The text a combobox shows: its input's value, else what its widget shows. */
+  function comboboxText(el) {
+    const own = isControl(el) ? collapse(el.value) : '';
+    const root = widgetRoot(el);
+    if (own || root === el) return own || (isControl(el) ? '' : collapse(native.innerText.call(el)));
+    // react-select: the chosen options' labels (not its placeholder or clear button)
+    return queryAll(root, '.Select-value-label')
+      .map((v) => collapse(native.innerText.call(v)))
+      .join(', ');
+  }
+
+  /** The hidden select a Choices.js combobox stands in for, or null. */
+  function choicesSelect(combo) {
+    if (!combo.classList.contains('choices')) return null;
+    return queryAll(combo, 'select[data-choice]')[0] || null;
+  }
+
+  /** The date picker library driving a text input, or null. */
+  function datePickerOf(el) {
+    if (el.tagName !== 'INPUT') return null;
+    if (el.classList.contains('flatpickr-input')) return 'flatpickr';
+    if (el.classList.contains('hasDatepicker')) return 'jquery-ui-datepicker';
+    return null;
   }
 
   // ---- Composite dates --------------------------------------------------------------------
@@ -300,9 +366,79 @@
     return out;
   }
 
+  // ---- Split inputs -----------------------------------------------------------------------
+  //
+  // One value typed into a row of short boxes: a phone number in three, a card number in
+  // four, a one-time code one character a box. A run of three or more text boxes, each
+  // with a maxlength of at most 6, side by side in one wrapper that holds nothing else a
+  // person fills, the boxes after the first with no label of their own, is one field of
+  // type "split"; its value is the boxes' text joined, and `fill` spreads a value over
+  // them by their lengths.
+
+  const SPLIT_TYPES = new Set(['text', 'tel', 'number', 'password']);
+  const isSplitBox = (el) =>
+    el.tagName === 'INPUT' && SPLIT_TYPES.has(el.type) && el.maxLength >= 1 && el.maxLength <= 6;
+  const hasOwnLabel = (el) =>
+    (el.labels && el.labels.length > 0) || attr(el, 'aria-label') || attr(el, 'aria-labelledby');
+  /** Controls in `node` a person cannot see (a widget's hidden copy of its value). */
+  const unseenIn = (node) => controlsIn(node).filter((c) => !isVisible(c));
+
+  function mergeSplitParts(fields) {
+    const out = [];
+    for (let i = 0; i < fields.length; i++) {
+      const run = [];
+      for (let j = i; j < fields.length; j++) {
+        const f = fields[j];
+        const fits = f.members.length === 1 && f.kind !== 'date-parts' && f.form === fields[i].form && isSplitBox(f.el);
+        if (!fits || (run.length > 0 && hasOwnLabel(f.el))) break;
+        run.push(f.el);
+      }
+      const box = run.length >= 3 ? commonAncestor(run) : null;
+      const own = new Set(run);
+      if (box && box.tagName !== 'FORM' && box.tagName !== 'BODY' && containsOnly(box, own)) {
+        out.push({ kind: 'split', members: run, el: run[0], form: fields[i].form, box });
+        i += run.length - 1;
+        continue;
+      }
+      out.push(fields[i]);
+    }
+    return out;
+  }
+
+  /** A split field's labels: its first box's, else the text before its row. */
+  function splitLabels(field) {
+    const labels = controlLabels(field.el);
+    if (labels.some((c) => c.source === 'label' || c.source.startsWith('aria'))) return labels;
+    const own = new Set([...field.members, ...unseenIn(field.box.parentElement || field.box)]);
+    const text = labelText(precedingText(field.box, own));
+    return text ? [{ source: 'text', text }, ...labels] : labels;
+  }
+
+  /** Spreads `value` over a split field's boxes by their lengths (separators dropped). */
+  function fillSplit(field, value) {
+    const wanted = wantedOne(value);
+    if (wanted === null) return failure('expected text');
+    const chars = Array.from(wanted.replace(/[\s\-./()+]/g, ''));
+    const sizes = field.members.map((m) => m.maxLength);
+    const total = sizes.reduce((a, b) => a + b, 0);
+    if (chars.length !== total) {
+      return failure(`expected ${total} characters for ${sizes.length} boxes of ${sizes.join(' + ')}`);
+    }
+    let at = 0;
+    for (const [i, el] of field.members.entries()) {
+      const part = chars.slice(at, at + sizes[i]).join('');
+      const outcome = fillText(el, part, false);
+      at += sizes[i];
+      if (!outcome.ok) return failure(`box ${i + 1}: ${outcome.error}`);
+      // Split-input scripts move on and copy the value out on keyup, as the person types.
+      el.dispatchEvent(new KeyboardEvent('keyup', { key: part.slice(-1), bubbles: true, composed: true }));
+    }
+    return success();
+  }
+
   const isGroup = (field) => field.kind === 'radio' || field.kind === 'checkbox-group';
-  /** Several controls named as one: a group, or a date in parts. */
-  const isCompound = (field) => isGroup(field) || field.kind === 'date-parts';
+  /** Several controls named as one: a group, a date in parts, a split input. */
+  const isCompound = (field) => isGroup(field) || field.kind === 'date-parts' || field.kind === 'split';
 
   // ---- Labels -----------------------------------------------------------------------------
 
@@ -398,7 +534,7 @@
     add('title', attr(el, 'title'));
     add('placeholder', attr(el, 'placeholder') || attr(el, 'aria-placeholder') || attr(el, 'data-placeholder'));
     if (!out.some((c) => c.source === 'label' || c.source.startsWith('aria'))) {
-      add('text', precedingText(el, own));
+      add('text', precedingText(widgetRoot(el), own));
       if (el.type === 'checkbox' || el.type === 'radio') add('text', followingText(el));
     }
     add('name', attr(el, 'name'));
@@ -517,6 +653,8 @@
         return field.members.filter((m) => m.checked).map(memberValue);
       case 'date-parts':
         return dateValue(field);
+      case 'split':
+        return field.members.map((m) => m.value).join('');
       case 'checkbox':
         return el.checked;
       case 'select-multiple':
@@ -530,7 +668,11 @@
       case 'contenteditable':
         return editorText(el);
       case 'combobox':
-        return isControl(el) ? el.value : collapse(native.innerText.call(el));
+        if (field.source) {
+          const chosen = Array.from(field.source.selectedOptions).map((o) => o.value);
+          return field.source.multiple ? chosen : chosen[0] || '';
+        }
+        return comboboxText(el);
       default:
         return el.value;
     }
@@ -788,7 +930,7 @@
   function fieldInfo(field, ref, forms, claimed, summary) {
     const el = field.el;
     const group = isGroup(field);
-    const labels = isCompound(field) ? groupLabels(field) : controlLabels(el);
+    const labels = field.kind === 'split' ? splitLabels(field) : isCompound(field) ? groupLabels(field) : controlLabels(field.source || el);
     const value = fieldValue(field);
     const validity = fieldValidity(field);
     const info = {
@@ -798,8 +940,10 @@
       type: field.kind,
     };
     if (info.form === -1) info.form = null;
-    const name = attr(el, 'name');
+    const name = attr(field.source || el, 'name');
     if (name) info.name = name;
+    const widget = datePickerOf(el);
+    if (widget) info.widget = widget;
     const id = isCompound(field) ? null : attr(el, 'id');
     if (id) info.id = id;
     info.labels = labels;
@@ -810,7 +954,7 @@
     info.visible = field.members.some((m) => isVisible(m) || Array.from(m.labels || []).some(isVisible));
     info.value = value;
     // A date with a part left out is not filled in.
-    info.empty = field.kind === 'date-parts' ? field.members.some((m) => collapse(m.value) === '') : isEmpty(value);
+    info.empty = field.kind === 'date-parts' || field.kind === 'split' ? field.members.some((m) => collapse(m.value) === '') : isEmpty(value);
     const options = fieldOptions(field);
     if (options.length) info.options = options;
     info.constraints = fieldConstraints(field);
@@ -1124,6 +1268,8 @@
   function fillEnabled(field, assignment) {
     const el = field.el;
     if (field.kind === 'file') return failure('file inputs are filled by the agent');
+    const picker = datePickerOf(el);
+    if (picker) return failure('a date picker is set through its own calendar', { widget: picker });
     if (isTextLike(el) && el.readOnly) return failure('the field is read-only');
     if (attr(el, 'aria-readonly') === 'true') return failure('the field is read-only');
     const value = assignment.value;
@@ -1136,6 +1282,8 @@
         return fillCheckbox(el, value);
       case 'date-parts':
         return fillDateParts(field, value);
+      case 'split':
+        return fillSplit(field, value);
       case 'select-one':
       case 'select-multiple':
         return fillSelect(el, value);
@@ -1177,6 +1325,8 @@
         if (found) return found;
       }
     }
+    const inner = queryAll(el, '[role=listbox]')[0];
+    if (inner) return inner;
     const active = attr(el, 'aria-activedescendant');
     const current = active && (root.getElementById ? root.getElementById(active) : null);
     if (current) return current.closest('[role=listbox]');
@@ -1247,7 +1397,7 @@
     const el = element(ref);
     if (!el) return false;
     leave(el);
-    const shown = norm(isControl(el) ? el.value : native.innerText.call(el));
+    const shown = norm(comboboxText(el));
     return shown === norm(label) || shown.includes(norm(label));
   }
 

@@ -230,6 +230,24 @@ impl Inspection {
         result
     }
 
+    /// Calls `declaration` in the page's own world on field `reference` of frame `frame`
+    /// (see [`ferry_browser::Frame::call_in_page`]); the page's answer, to be read back.
+    pub(crate) async fn call_in_page(
+        &self,
+        frame: usize,
+        reference: u32,
+        declaration: &str,
+        arguments: &[Value],
+    ) -> Result<Value, BrowserError> {
+        let frame = self.frame(frame)?;
+        let element = frame
+            .evaluate_handle(&format!("__ferryForms.element({reference})"))
+            .await?;
+        let result = frame.call_in_page(&element, declaration, arguments).await;
+        frame.release(&element).await;
+        result
+    }
+
     /// Starts the submit of global form `global` (its real submit button, else
     /// `requestSubmit()`), with a user gesture.
     pub(crate) async fn submit(&self, global: usize) -> Result<SubmitOutcome, BrowserError> {

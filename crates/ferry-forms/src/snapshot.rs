@@ -233,6 +233,10 @@ pub struct FieldInfo {
     /// `day`, `month`, `year`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<String>,
+    /// The date picker library driving the field (`flatpickr`, `jquery-ui-datepicker`),
+    /// when one does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub widget: Option<String>,
 }
 
 fn yes() -> bool {
@@ -263,6 +267,10 @@ pub struct FillOutcome {
     /// The field was disabled until ferry ticked this box (its label), which enables it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled_by: Option<String>,
+    /// The field is a date picker whose calendar keeps the date in page JavaScript
+    /// (`flatpickr`, `jquery-ui-datepicker`): the agent sets it through the library's API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub widget: Option<String>,
 }
 
 impl FillOutcome {
@@ -275,6 +283,7 @@ impl FillOutcome {
             retry_typing: false,
             combobox: false,
             enabled_by: None,
+            widget: None,
         }
     }
 

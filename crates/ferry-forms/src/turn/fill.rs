@@ -153,6 +153,8 @@ async fn set_values(
             }
             let outcome = if outcome.combobox {
                 pick_from_combobox(inspection, frame, *reference, value).await?
+            } else if let Some(widget) = &outcome.widget {
+                super::widget::set_date_picker(inspection, frame, *reference, widget, value).await?
             } else {
                 retry_by_typing(inspection, frame, *reference, value, outcome).await?
             };

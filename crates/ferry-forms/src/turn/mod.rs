@@ -34,6 +34,7 @@ mod reporting;
 mod scope;
 pub(crate) mod steps;
 mod submit;
+mod widget;
 
 use crate::config::FormsConfig;
 use crate::inspection::Inspection;

@@ -29,3 +29,6 @@ mod steps;
 mod support;
 /// Pages nobody here wrote: npm demo pages of form libraries and design systems.
 mod third_party;
+/// The widgets sites use, on each library's own demo page: date pickers, custom selects,
+/// split inputs.
+mod widgets;

@@ -34,7 +34,7 @@ fn pages(test: &str) -> Option<PathBuf> {
 }
 
 /// Runs `body` with the third-party pages served and a forms agent, when both are here.
-async fn with_pages<F, Fut>(test: &str, body: F)
+pub(crate) async fn with_pages<F, Fut>(test: &str, body: F)
 where
     F: FnOnce(TestSite, FormsServer) -> Fut,
     Fut: Future<Output = FormsServer>,
@@ -55,7 +55,7 @@ where
 }
 
 /// One turn on `path` of the site with `values`; the report.
-async fn fill(
+pub(crate) async fn fill(
     server: &FormsServer,
     site: &TestSite,
     context: &str,
