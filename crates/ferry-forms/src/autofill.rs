@@ -175,10 +175,13 @@ pub(crate) fn purpose(field: &FieldInfo) -> Option<&'static Purpose> {
         .or_else(|| purpose_by_meaning(field))
 }
 
-/// True when a field must never be auto-filled whatever its source: a password input, or a
-/// field whose purpose is a secret.
+/// True when a field must never be auto-filled whatever its source: a password input, a
+/// field whose purpose is a secret, or a secret split into boxes (a code one character a
+/// box, card boxes: the page script marks them).
 pub(crate) fn is_secret(field: &FieldInfo) -> bool {
-    field.kind == "password" || purpose(field).is_some_and(|p| p.secrecy == Secrecy::Never)
+    field.kind == "password"
+        || (field.kind == "split" && field.secret)
+        || purpose(field).is_some_and(|p| p.secrecy == Secrecy::Never)
 }
 
 /// Where auto-filled values come from, in order of preference.

@@ -241,8 +241,11 @@
       if (el.type === 'checkbox' && members.length >= 2) kind = 'checkbox-group';
       if (el.type === 'checkbox' && members.length === 1) kind = 'checkbox';
       const source = kind === 'combobox' ? choicesSelect(el) : null;
-      const form = el.form || (source && source.form) || (isControl(el) ? null : el.closest('form'));
-      fields.push({ kind, members, el, form, source });
+      const zone = kind === 'file' ? dropZoneOf(el) : null;
+      const form =
+        el.form || (source && source.form) || (zone && (zone.tagName === 'FORM' ? zone : zone.closest('form'))) ||
+        (isControl(el) ? null : el.closest('form'));
+      fields.push({ kind, members, el, form, source, zone });
     }
     return mergeSplitParts(mergeDateParts(fields));
   }
@@ -259,6 +262,9 @@
   // * flatpickr (input.flatpickr-input) and the jQuery UI datepicker (input.hasDatepicker)
   //   keep the date in page JavaScript: `fill` answers them with `widget`, and the agent sets
   //   them through their own API in the page's world (widgets.js), then reads them back here.
+  // * Dropzone: the hidden file input it appends to the page is the field of its drop zone,
+  //   in the zone's form, named by the zone; the agent attaches files to it as to any file
+  //   input, and Dropzone takes them from its change event.
   // The controls inside a calendar, and a text input inside a custom combobox (its filter
   // box), belong to the widget, not to the form.
 
@@ -297,10 +303,38 @@
       .join(', ');
   }
 
+  /** Whether a combobox takes several options (a multiple select behind it, a multi listbox). */
+  function isMultiCombobox(field) {
+    if (field.source) return field.source.multiple;
+    const listbox = listboxOf(field.el);
+    return (listbox && attr(listbox, 'aria-multiselectable') === 'true') || !!field.el.closest('.Select--multi');
+  }
+
   /** The hidden select a Choices.js combobox stands in for, or null. */
   function choicesSelect(combo) {
     if (!combo.classList.contains('choices')) return null;
     return queryAll(combo, 'select[data-choice]')[0] || null;
+  }
+
+  /**
+   * The drop zone a Dropzone file input belongs to, or null. Dropzone appends one hidden
+   * file input per clickable zone to the end of the page, in the order it set the zones up
+   * (document order), so the n-th input is the n-th zone's.
+   */
+  function dropZoneOf(el) {
+    if (!el.classList.contains('dz-hidden-input')) return null;
+    const inputs = queryAll(document, 'input.dz-hidden-input');
+    const zones = queryAll(document, '.dz-clickable');
+    return inputs.length === zones.length ? zones[inputs.indexOf(el)] || null : null;
+  }
+
+  /** A drop zone's labels: its own name, else the message it shows ("Drop files here"). */
+  function dropZoneLabels(zone) {
+    const labels = controlLabels(zone).filter((c) => c.source !== 'name' && c.source !== 'id');
+    const message = queryAll(zone, '.dz-message')[0];
+    const text = message ? labelText(textOf(message)) : '';
+    if (text && !labels.some((c) => c.text === text)) labels.push({ source: 'text', text });
+    return labels;
   }
 
   /** The date picker library driving a text input, or null. */
@@ -386,16 +420,19 @@
   function mergeSplitParts(fields) {
     const out = [];
     for (let i = 0; i < fields.length; i++) {
+      // Grow the run while one wrapper below the form holds it; then it must be all that
+      // wrapper holds for a person to fill.
       const run = [];
       for (let j = i; j < fields.length; j++) {
         const f = fields[j];
         const fits = f.members.length === 1 && f.kind !== 'date-parts' && f.form === fields[i].form && isSplitBox(f.el);
         if (!fits || (run.length > 0 && hasOwnLabel(f.el))) break;
+        const wider = run.length > 0 ? commonAncestor([...run, f.el]) : f.el;
+        if (!wider || wider.tagName === 'FORM' || wider.tagName === 'BODY') break;
         run.push(f.el);
       }
       const box = run.length >= 3 ? commonAncestor(run) : null;
-      const own = new Set(run);
-      if (box && box.tagName !== 'FORM' && box.tagName !== 'BODY' && containsOnly(box, own)) {
+      if (box && containsOnly(box, new Set(run))) {
         out.push({ kind: 'split', members: run, el: run[0], form: fields[i].form, box });
         i += run.length - 1;
         continue;
@@ -404,6 +441,9 @@
     }
     return out;
   }
+
+  /** A split field of one character a box: a one-time code or a PIN, a secret. */
+  const isCodeBoxes = (field) => field.kind === 'split' && field.members.every((m) => m.maxLength === 1);
 
   /** A split field's labels: its first box's, else the text before its row. */
   function splitLabels(field) {
@@ -662,7 +702,10 @@
       case 'password':
         return el.value ? MASK : '';
       case 'file': {
-        const names = Array.from(el.files || []).map((f) => f.name);
+        // Dropzone takes the files and empties its input: the zone lists what it holds.
+        const names = field.zone
+          ? queryAll(field.zone, '[data-dz-name]').map((n) => collapse(n.textContent))
+          : Array.from(el.files || []).map((f) => f.name);
         return el.multiple ? names : names[0] || '';
       }
       case 'contenteditable':
@@ -930,7 +973,13 @@
   function fieldInfo(field, ref, forms, claimed, summary) {
     const el = field.el;
     const group = isGroup(field);
-    const labels = field.kind === 'split' ? splitLabels(field) : isCompound(field) ? groupLabels(field) : controlLabels(field.source || el);
+    const labels = field.zone
+      ? dropZoneLabels(field.zone)
+      : field.kind === 'split'
+        ? splitLabels(field)
+        : isCompound(field)
+          ? groupLabels(field)
+          : controlLabels(field.source || el);
     const value = fieldValue(field);
     const validity = fieldValidity(field);
     const info = {
@@ -951,7 +1000,9 @@
     info.required = field.members.some((m) => m.required || attr(m, 'aria-required') === 'true');
     info.disabled = field.members.every(isDisabled);
     info.readOnly = !isCompound(field) && (!!el.readOnly || attr(el, 'aria-readonly') === 'true');
-    info.visible = field.members.some((m) => isVisible(m) || Array.from(m.labels || []).some(isVisible));
+    info.visible =
+      (field.zone && isVisible(field.zone)) ||
+      field.members.some((m) => isVisible(m) || Array.from(m.labels || []).some(isVisible));
     info.value = value;
     // A date with a part left out is not filled in.
     info.empty = field.kind === 'date-parts' || field.kind === 'split' ? field.members.some((m) => collapse(m.value) === '') : isEmpty(value);
@@ -964,7 +1015,7 @@
     if (error) info.error = error;
     if (group && indistinct(field)) info.indistinct = true;
     // The one rule of what a picture blanks and a review masks.
-    if (field.members.some(isSecret)) info.secret = true;
+    if (field.members.some(isSecret) || isCodeBoxes(field)) info.secret = true;
     if (field.parts) info.parts = field.parts;
     return info;
   }
@@ -1289,10 +1340,13 @@
         return fillSelect(el, value);
       case 'contenteditable':
         return fillEditor(el, value, assignment.typed === true);
-      case 'combobox':
-        return wantedOne(value) === null
-          ? failure('expected one option')
-          : failure('a combobox is opened and picked from', { combobox: true });
+      case 'combobox': {
+        const list = isMultiCombobox(field) ? wantedList(value) : null;
+        if (wantedOne(value) === null && !(list && list.length)) {
+          return failure(isMultiCombobox(field) ? 'expected a list of options' : 'expected one option');
+        }
+        return failure('a combobox is opened and picked from', { combobox: true });
+      }
       default:
         return fillText(el, value, assignment.typed === true);
     }
@@ -1461,8 +1515,11 @@
     const { forms, controls } = scanDocument();
     const form = forms[index];
     if (!form) return null;
-    const secrets = controls
-      .filter((el) => el.form === form && isSecret(el) && isVisible(el))
+    // The same rule as a field's `secret`: a secret control, or every box of a code.
+    const secrets = buildFields(controls)
+      .filter((field) => field.form === form)
+      .flatMap((field) => field.members.filter((el) => isCodeBoxes(field) || isSecret(el)))
+      .filter(isVisible)
       .map(documentBox)
       .filter((b) => b.width > 0 && b.height > 0);
     return { ...documentBox(form), secrets };

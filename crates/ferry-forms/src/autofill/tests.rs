@@ -117,6 +117,12 @@ fn secrets_are_recognised_by_type_token_and_name() {
         assert!(is_secret(&f), "{:?}", f.label);
     }
     assert!(!is_secret(&labelled("Email")));
+    // Boxes the page script marks secret (a code one character a box): never auto-filled,
+    // whatever the label says; a phone number in boxes is not a secret.
+    let mut code_boxes = field("split", "Your number", None, None);
+    code_boxes.secret = true;
+    assert!(is_secret(&code_boxes));
+    assert!(!is_secret(&field("split", "Phone number", None, None)));
 }
 
 fn values(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {

@@ -225,9 +225,10 @@ fn date_value(value: &RequestedValue, parts: &[String]) -> Result<serde_json::Va
 /// How long a combobox's options may take to appear after opening or typing.
 const COMBOBOX_OPTIONS_WAIT: std::time::Duration = std::time::Duration::from_millis(2000);
 
-/// Drives an ARIA combobox as a person does: open it, type to filter (a text combobox),
-/// wait for the options, click the matching one, check that it shows. A text combobox that
-/// offers no options keeps the typed text (free-text autocomplete).
+/// Drives an ARIA combobox as a person does: for each wanted option (one, or several for a
+/// multi-select), open it, type to filter (a text combobox), wait for the options, click the
+/// matching one; then check that it shows them all. A text combobox that offers no options
+/// keeps the typed text (free-text autocomplete).
 async fn pick_from_combobox(
     inspection: &Inspection,
     frame: usize,
@@ -235,15 +236,62 @@ async fn pick_from_combobox(
     value: &serde_json::Value,
 ) -> Result<FillOutcome, BrowserError> {
     let failed = |error: String| FillOutcome::failure(reference, error);
-    let Some(wanted) = value.as_str().or_else(|| {
-        value
-            .as_array()
-            .and_then(|a| a.first())
-            .and_then(|v| v.as_str())
-    }) else {
-        return Ok(failed("expected one option".into()));
+    let wanted: Vec<&str> = match value {
+        serde_json::Value::String(one) => vec![one.as_str()],
+        serde_json::Value::Array(items) => items.iter().filter_map(|v| v.as_str()).collect(),
+        _ => Vec::new(),
     };
-    let wanted_json = serde_json::Value::from(wanted).to_string();
+    if wanted.is_empty() {
+        return Ok(failed("expected one option, or a list of them".into()));
+    }
+    // Several options: a multi-select, which may hold some already (and lists them no
+    // more). One: a single combobox, whose current text may merely contain it.
+    let several = wanted.len() > 1;
+    let mut labels = Vec::new();
+    for want in wanted {
+        // A multi-select lists no option it already holds.
+        if several && shows(inspection, frame, reference, want).await? {
+            labels.push(want.to_owned());
+            continue;
+        }
+        match pick_one(inspection, frame, reference, want).await? {
+            Ok(label) => labels.push(label),
+            Err(error) => return Ok(failed(error)),
+        }
+    }
+    for label in &labels {
+        if !shows(inspection, frame, reference, label).await? {
+            return Ok(failed(format!("the combobox did not take \"{label}\"")));
+        }
+    }
+    Ok(FillOutcome::success(reference))
+}
+
+/// Whether combobox `reference` shows `label` now.
+async fn shows(
+    inspection: &Inspection,
+    frame: usize,
+    reference: u32,
+    label: &str,
+) -> Result<bool, BrowserError> {
+    let label_json = serde_json::Value::from(label).to_string();
+    let shown = inspection
+        .evaluate(
+            frame,
+            &format!("__ferryForms.comboShows({reference}, {label_json})"),
+            false,
+        )
+        .await?;
+    Ok(shown == true)
+}
+
+/// One pick: the label of the option clicked (or the text typed), or why not.
+async fn pick_one(
+    inspection: &Inspection,
+    frame: usize,
+    reference: u32,
+    wanted: &str,
+) -> Result<Result<String, String>, BrowserError> {
     let opened = inspection
         .evaluate(frame, &format!("__ferryForms.comboOpen({reference})"), true)
         .await?;
@@ -251,7 +299,7 @@ async fn pick_from_combobox(
         let error = opened["error"]
             .as_str()
             .unwrap_or("could not open the combobox");
-        return Ok(failed(error.to_owned()));
+        return Ok(Err(error.to_owned()));
     }
     let typing = opened["typing"] == true;
     if typing {
@@ -274,37 +322,26 @@ async fn pick_from_combobox(
         }
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     };
-    let label = if has_options {
-        let picked = inspection
-            .evaluate(
-                frame,
-                &format!("__ferryForms.comboPick({reference}, {wanted_json})"),
-                true,
-            )
-            .await?;
-        if picked["ok"] != true {
-            let error = picked["error"].as_str().unwrap_or("no such option");
-            return Ok(failed(error.to_owned()));
-        }
-        picked["label"].as_str().unwrap_or(wanted).to_owned()
-    } else if typing {
-        wanted.to_owned()
-    } else {
-        return Ok(failed("the combobox showed no options".into()));
-    };
-    let label_json = serde_json::Value::from(label.as_str()).to_string();
-    let shows = inspection
+    if !has_options {
+        return Ok(if typing {
+            Ok(wanted.to_owned())
+        } else {
+            Err("the combobox showed no options".into())
+        });
+    }
+    let wanted_json = serde_json::Value::from(wanted).to_string();
+    let picked = inspection
         .evaluate(
             frame,
-            &format!("__ferryForms.comboShows({reference}, {label_json})"),
-            false,
+            &format!("__ferryForms.comboPick({reference}, {wanted_json})"),
+            true,
         )
         .await?;
-    Ok(if shows == true {
-        FillOutcome::success(reference)
-    } else {
-        failed(format!("the combobox did not take \"{label}\""))
-    })
+    if picked["ok"] != true {
+        let error = picked["error"].as_str().unwrap_or("no such option");
+        return Ok(Err(error.to_owned()));
+    }
+    Ok(Ok(picked["label"].as_str().unwrap_or(wanted).to_owned()))
 }
 
 /// Types a value the page reset (frameworks that ignore the native setter).

@@ -1103,3 +1103,52 @@ async fn the_script_is_idempotent_and_refs_are_rebuilt() {
     )
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn split_inputs_are_one_field_spread_by_box_length() {
+    with_harness(
+        "split_inputs_are_one_field_spread_by_box_length",
+        |h| async move {
+            let page = h.open("/split.html").await;
+            let snap = inspect(&page).await;
+            let phone = field(&snap, "Phone");
+            let card = field(&snap, "Card number");
+            let code = field(&snap, "Enter the code we sent you");
+            for split in [phone, card, code] {
+                assert_eq!(split.kind, "split", "{split:?}");
+            }
+            assert!(!phone.secret, "a phone number is no secret");
+            assert!(
+                card.secret && code.secret,
+                "card boxes and code boxes are secrets"
+            );
+            // Boxes that each have their own label stay three fields.
+            assert_eq!(field(&snap, "Middle initial").kind, "text");
+
+            let filled = fill_one(&page, phone, json!("(555) 123-4567")).await;
+            assert!(filled.ok, "{filled:?}");
+            let boxes: Vec<String> = eval(
+                &page,
+                "['phone1', 'phone2', 'phone3'].map((n) => document.getElementsByName(n)[0].value)",
+            )
+            .await;
+            assert_eq!(boxes, ["555", "123", "4567"]);
+            let short = fill_one(&page, card, json!("4111 1111 1111")).await;
+            assert_eq!(
+                short.error.as_deref(),
+                Some("expected 16 characters for 4 boxes of 4 + 4 + 4 + 4")
+            );
+            let code_filled = fill_one(&page, code, json!("482 913")).await;
+            assert!(code_filled.ok, "{code_filled:?}");
+            let again = inspect(&page).await;
+            let code = field(&again, "Enter the code we sent you");
+            assert_eq!(code.value, text("482913"));
+
+            // A picture blanks every box of the card and of the code, none of the phone's.
+            let shot: Value = eval(&page, "__ferryForms.shotBox(0)").await;
+            assert_eq!(shot["secrets"].as_array().map(Vec::len), Some(10), "{shot}");
+            h
+        },
+    )
+    .await;
+}

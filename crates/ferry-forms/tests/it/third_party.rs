@@ -47,7 +47,12 @@ where
     }
     bounded(async {
         let site = TestSite::start_in(root).await;
-        let server = FormsServer::start(shop_config(&site)).await;
+        // Uploads come from the test site's files (the drop zone's case).
+        let config = ferry_forms::FormsConfig {
+            upload_dir: Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/site/files")),
+            ..shop_config(&site)
+        };
+        let server = FormsServer::start(config).await;
         let server = body(site, server).await;
         server.agent().pool().shutdown().await;
     })

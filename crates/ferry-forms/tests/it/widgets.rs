@@ -10,8 +10,9 @@
 //! | select2 4.0.0 | `docs/examples.html` (rendered from its Jekyll source) | `.val()` |
 //! | Choices.js 4.1.0 | `public/index.html` | the `<select>` it keeps in step (its instances are local to the page script) |
 //! | react-select 1.0.0-rc.10 | `.publish/index.html` | the hidden input it renders from its value |
-//! | jquery-autotab 1.9.2 | `index.html` (a phone number in three boxes) | each box's `.val()` |
+//! | jquery-autotab 1.9.2 | `index.html` (a phone number in three boxes, a key in five) | each box's `.val()` |
 //! | bootstrap-pincode-input 3.0.1 | `index.html` (a code one digit a box) | the original input's `.val()` |
+//! | Dropzone 4.3.0 | `test.html` (a drop zone that simulates the upload) | `Dropzone.forElement(…).files` |
 
 use crate::support::agent::FormsServer;
 use crate::support::site::TestSite;
@@ -74,10 +75,11 @@ fn cases() -> Vec<Case> {
         Case {
             library: "Choices.js",
             path: "/choices.js/public/index.html",
-            values: json!({"Change me!": "Option 4"}),
+            values: json!({"Change me!": "Option 4", "And me!": ["Choice 1", "Choice 3"]}),
             read_back: "[document.getElementById('reset-simple').value, \
-                        document.getElementById('reset-simple').closest('.choices').querySelector('.choices__list--single').innerText.trim()]",
-            expected: json!(["Option 4", "Option 4"]),
+                        document.getElementById('reset-simple').closest('.choices').querySelector('.choices__list--single').innerText.trim(), \
+                        Array.from(document.getElementById('reset-multiple').selectedOptions).map((o) => o.value)]",
+            expected: json!(["Option 4", "Option 4", ["Choice 1", "Choice 3"]]),
             ready: None,
         },
         Case {
@@ -91,9 +93,9 @@ fn cases() -> Vec<Case> {
         Case {
             library: "jquery-autotab",
             path: "/jquery-autotab/index.html",
-            values: json!({"Phone Number": "(555) 123-4567"}),
-            read_back: "['#number1', '#number2', '#number3'].map((id) => jQuery(id).val())",
-            expected: json!(["555", "123", "4567"]),
+            values: json!({"Phone Number": "(555) 123-4567", "Uppercase letters and numbers": "ABCDE-12345-FGHIJ-67890-KLMNO"}),
+            read_back: "['#number1', '#number2', '#number3', '#alphanumeric1', '#alphanumeric5'].map((id) => jQuery(id).val())",
+            expected: json!(["555", "123", "4567", "ABCDE", "KLMNO"]),
             ready: None,
         },
         Case {
@@ -102,6 +104,14 @@ fn cases() -> Vec<Case> {
             values: json!({"4 visible digits example": "4821"}),
             read_back: "jQuery('#pincode-input4').val()",
             expected: json!("4821"),
+            ready: None,
+        },
+        Case {
+            library: "Dropzone",
+            path: "/dropzone/test.html",
+            values: json!({"Drop files here to upload": "cv.pdf"}),
+            read_back: "Dropzone.forElement('#new-theme').files.map((f) => f.name)",
+            expected: json!(["cv.pdf"]),
             ready: None,
         },
     ]
