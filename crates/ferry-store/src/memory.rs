@@ -414,6 +414,30 @@ impl MemoryStore {
             .any(|(_, i)| self.evict_from(&mut lock(&self.shards[i])))
     }
 
+    /// Evicts the oldest ended tasks, sparing `just_ended`, while the store is over its byte
+    /// budget: an event that ends a task is taken even then (see the module docs), and its
+    /// sealed form may be larger than the values it replaced (JSON escapes, base64).
+    fn trim(&self, just_ended: &TaskKey) {
+        while self.bytes() > self.limits.max_bytes {
+            let oldest = self
+                .shards
+                .iter()
+                .enumerate()
+                .filter_map(|(i, s)| {
+                    let shard = lock(s);
+                    let (at, key) = shard.ended.front()?;
+                    (key != just_ended).then_some((*at, i))
+                })
+                .min();
+            let Some((_, i)) = oldest else {
+                return;
+            };
+            if !self.evict_from(&mut lock(&self.shards[i])) {
+                return;
+            }
+        }
+    }
+
     fn create_now(&self, task: StoredTask, push: Vec<PushConfig>) -> Result<(), StoreError> {
         let key = task.key();
         let bytes = size::task_bytes(&task.task)
@@ -568,6 +592,8 @@ impl MemoryStore {
                 if !was_terminal {
                     shard.ended.push_back((entry.head.status_ms, key.clone()));
                 }
+                drop(guard);
+                self.trim(key);
             }
             return Ok(seq);
         }

@@ -318,3 +318,35 @@ async fn a_terminal_task_reads_back_the_same_once_sealed() {
     let got = store.get(&t.key()).await.expect("get").expect("kept");
     assert_eq!((got.seq, got.status_ms), (3, 30));
 }
+
+/// An ending is taken over the byte budget; the store then evicts older ended tasks to get
+/// back within it, never the task that just ended.
+#[tokio::test]
+async fn an_ending_over_the_budget_evicts_older_ended_tasks_not_itself() {
+    let store = MemoryStore::new(MemoryLimits {
+        max_bytes: 10_000,
+        ..MemoryLimits::default()
+    });
+    let old = task("", "old", "ctx", TaskState::Working, 10);
+    store.create(old.clone()).await.expect("create");
+    let old_done = with_state(&old, TaskState::Completed);
+    store
+        .append(&old.key(), 0, event(&old_done), old_done)
+        .await
+        .expect("the old task ends");
+    let big = task("", "big", "ctx", TaskState::Working, 20);
+    store.create(big.clone()).await.expect("create");
+    let mut big_done = with_state(&big, TaskState::Completed);
+    Arc::make_mut(&mut big_done.task)
+        .artifacts
+        .push(ferry_proto::Artifact::new("a", "a", vec![Part::text("x".repeat(20_000))]).into());
+    store
+        .append(&big.key(), 0, event(&big_done), big_done)
+        .await
+        .expect("an ending is always taken");
+    assert_eq!(store.get(&old.key()).await.expect("get"), None, "evicted");
+    assert!(
+        store.get(&big.key()).await.expect("get").is_some(),
+        "the task that just ended stays"
+    );
+}
