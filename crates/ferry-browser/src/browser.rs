@@ -10,8 +10,8 @@
 //! in a context, driven over its own flat session.
 
 use crate::cdp::{
-    self, BrowserContextId, CdpConnection, CdpEvent, CdpEvents, CreateBrowserContext, Evaluation,
-    FrameId, SessionId, TargetId, WeakCdpConnection,
+    self, BrowserContextId, CdpConnection, CdpEvent, CdpEvents, CreateBrowserContext, FrameId,
+    SessionId, TargetId, WeakCdpConnection,
 };
 use crate::frame::{Frame, flatten_tree};
 use crate::targets::{Registry, auto_attach_params};
@@ -500,14 +500,10 @@ impl Page {
     /// Evaluates `expression` in the page's main world and returns its value by value (a
     /// promise is awaited). An exception is [`BrowserError::Script`].
     pub async fn evaluate(&self, expression: &str) -> Result<Value, BrowserError> {
-        match self
-            .cdp
+        self.cdp
             .runtime_evaluate(&self.session_id, expression)
             .await?
-        {
-            Evaluation::Value(value) => Ok(value),
-            Evaluation::Threw { description } => Err(BrowserError::Script { description }),
-        }
+            .into_result()
     }
 
     /// A PNG of the page region `clip` (CSS pixels of the document, not only of the

@@ -755,12 +755,7 @@ impl CdpConnection {
         target: EvaluateIn,
     ) -> Result<Evaluation, CdpError> {
         let raw = self.evaluate_raw(session, expression, target, true).await?;
-        Ok(match raw.exception_details {
-            Some(details) => Evaluation::Threw {
-                description: details.describe(),
-            },
-            None => Evaluation::Value(raw.result.value.unwrap_or(Value::Null)),
-        })
+        Ok(raw.into_evaluation())
     }
 
     /// `Runtime.evaluate{returnByValue:false}`: a handle on the resulting object (for
@@ -805,12 +800,7 @@ impl CdpConnection {
         let raw: RawEvaluation = self
             .call_typed("Runtime.callFunctionOn", params, Some(session))
             .await?;
-        Ok(match raw.exception_details {
-            Some(details) => Evaluation::Threw {
-                description: details.describe(),
-            },
-            None => Evaluation::Value(raw.result.value.unwrap_or(Value::Null)),
-        })
+        Ok(raw.into_evaluation())
     }
 
     async fn evaluate_raw(
@@ -836,12 +826,24 @@ impl CdpConnection {
     }
 }
 
-/// What `Runtime.evaluate` answers.
+/// What `Runtime.evaluate` and `Runtime.callFunctionOn` answer.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawEvaluation {
     result: RawRemoteObject,
     exception_details: Option<ExceptionDetails>,
+}
+
+impl RawEvaluation {
+    /// The value returned by value, or what was thrown.
+    fn into_evaluation(self) -> Evaluation {
+        match self.exception_details {
+            Some(details) => Evaluation::Threw {
+                description: details.describe(),
+            },
+            None => Evaluation::Value(self.result.value.unwrap_or(Value::Null)),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -931,6 +933,16 @@ pub enum Evaluation {
         /// Message and stack of the exception.
         description: String,
     },
+}
+
+impl Evaluation {
+    /// The value, or the exception as [`BrowserError::Script`].
+    pub(crate) fn into_result(self) -> Result<Value, crate::BrowserError> {
+        match self {
+            Evaluation::Value(value) => Ok(value),
+            Evaluation::Threw { description } => Err(crate::BrowserError::Script { description }),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! `JSON` those functions use. A world lives as long as its document; after a navigation,
 //! ask the page for its frames again.
 
-use crate::cdp::{CdpConnection, EvaluateIn, Evaluation, FrameId, RemoteObjectId, SessionId};
+use crate::cdp::{CdpConnection, EvaluateIn, FrameId, RemoteObjectId, SessionId};
 use crate::{BrowserError, CdpError};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -90,14 +90,10 @@ impl Frame {
             context_id: Some(self.world),
             user_gesture,
         };
-        match self
-            .cdp
+        self.cdp
             .runtime_evaluate_in(&self.session, expression, target)
             .await?
-        {
-            Evaluation::Value(value) => Ok(value),
-            Evaluation::Threw { description } => Err(BrowserError::Script { description }),
-        }
+            .into_result()
     }
 
     /// Evaluates `expression` in the isolated world and returns a handle on the object it
@@ -187,10 +183,7 @@ impl Frame {
             .runtime_call_function_on(&self.session, &page_element, declaration, arguments, true)
             .await;
         self.release(&page_element).await;
-        match result? {
-            Evaluation::Value(value) => Ok(value),
-            Evaluation::Threw { description } => Err(BrowserError::Script { description }),
-        }
+        result?.into_result()
     }
 
     /// Releases an object handle.

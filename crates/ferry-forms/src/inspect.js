@@ -294,9 +294,10 @@
 
   /** The text a combobox shows: its input's value, else what its widget shows. */
   function comboboxText(el) {
-    const own = isControl(el) ? collapse(el.value) : '';
+    if (!isControl(el)) return collapse(native.innerText.call(el));
+    const own = collapse(el.value);
     const root = widgetRoot(el);
-    if (own || root === el) return own || (isControl(el) ? '' : collapse(native.innerText.call(el)));
+    if (own || root === el) return own;
     // react-select: the chosen options' labels (not its placeholder or clear button)
     return queryAll(root, '.Select-value-label')
       .map((v) => collapse(native.innerText.call(v)))
