@@ -3,7 +3,7 @@
 //! - the official conformance kit's: behaviour chosen by the prefix of `message.messageId`
 //!   (`shared/notes/conformance.md` §4.2), plus `ferry-turns-3` and `ferry-hold` (WORKING, an
 //!   artifact `held`, then nothing until the task is canceled or the server goes away: a turn
-//!   to kill a server in the middle of);
+//!   to kill a server in the middle of), `ferry-ticks` and `ferry-pulse` (see [`pulse`]);
 //! - ACTS's (the corpus the official SDKs run): behaviour chosen by the text of the first
 //!   part, `tck-multi-turn …` (see [`acts`]).
 //!
@@ -12,6 +12,7 @@
 
 mod acts;
 mod client_parse;
+mod pulse;
 
 use ferry_agent::{
     AgentDescription, AgentError, AgentExecutor, AgentFuture, EventSink, RequestContext,
@@ -39,6 +40,7 @@ enum Scenario {
     ThreeTurns,
     Hold,
     Ticks,
+    Pulse,
     Echo,
 }
 
@@ -69,6 +71,7 @@ const PREFIXES: &[(&str, Scenario)] = &[
     ("ferry-turns-3", Scenario::ThreeTurns),
     ("ferry-hold", Scenario::Hold),
     ("ferry-ticks", Scenario::Ticks),
+    ("ferry-pulse", Scenario::Pulse),
 ];
 
 impl Scenario {
@@ -201,6 +204,7 @@ async fn play(
             std::future::pending::<()>().await;
         }
         Scenario::Ticks => ticks(events).await?,
+        Scenario::Pulse => pulse::play(ctx, events).await?,
         Scenario::Echo => {
             events.working(None).await?;
             let mut parts = ctx.message.parts.clone();

@@ -128,6 +128,9 @@ fn spawn_replica_follower(
     }))
 }
 
+/// The largest HTTP/1.1 request head served; a larger one is answered 431.
+pub(crate) const MAX_HEAD_BYTES: usize = 8 * 1024;
+
 fn header_timeout(config: &ServerConfig) -> Duration {
     Duration::from_secs(config.header_read_timeout_secs.max(1))
 }
@@ -136,8 +139,12 @@ fn header_timeout(config: &ServerConfig) -> Duration {
 /// apart by the connection preface.
 fn connection_builder(config: &ServerConfig) -> Builder<TokioExecutor> {
     let mut http = Builder::new(TokioExecutor::new());
+    // hyper's smallest read buffer, 8 KiB, which is then also the largest request head
+    // (request line and headers: Tomcat's and Jetty's default too). A larger limit lets hyper
+    // grow every connection's buffer to twice that after its first read, idle or streaming.
     http.http1()
         .timer(TokioTimer::new())
+        .max_buf_size(MAX_HEAD_BYTES)
         .header_read_timeout(header_timeout(config));
     // One connection may carry as many calls as the server serves at once: the front door
     // refuses what is over its limits (a stream cap at the in-flight limit would queue calls
@@ -186,15 +193,18 @@ impl Connection {
         let routes = routes.clone();
         let watcher = graceful.watcher();
         while connections.try_join_next().is_some() {}
-        connections.spawn(async move {
-            let Some(tls) = tls else {
-                let served = Served {
-                    peer,
-                    certified: None,
-                    header_timeout,
-                };
-                return served.serve(stream, &http, routes, watcher).await;
+        // Two tasks of their own types, so that a plain connection's task is no larger than
+        // what it serves (a TLS connection's state is several KiB more).
+        let Some(tls) = tls else {
+            let served = Served {
+                peer,
+                certified: None,
+                header_timeout,
             };
+            connections.spawn(async move { served.serve(stream, &http, routes, watcher).await });
+            return;
+        };
+        connections.spawn(async move {
             match tokio::time::timeout(header_timeout, tls.accept(stream)).await {
                 Ok(Ok(stream)) => {
                     let certified = stream

@@ -478,6 +478,25 @@ async fn oversized_body_is_413(b: Binding) {
     assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED");
 }
 
+/// An HTTP/1.1 request head over 8 KiB (the request line and every header) is refused with
+/// 431 before any route sees it; one just under is served. The bound is what keeps each
+/// connection's read buffer at 8 KiB (see `connection_builder`).
+async fn oversized_request_head_is_431() {
+    let (srv, _remote) = TestServer::scripted_with(ServerConfig::default()).await;
+    let card = "/.well-known/agent-card.json";
+    let padded = |len: usize| "a".repeat(len);
+    let over = padded(8 * 1024);
+    let response = srv
+        .request(Method::GET, card, &[("x-pad", &over)], "")
+        .await;
+    assert_eq!(response.status(), 431);
+    let under = padded(7 * 1024);
+    let response = srv
+        .request(Method::GET, card, &[("x-pad", &under)], "")
+        .await;
+    assert_eq!(response.status(), 200, "a head under 8 KiB is served");
+}
+
 /// A client that sends its headers slowly is cut off after `header_read_timeout_secs`,
 /// whether it stalls or trickles a byte at a time; a prompt client is served. On tokio's
 /// paused clock: the timeout and the trickle's pauses pass without real waiting.
@@ -1090,6 +1109,7 @@ scenarios!(per_http_binding:
 
 scenarios!(once:
     allowed_origins_must_be_origins,
+    oversized_request_head_is_431,
     non_loopback_bind_needs_a_token,
     card_is_public_and_declares_bearer,
     probes_answer_anyone,

@@ -5,8 +5,9 @@
 //! `SendMessage` (requests/s and latency percentiles); `stream` mode measures complete
 //! `SendStreamingMessage` streams (streams/s, time to the end of each stream). With
 //! `--binding grpc` the same calls go over gRPC, one HTTP/2 connection per worker with one
-//! call in flight (see `bench_grpc`). Results are
-//! printed as text or JSON; compare runs as ratios, not absolute numbers, since they depend on
+//! call in flight (see `bench_grpc`). `fan-out` holds thousands of streams open, all receiving,
+//! and `idle` thousands of idle keep-alive connections, to see what each costs the server.
+//! Results are printed as text or JSON; compare runs as ratios, not absolute numbers, since they depend on
 //! the machine.
 
 use anyhow::{Context, bail};
@@ -19,9 +20,12 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpStream;
 
 mod cards;
+mod fan_out;
 mod forms;
 mod grpc;
+mod idle;
 mod push;
+mod server_memory;
 
 /// What to measure.
 #[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -35,6 +39,14 @@ pub(crate) enum BenchMode {
     Push,
     /// JSON-RPC SendStreamingMessage, read to the end of the stream.
     Stream,
+    /// `--streams` streams open at once over `--tasks` tasks that each emit an event every
+    /// `--interval-ms` for `--duration` seconds (`ferry serve --agent conformance`, whose
+    /// `ferry-pulse` does): every event delivered, fan-out latency, the server's RSS
+    /// (`--pid`).
+    FanOut,
+    /// `--connections` idle keep-alive connections held for `--duration` seconds: how many
+    /// the server keeps, its RSS (`--pid`).
+    Idle,
     /// Card trust, no server: strict parse + ES256 signature verification of a ~2 KiB card.
     VerifyEs256,
     /// Card trust, no server: strict parse + EdDSA signature verification of a ~2 KiB card.
@@ -78,6 +90,18 @@ pub(crate) struct BenchArgs {
     /// Seconds to run (after a one-second warm-up).
     #[arg(long, default_value_t = 10)]
     duration: u64,
+    /// Streams open at once (`fan-out`).
+    #[arg(long, default_value_t = 10_000)]
+    streams: usize,
+    /// Tasks the streams follow (`fan-out`): each has `--streams / --tasks` subscribers.
+    #[arg(long, default_value_t = 100)]
+    tasks: usize,
+    /// Milliseconds between a task's events (`fan-out`).
+    #[arg(long, default_value_t = 1000)]
+    interval_ms: u64,
+    /// The server's process id, to read its resident memory (`fan-out`, `idle`; Linux).
+    #[arg(long)]
+    pid: Option<u32>,
     /// Print the result as one JSON object.
     #[arg(long)]
     json: bool,
@@ -103,7 +127,11 @@ pub(crate) fn run(args: BenchArgs) -> anyhow::Result<()> {
             );
         }
         BenchMode::Canonicalize => return crate::bench::cards::run(None, seconds, args.json),
-        BenchMode::Send | BenchMode::Stream | BenchMode::Push => {}
+        BenchMode::Send
+        | BenchMode::Stream
+        | BenchMode::Push
+        | BenchMode::FanOut
+        | BenchMode::Idle => {}
     }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -150,8 +178,11 @@ pub(crate) fn request_body(mode: BenchMode, binding: LoadBinding) -> Bytes {
 }
 
 async fn bench(args: BenchArgs) -> anyhow::Result<()> {
-    if args.mode == BenchMode::Push {
-        return crate::bench::push::run(&args).await;
+    match args.mode {
+        BenchMode::Push => return crate::bench::push::run(&args).await,
+        BenchMode::FanOut => return crate::bench::fan_out::run(&args).await,
+        BenchMode::Idle => return crate::bench::idle::run(&args).await,
+        _ => {}
     }
     let body = request_body(args.mode, args.binding);
     let load = load(&args, body).await?;

@@ -1,0 +1,406 @@
+//! `ferry bench --mode fan-out`: many streams open on one server at once, all receiving.
+//!
+//! The server runs the conformance agent (`ferry serve --agent conformance`). The bench
+//! starts `--tasks` pulse tasks (`ferry-pulse`: one artifact chunk every `--interval-ms`
+//! for `--duration` seconds, each chunk stamped with when it was emitted), each with a
+//! `SendStreamingMessage` stream, then opens `SubscribeToTask` streams round-robin over the
+//! tasks until `--streams` are open. The pulses start once every stream had time to open.
+//! Each stream checks that it gets every chunk emitted after it joined, in order, and then
+//! the task's completion; it records each chunk's fan-out latency (emitted to received, on
+//! the same machine's clock). With `--pid`, the server's resident memory is sampled
+//! before the streams open and while they all receive.
+
+use crate::bench::server_memory::{Sampler, rss_kib};
+use crate::bench::{BenchArgs, percentile_ms, split_url};
+use anyhow::{Context, bail};
+use bytes::{Buf, Bytes, BytesMut};
+use http_body_util::{BodyExt, Full};
+use hyper::Request;
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::net::TcpStream;
+use tokio::sync::Semaphore;
+
+/// Streams being opened at once (a burst of thousands of connects overflows the listen
+/// backlog).
+const OPENING_AT_ONCE: usize = 64;
+
+/// What the run asks of the server.
+#[derive(Debug, Clone, Copy)]
+struct Plan {
+    streams: usize,
+    tasks: usize,
+    interval: Duration,
+    /// Chunks per task.
+    count: u32,
+    /// Time every stream has to open before the first chunk.
+    ramp: Duration,
+}
+
+impl Plan {
+    fn of(args: &BenchArgs) -> anyhow::Result<Self> {
+        let streams = args.streams.max(1);
+        let tasks = args.tasks.clamp(1, streams);
+        let interval = Duration::from_millis(args.interval_ms.max(1));
+        let count = (args.duration.max(1) * 1000 / args.interval_ms.max(1)).max(1);
+        let Ok(count) = u32::try_from(count).map(|c| c.min(1000)) else {
+            bail!("too many chunks per task");
+        };
+        // A second, plus a millisecond per stream: opening a stream takes well under that.
+        let ramp = Duration::from_millis(1000 + streams as u64);
+        Ok(Self {
+            streams,
+            tasks,
+            interval,
+            count,
+            ramp,
+        })
+    }
+
+    /// The text of task `n`'s pulse (see the conformance agent's `ferry-pulse`). The tasks'
+    /// first chunks are spread over one interval, as independent tasks' events would be,
+    /// rather than all due at the same instant.
+    fn pulse_text(&self, n: usize) -> String {
+        let phase = self.interval.as_millis() * n as u128 / self.tasks as u128;
+        format!(
+            "{} {} {}",
+            self.ramp.as_millis() + phase,
+            self.interval.as_millis(),
+            self.count
+        )
+    }
+}
+
+/// What one stream saw.
+#[derive(Debug, Default)]
+struct Received {
+    latencies_us: Vec<u32>,
+    /// Chunks it should have had (those emitted after it joined).
+    expected: u64,
+    /// Chunks that came in order.
+    delivered: u64,
+    /// It joined after the first chunk.
+    late: bool,
+    /// What went wrong, if it did.
+    error: Option<String>,
+}
+
+pub(crate) async fn run(args: &BenchArgs) -> anyhow::Result<()> {
+    let plan = Plan::of(args)?;
+    let (authority, path) = split_url(&args.url)?;
+    let target = Arc::new(Target { authority, path });
+    let idle_rss = args.pid.and_then(rss_kib);
+    let opening = Arc::new(Semaphore::new(OPENING_AT_ONCE));
+    let mut streams = Vec::with_capacity(plan.streams);
+    let mut task_ids = Vec::with_capacity(plan.tasks);
+    for n in 0..plan.tasks {
+        let (id, stream) = start_task(&target, &plan, n).await?;
+        task_ids.push(id);
+        streams.push(tokio::spawn(stream.follow(plan.count)));
+    }
+    for n in plan.tasks..plan.streams {
+        let task = task_ids[n % plan.tasks].clone();
+        let (target, opening) = (target.clone(), opening.clone());
+        streams.push(tokio::spawn(async move {
+            let permit = opening.acquire_owned().await;
+            let opened = subscribe(&target, &task).await;
+            drop(permit);
+            match opened {
+                Ok(stream) => stream.follow(plan.count).await,
+                Err(e) => Received {
+                    error: Some(format!("{e:#}")),
+                    ..Received::default()
+                },
+            }
+        }));
+    }
+    // Sampled from when the pulses start (all streams open, all receiving) to the end.
+    let sampler = args
+        .pid
+        .map(|pid| Sampler::start(pid, plan.ramp, plan.interval));
+    let mut all = Received::default();
+    let (mut failed, mut late, mut first_error) = (0, 0, None);
+    for stream in streams {
+        let got = stream.await.context("a stream panicked")?;
+        all.latencies_us.extend(got.latencies_us);
+        all.expected += got.expected;
+        all.delivered += got.delivered;
+        late += usize::from(got.late);
+        if let Some(e) = got.error {
+            failed += 1;
+            first_error.get_or_insert(e);
+        }
+    }
+    let peak_rss = match sampler {
+        Some(sampler) => sampler.finish().await,
+        None => None,
+    };
+    all.latencies_us.sort_unstable();
+    report(
+        args,
+        &plan,
+        &all,
+        Counts {
+            failed,
+            late,
+            first_error,
+        },
+        idle_rss,
+        peak_rss,
+    );
+    if all.delivered < all.expected || failed > 0 {
+        bail!(
+            "{} of {} chunks were not delivered, {failed} streams failed",
+            all.expected - all.delivered,
+            all.expected
+        );
+    }
+    Ok(())
+}
+
+/// How the streams fared.
+struct Counts {
+    failed: usize,
+    late: usize,
+    first_error: Option<String>,
+}
+
+fn report(
+    args: &BenchArgs,
+    plan: &Plan,
+    all: &Received,
+    counts: Counts,
+    idle_rss: Option<u64>,
+    peak_rss: Option<u64>,
+) {
+    let pct = |p| percentile_ms(&all.latencies_us, p);
+    let per_stream_kib = match (idle_rss, peak_rss) {
+        (Some(idle), Some(peak)) => Some(peak.saturating_sub(idle) as f64 / plan.streams as f64),
+        _ => None,
+    };
+    if args.json {
+        println!(
+            "{}",
+            json!({
+                "mode": "fan-out", "url": args.url, "streams": plan.streams, "tasks": plan.tasks,
+                "intervalMs": plan.interval.as_millis() as u64, "chunksPerTask": plan.count,
+                "expected": all.expected, "delivered": all.delivered,
+                "failedStreams": counts.failed, "lateStreams": counts.late,
+                "firstError": counts.first_error,
+                "fanOutP50Ms": pct(0.50), "fanOutP99Ms": pct(0.99), "fanOutMaxMs": pct(1.0),
+                "serverRssIdleKiB": idle_rss, "serverRssPeakKiB": peak_rss,
+                "serverKiBPerStream": per_stream_kib,
+            })
+        );
+        return;
+    }
+    println!(
+        "fan-out: {} streams over {} tasks, a chunk every {} ms, {} per task",
+        plan.streams,
+        plan.tasks,
+        plan.interval.as_millis(),
+        plan.count
+    );
+    println!(
+        "delivered {} of {} chunks; {} streams failed, {} joined late",
+        all.delivered, all.expected, counts.failed, counts.late
+    );
+    if let Some(e) = &counts.first_error {
+        println!("first failure: {e}");
+    }
+    println!(
+        "fan-out latency (emitted to received): p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        pct(0.50),
+        pct(0.99),
+        pct(1.0)
+    );
+    match (idle_rss, peak_rss, per_stream_kib) {
+        (Some(idle), Some(peak), Some(per)) => println!(
+            "server RSS: {:.1} MiB before the streams, {:.1} MiB peak with all open ({per:.1} KiB a stream)",
+            idle as f64 / 1024.0,
+            peak as f64 / 1024.0
+        ),
+        _ => println!("server RSS: pass --pid to sample it"),
+    }
+}
+
+/// Where the streams go.
+struct Target {
+    authority: String,
+    path: String,
+}
+
+/// Starts pulse task `n` with a streaming send; its id and the stream (past the task).
+async fn start_task(target: &Target, plan: &Plan, n: usize) -> anyhow::Result<(String, Stream)> {
+    let call = json!({
+        "jsonrpc": "2.0", "id": n, "method": "SendStreamingMessage",
+        "params": {"message": {
+            "messageId": format!("ferry-pulse-bench-{n}-{}", micros_now()),
+            "role": "ROLE_USER", "parts": [{"text": plan.pulse_text(n)}],
+        }},
+    });
+    let mut stream = Stream::open(target, &call).await?;
+    let first = stream
+        .next()
+        .await?
+        .context("the stream ended before the task")?;
+    let Some(id) = first["result"]["task"]["id"].as_str() else {
+        bail!("the first event is not the task: {first}");
+    };
+    Ok((id.to_owned(), stream))
+}
+
+/// Subscribes to `task`; the stream, past the task's snapshot (with the chunks it already
+/// has counted as seen).
+async fn subscribe(target: &Target, task: &str) -> anyhow::Result<Stream> {
+    let call = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task},
+    });
+    let mut stream = Stream::open(target, &call).await?;
+    let first = stream
+        .next()
+        .await?
+        .context("the stream ended before the task's snapshot")?;
+    let Some(artifacts) = first["result"]["task"]["artifacts"].as_array() else {
+        if first["result"]["task"].is_object() {
+            return Ok(stream);
+        }
+        bail!("the first event is not the task: {first}");
+    };
+    stream.seen = artifacts
+        .iter()
+        .filter(|a| a["artifactId"] == ARTIFACT)
+        .filter_map(|a| a["parts"].as_array())
+        .map(|parts| parts.len() as u64)
+        .sum();
+    Ok(stream)
+}
+
+/// The pulse's artifact id (the conformance agent's `ferry-pulse`).
+const ARTIFACT: &str = "pulse";
+
+/// One open SSE stream of JSON-RPC events.
+struct Stream {
+    body: Incoming,
+    buffer: BytesMut,
+    /// Chunks seen so far (in its snapshot, then as events).
+    seen: u64,
+}
+
+impl Stream {
+    async fn open(target: &Target, call: &Value) -> anyhow::Result<Self> {
+        let tcp = TcpStream::connect(&target.authority)
+            .await
+            .with_context(|| format!("connecting to {}", target.authority))?;
+        tcp.set_nodelay(true).ok();
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp)).await?;
+        tokio::spawn(conn);
+        let request = Request::post(target.path.as_str())
+            .header("host", target.authority.as_str())
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream")
+            .header("a2a-version", "1.0")
+            .body(Full::new(Bytes::from(serde_json::to_vec(call)?)))?;
+        let response = sender.send_request(request).await?;
+        if !response.status().is_success() {
+            bail!("the server answered {}", response.status());
+        }
+        Ok(Self {
+            body: response.into_body(),
+            buffer: BytesMut::new(),
+            seen: 0,
+        })
+    }
+
+    /// The next event's `data:` as JSON, `None` at the end of the stream.
+    async fn next(&mut self) -> anyhow::Result<Option<Value>> {
+        loop {
+            if let Some(end) = find(&self.buffer, b"\n\n") {
+                let event = self.buffer.split_to(end + 2).freeze();
+                if let Some(data) = data_of(&event) {
+                    return Ok(Some(serde_json::from_slice(data)?));
+                }
+                continue;
+            }
+            let Some(frame) = self.body.frame().await else {
+                return Ok(None);
+            };
+            if let Ok(mut data) = frame?.into_data() {
+                while data.has_remaining() {
+                    let chunk = data.chunk();
+                    self.buffer.extend_from_slice(chunk);
+                    let n = chunk.len();
+                    data.advance(n);
+                }
+            }
+        }
+    }
+
+    /// Reads to the task's completion: each chunk after those seen must come, in order.
+    async fn follow(mut self, count: u32) -> Received {
+        let mut got = Received {
+            expected: u64::from(count).saturating_sub(self.seen),
+            late: self.seen > 0,
+            ..Received::default()
+        };
+        if let Err(e) = self.read_to_end(&mut got).await {
+            got.error = Some(format!("{e:#}"));
+        }
+        got
+    }
+
+    async fn read_to_end(&mut self, got: &mut Received) -> anyhow::Result<()> {
+        while let Some(event) = self.next().await? {
+            let result = &event["result"];
+            if !event["error"].is_null() {
+                bail!("the stream ended with an error: {}", event["error"]);
+            }
+            if let Some(parts) = result["artifactUpdate"]["artifact"]["parts"].as_array() {
+                for text in parts.iter().filter_map(|p| p["text"].as_str()) {
+                    let (n, emitted) = chunk_of(text)?;
+                    if n != self.seen + 1 {
+                        bail!("chunk {n} came after chunk {}", self.seen);
+                    }
+                    self.seen = n;
+                    got.delivered += 1;
+                    let took = micros_now().saturating_sub(emitted);
+                    got.latencies_us
+                        .push(u32::try_from(took).unwrap_or(u32::MAX));
+                }
+            }
+            if result["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED" {
+                return Ok(());
+            }
+        }
+        bail!("the stream ended before the task completed")
+    }
+}
+
+/// A pulse chunk's number and emission time (`pulse N MICROS`).
+fn chunk_of(text: &str) -> anyhow::Result<(u64, u64)> {
+    let mut words = text.split_whitespace();
+    match (words.next(), words.next(), words.next()) {
+        (Some("pulse"), Some(n), Some(at)) => Ok((n.parse()?, at.parse()?)),
+        _ => bail!("not a pulse chunk: {text:?}"),
+    }
+}
+
+/// The `data:` payload of one SSE event (one line: the server writes JSON on one line).
+fn data_of(event: &[u8]) -> Option<&[u8]> {
+    event
+        .split(|b| *b == b'\n')
+        .find_map(|line| line.strip_prefix(b"data: "))
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn micros_now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}

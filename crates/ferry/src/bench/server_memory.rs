@@ -1,0 +1,48 @@
+//! The resident memory of the server under test, read from `/proc/PID/status` (Linux), for
+//! the modes that measure what open connections cost.
+
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// The process's resident memory now (`VmRSS`), in KiB; `None` when it cannot be read.
+pub(crate) fn rss_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// Samples a process's resident memory at intervals and keeps the highest.
+pub(crate) struct Sampler {
+    stop: oneshot::Sender<()>,
+    peak: tokio::task::JoinHandle<Option<u64>>,
+}
+
+impl Sampler {
+    /// Samples `pid` every `every`, from `after` on.
+    pub(crate) fn start(pid: u32, after: Duration, every: Duration) -> Self {
+        let (stop, mut stopped) = oneshot::channel();
+        let peak = tokio::spawn(async move {
+            let mut peak = None;
+            tokio::select! {
+                _ = &mut stopped => return peak,
+                () = tokio::time::sleep(after) => {}
+            }
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tokio::select! {
+                    _ = &mut stopped => return peak,
+                    _ = tick.tick() => peak = peak.max(rss_kib(pid)),
+                }
+            }
+        });
+        Self { stop, peak }
+    }
+
+    /// Stops sampling; the highest resident memory seen, in KiB.
+    pub(crate) async fn finish(self) -> Option<u64> {
+        let _ = self.stop.send(());
+        self.peak.await.ok().flatten()
+    }
+}

@@ -1,0 +1,105 @@
+//! `ferry bench`'s connection modes against a real `ferry serve`: `fan-out` holds streams
+//! over pulse tasks and sees every chunk arrive in order, `idle` holds keep-alive connections
+//! the server keeps serving; both read the server's memory from its process id.
+//!
+//! The bench runs for its `--duration` in real time; the test waits for it to exit.
+
+mod support;
+
+use serde_json::Value;
+use std::time::Duration;
+use support::{Server, ferry, run_with_timeout, text};
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+fn bench_json(server: &Server, args: &[&str]) -> Value {
+    let url = format!("{}/jsonrpc", server.bound_url());
+    let pid = server.pid().to_string();
+    let mut cmd = ferry();
+    cmd.args(["bench", "--url", &url, "--pid", &pid, "--json"])
+        .args(args);
+    let out = run_with_timeout(&mut cmd, None, LIMIT);
+    assert!(
+        out.status.success(),
+        "ferry bench {args:?} failed:\n{}\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not one JSON document ({e}): {}", text(&out.stdout)))
+}
+
+#[test]
+fn fan_out_delivers_every_chunk_to_every_stream() {
+    let server = Server::start(["--agent", "conformance", "--bind", "127.0.0.1:0"]);
+    let got = bench_json(
+        &server,
+        &[
+            "--mode",
+            "fan-out",
+            "--streams",
+            "40",
+            "--tasks",
+            "4",
+            "--interval-ms",
+            "100",
+            "--duration",
+            "1",
+        ],
+    );
+    assert_eq!(got["streams"], 40, "{got}");
+    assert_eq!(got["chunksPerTask"], 10, "{got}");
+    assert_eq!(got["failedStreams"], 0, "{got}");
+    // Every stream joined before the first chunk (the ramp leaves them time) and got all ten.
+    assert_eq!(got["lateStreams"], 0, "{got}");
+    assert_eq!(got["expected"], 400, "{got}");
+    assert_eq!(got["delivered"], 400, "{got}");
+    assert!(
+        got["fanOutP99Ms"].as_f64().is_some_and(|ms| ms > 0.0),
+        "{got}"
+    );
+    assert!(
+        got["serverRssPeakKiB"].as_u64().is_some_and(|kib| kib > 0),
+        "{got}"
+    );
+}
+
+#[test]
+fn a_malformed_pulse_is_rejected_saying_why() {
+    let server = Server::start(["--agent", "conformance", "--bind", "127.0.0.1:0"]);
+    let out = run_with_timeout(
+        ferry().args([
+            "send",
+            &server.bound_url(),
+            "every second",
+            "--message-id",
+            "ferry-pulse-x",
+            "-o",
+            "json",
+        ]),
+        None,
+        LIMIT,
+    );
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("TASK_STATE_REJECTED"),
+        "{shown}\n{}",
+        text(&out.stderr)
+    );
+    assert!(shown.contains("DELAY_MS INTERVAL_MS COUNT"), "{shown}");
+}
+
+#[test]
+fn idle_connections_stay_served() {
+    let server = Server::start(["--agent", "echo", "--bind", "127.0.0.1:0"]);
+    let got = bench_json(
+        &server,
+        &["--mode", "idle", "--connections", "200", "--duration", "1"],
+    );
+    assert_eq!(got["opened"], 200, "{got}");
+    assert_eq!(got["aliveAfterHold"], 200, "{got}");
+    assert!(
+        got["serverRssPeakKiB"].as_u64().is_some_and(|kib| kib > 0),
+        "{got}"
+    );
+}
