@@ -10,7 +10,7 @@
 //! the same machine's clock). With `--pid`, the server's resident memory is sampled
 //! before the streams open and while they all receive.
 
-use crate::bench::server_memory::{Sampler, rss_kib};
+use crate::bench::server_memory::{Growth, Sampler, rss_kib};
 use crate::bench::{BenchArgs, percentile_ms, split_url};
 use anyhow::{Context, bail};
 use bytes::{Buf, Bytes, BytesMut};
@@ -134,23 +134,20 @@ pub(crate) async fn run(args: &BenchArgs) -> anyhow::Result<()> {
             first_error.get_or_insert(e);
         }
     }
-    let peak_rss = match sampler {
-        Some(sampler) => sampler.finish().await,
-        None => None,
+    let memory = Growth {
+        before: idle_rss,
+        peak: match sampler {
+            Some(sampler) => sampler.finish().await,
+            None => None,
+        },
     };
     all.latencies_us.sort_unstable();
-    report(
-        args,
-        &plan,
-        &all,
-        Counts {
-            failed,
-            late,
-            first_error,
-        },
-        idle_rss,
-        peak_rss,
-    );
+    let counts = Counts {
+        failed,
+        late,
+        first_error,
+    };
+    report(args, &plan, &all, &counts, memory);
     if all.delivered < all.expected || failed > 0 {
         bail!(
             "{} of {} chunks were not delivered, {failed} streams failed",
@@ -168,19 +165,8 @@ struct Counts {
     first_error: Option<String>,
 }
 
-fn report(
-    args: &BenchArgs,
-    plan: &Plan,
-    all: &Received,
-    counts: Counts,
-    idle_rss: Option<u64>,
-    peak_rss: Option<u64>,
-) {
+fn report(args: &BenchArgs, plan: &Plan, all: &Received, counts: &Counts, memory: Growth) {
     let pct = |p| percentile_ms(&all.latencies_us, p);
-    let per_stream_kib = match (idle_rss, peak_rss) {
-        (Some(idle), Some(peak)) => Some(peak.saturating_sub(idle) as f64 / plan.streams as f64),
-        _ => None,
-    };
     if args.json {
         println!(
             "{}",
@@ -191,8 +177,8 @@ fn report(
                 "failedStreams": counts.failed, "lateStreams": counts.late,
                 "firstError": counts.first_error,
                 "fanOutP50Ms": pct(0.50), "fanOutP99Ms": pct(0.99), "fanOutMaxMs": pct(1.0),
-                "serverRssIdleKiB": idle_rss, "serverRssPeakKiB": peak_rss,
-                "serverKiBPerStream": per_stream_kib,
+                "serverRssIdleKiB": memory.before, "serverRssPeakKiB": memory.peak,
+                "serverKiBPerStream": memory.per(plan.streams),
             })
         );
         return;
@@ -217,14 +203,7 @@ fn report(
         pct(0.99),
         pct(1.0)
     );
-    match (idle_rss, peak_rss, per_stream_kib) {
-        (Some(idle), Some(peak), Some(per)) => println!(
-            "server RSS: {:.1} MiB before the streams, {:.1} MiB peak with all open ({per:.1} KiB a stream)",
-            idle as f64 / 1024.0,
-            peak as f64 / 1024.0
-        ),
-        _ => println!("server RSS: pass --pid to sample it"),
-    }
+    memory.print(plan.streams, "a stream");
 }
 
 /// Where the streams go.

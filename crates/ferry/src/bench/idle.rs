@@ -8,7 +8,7 @@
 //! address come from 127.0.0.1, 127.0.0.2, … in blocks of 10,000.
 //! The bench and the server each need a file descriptor per connection (`ulimit -n`).
 
-use crate::bench::server_memory::{Sampler, rss_kib};
+use crate::bench::server_memory::{Growth, Sampler, rss_kib};
 use crate::bench::{BenchArgs, split_url};
 use anyhow::{Context, bail};
 use bytes::Bytes;
@@ -67,9 +67,12 @@ pub(crate) async fn run(args: &BenchArgs) -> anyhow::Result<()> {
         .pid
         .map(|pid| Sampler::start(pid, Duration::ZERO, Duration::from_secs(1)));
     tokio::time::sleep(hold).await;
-    let peak_rss = match sampler {
-        Some(sampler) => sampler.finish().await,
-        None => None,
+    let memory = Growth {
+        before: idle_rss,
+        peak: match sampler {
+            Some(sampler) => sampler.finish().await,
+            None => None,
+        },
     };
     let mut alive = 0usize;
     let mut asked = JoinSet::new();
@@ -80,20 +83,14 @@ pub(crate) async fn run(args: &BenchArgs) -> anyhow::Result<()> {
     while let Some(kept) = asked.join_next().await {
         alive += usize::from(kept.unwrap_or(false));
     }
-    let per_connection = match (idle_rss, peak_rss) {
-        (Some(idle), Some(peak)) if open_count > 0 => {
-            Some(peak.saturating_sub(idle) as f64 / open_count as f64)
-        }
-        _ => None,
-    };
     if args.json {
         println!(
             "{}",
             json!({
                 "mode": "idle", "url": args.url, "wanted": wanted, "opened": open_count,
                 "aliveAfterHold": alive, "holdSecs": hold.as_secs(), "firstError": first_error,
-                "serverRssIdleKiB": idle_rss, "serverRssPeakKiB": peak_rss,
-                "serverKiBPerConnection": per_connection,
+                "serverRssIdleKiB": memory.before, "serverRssPeakKiB": memory.peak,
+                "serverKiBPerConnection": memory.per(open_count),
             })
         );
     } else {
@@ -104,14 +101,7 @@ pub(crate) async fn run(args: &BenchArgs) -> anyhow::Result<()> {
         if let Some(e) = &first_error {
             println!("first failure: {e}");
         }
-        match (idle_rss, peak_rss, per_connection) {
-            (Some(idle), Some(peak), Some(per)) => println!(
-                "server RSS: {:.1} MiB before, {:.1} MiB peak with all open ({per:.2} KiB a connection)",
-                idle as f64 / 1024.0,
-                peak as f64 / 1024.0
-            ),
-            _ => println!("server RSS: pass --pid to sample it"),
-        }
+        memory.print(open_count, "a connection");
     }
     if open_count < wanted {
         bail!("{} connections could not be opened", wanted - open_count);

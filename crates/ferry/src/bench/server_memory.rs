@@ -46,3 +46,35 @@ impl Sampler {
         self.peak.await.ok().flatten()
     }
 }
+
+/// The server's resident memory before the connections opened and at its peak while they
+/// were all open, in KiB (`None` without `--pid`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Growth {
+    pub(crate) before: Option<u64>,
+    pub(crate) peak: Option<u64>,
+}
+
+impl Growth {
+    /// KiB per each of `count` things (streams, connections) opened in between.
+    pub(crate) fn per(&self, count: usize) -> Option<f64> {
+        match (self.before, self.peak) {
+            (Some(before), Some(peak)) if count > 0 => {
+                Some(peak.saturating_sub(before) as f64 / count as f64)
+            }
+            _ => None,
+        }
+    }
+
+    /// Prints the line that says so, each of `count` things being `a_thing` ("a stream").
+    pub(crate) fn print(&self, count: usize, a_thing: &str) {
+        match (self.before, self.peak, self.per(count)) {
+            (Some(before), Some(peak), Some(per)) => println!(
+                "server RSS: {:.1} MiB before, {:.1} MiB peak with all open ({per:.1} KiB {a_thing})",
+                before as f64 / 1024.0,
+                peak as f64 / 1024.0
+            ),
+            _ => println!("server RSS: pass --pid to sample it"),
+        }
+    }
+}
