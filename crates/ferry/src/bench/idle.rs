@@ -116,14 +116,13 @@ async fn open(server: SocketAddr, authority: &str, n: usize) -> anyhow::Result<C
         SocketAddr::V6(_) => TcpSocket::new_v6(),
     }
     .context("a socket (is `ulimit -n` high enough?)")?;
-    // The first block connects from wherever the kernel picks (it may reuse ports still in
-    // TIME_WAIT from earlier runs, which an explicit bind may not).
-    let block = n / PER_SOURCE;
+    // Ports left in TIME_WAIT by an earlier run may be bound again.
+    socket.set_reuseaddr(true)?;
     if let SocketAddr::V4(v4) = server
         && v4.ip().is_loopback()
-        && block > 0
     {
-        let source = Ipv4Addr::from(u32::from(Ipv4Addr::LOCALHOST) + block as u32);
+        let block = u32::try_from(n / PER_SOURCE).unwrap_or(0);
+        let source = Ipv4Addr::from(u32::from(Ipv4Addr::LOCALHOST) + block);
         socket.bind(SocketAddr::V4(SocketAddrV4::new(source, 0)))?;
     }
     let tcp = socket
