@@ -22,7 +22,7 @@ mod echo;
 mod exec;
 mod proxy;
 
-pub use conformance::ConformanceAgent;
+pub use conformance::{ConformanceAgent, PULSE_ARTIFACT};
 pub use echo::EchoAgent;
 pub use exec::{EXEC_BUSY, ExecAgent, ExecCommand, ExecConfig, ExecError};
 pub use proxy::{Pin, PreferBinding, ProxyAgent, ProxyConfig, ProxyError};

@@ -14,6 +14,8 @@ mod acts;
 mod client_parse;
 mod pulse;
 
+pub use pulse::ARTIFACT as PULSE_ARTIFACT;
+
 use ferry_agent::{
     AgentDescription, AgentError, AgentExecutor, AgentFuture, EventSink, RequestContext,
 };

@@ -10,7 +10,7 @@ use ferry_proto::{Artifact, Part};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The artifact's id (and name).
-pub(crate) const ARTIFACT: &str = "pulse";
+pub const ARTIFACT: &str = "pulse";
 
 /// Bounds of the parameters: a pulse stays within the server's default of 1,024 events per
 /// task and a day of waiting.

@@ -13,12 +13,15 @@
 use crate::bench::server_memory::{Growth, Sampler, rss_kib};
 use crate::bench::{BenchArgs, percentile_ms, split_url};
 use anyhow::{Context, bail};
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::Bytes;
+use ferry_agents::PULSE_ARTIFACT;
+use ferry_client::sse::{SseEvent, SseParser};
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::net::TcpStream;
@@ -41,23 +44,22 @@ struct Plan {
 }
 
 impl Plan {
-    fn of(args: &BenchArgs) -> anyhow::Result<Self> {
+    fn of(args: &BenchArgs) -> Self {
         let streams = args.streams.max(1);
         let tasks = args.tasks.clamp(1, streams);
         let interval = Duration::from_millis(args.interval_ms.max(1));
-        let count = (args.duration.max(1) * 1000 / args.interval_ms.max(1)).max(1);
-        let Ok(count) = u32::try_from(count).map(|c| c.min(1000)) else {
-            bail!("too many chunks per task");
-        };
+        // Within the pulse's bounds (1 to 1,000 chunks).
+        let count = (args.duration.max(1) * 1000 / args.interval_ms.max(1)).clamp(1, 1000);
+        let count = u32::try_from(count).unwrap_or(1000);
         // A second, plus a millisecond per stream: opening a stream takes well under that.
         let ramp = Duration::from_millis(1000 + streams as u64);
-        Ok(Self {
+        Self {
             streams,
             tasks,
             interval,
             count,
             ramp,
-        })
+        }
     }
 
     /// The text of task `n`'s pulse (see the conformance agent's `ferry-pulse`). The tasks'
@@ -89,7 +91,7 @@ struct Received {
 }
 
 pub(crate) async fn run(args: &BenchArgs) -> anyhow::Result<()> {
-    let plan = Plan::of(args)?;
+    let plan = Plan::of(args);
     let (authority, path) = split_url(&args.url)?;
     let target = Arc::new(Target { authority, path });
     let idle_rss = args.pid.and_then(rss_kib);
@@ -221,13 +223,9 @@ async fn start_task(target: &Target, plan: &Plan, n: usize) -> anyhow::Result<(S
             "role": "ROLE_USER", "parts": [{"text": plan.pulse_text(n)}],
         }},
     });
-    let mut stream = Stream::open(target, &call).await?;
-    let first = stream
-        .next()
-        .await?
-        .context("the stream ended before the task")?;
-    let Some(id) = first["result"]["task"]["id"].as_str() else {
-        bail!("the first event is not the task: {first}");
+    let (stream, task) = Stream::open_at_task(target, &call).await?;
+    let Some(id) = task["id"].as_str() else {
+        bail!("the task has no id: {task}");
     };
     Ok((id.to_owned(), stream))
 }
@@ -238,33 +236,27 @@ async fn subscribe(target: &Target, task: &str) -> anyhow::Result<Stream> {
     let call = json!({
         "jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task},
     });
-    let mut stream = Stream::open(target, &call).await?;
-    let first = stream
-        .next()
-        .await?
-        .context("the stream ended before the task's snapshot")?;
-    let Some(artifacts) = first["result"]["task"]["artifacts"].as_array() else {
-        if first["result"]["task"].is_object() {
-            return Ok(stream);
-        }
-        bail!("the first event is not the task: {first}");
-    };
-    stream.seen = artifacts
-        .iter()
-        .filter(|a| a["artifactId"] == ARTIFACT)
+    let (mut stream, task) = Stream::open_at_task(target, &call).await?;
+    stream.seen = task["artifacts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|a| a["artifactId"] == PULSE_ARTIFACT)
         .filter_map(|a| a["parts"].as_array())
         .map(|parts| parts.len() as u64)
         .sum();
     Ok(stream)
 }
 
-/// The pulse's artifact id (the conformance agent's `ferry-pulse`).
-const ARTIFACT: &str = "pulse";
+/// The largest SSE event a stream reads (a pulse event is a few hundred bytes).
+const EVENT_LIMIT: usize = 64 * 1024;
 
 /// One open SSE stream of JSON-RPC events.
 struct Stream {
     body: Incoming,
-    buffer: BytesMut,
+    parser: SseParser,
+    /// Events parsed, not yet read.
+    parsed: VecDeque<SseEvent>,
     /// Chunks seen so far (in its snapshot, then as events).
     seen: u64,
 }
@@ -289,31 +281,38 @@ impl Stream {
         }
         Ok(Self {
             body: response.into_body(),
-            buffer: BytesMut::new(),
+            parser: SseParser::new(EVENT_LIMIT),
+            parsed: VecDeque::new(),
             seen: 0,
         })
+    }
+
+    /// Opens a stream with `call` and reads its first event, the task; the stream (past it)
+    /// and the task.
+    async fn open_at_task(target: &Target, call: &Value) -> anyhow::Result<(Self, Value)> {
+        let mut stream = Self::open(target, call).await?;
+        let mut first = stream
+            .next()
+            .await?
+            .context("the stream ended before the task")?;
+        let task = first["result"]["task"].take();
+        if !task.is_object() {
+            bail!("the first event is not the task: {first}");
+        }
+        Ok((stream, task))
     }
 
     /// The next event's `data:` as JSON, `None` at the end of the stream.
     async fn next(&mut self) -> anyhow::Result<Option<Value>> {
         loop {
-            if let Some(end) = find(&self.buffer, b"\n\n") {
-                let event = self.buffer.split_to(end + 2).freeze();
-                if let Some(data) = data_of(&event) {
-                    return Ok(Some(serde_json::from_slice(data)?));
-                }
-                continue;
+            if let Some(event) = self.parsed.pop_front() {
+                return Ok(Some(serde_json::from_str(&event.data)?));
             }
             let Some(frame) = self.body.frame().await else {
                 return Ok(None);
             };
-            if let Ok(mut data) = frame?.into_data() {
-                while data.has_remaining() {
-                    let chunk = data.chunk();
-                    self.buffer.extend_from_slice(chunk);
-                    let n = chunk.len();
-                    data.advance(n);
-                }
+            if let Ok(data) = frame?.into_data() {
+                self.parsed.extend(self.parser.feed(&data)?);
             }
         }
     }
@@ -365,17 +364,6 @@ fn chunk_of(text: &str) -> anyhow::Result<(u64, u64)> {
         (Some("pulse"), Some(n), Some(at)) => Ok((n.parse()?, at.parse()?)),
         _ => bail!("not a pulse chunk: {text:?}"),
     }
-}
-
-/// The `data:` payload of one SSE event (one line: the server writes JSON on one line).
-fn data_of(event: &[u8]) -> Option<&[u8]> {
-    event
-        .split(|b| *b == b'\n')
-        .find_map(|line| line.strip_prefix(b"data: "))
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
 }
 
 fn micros_now() -> u64 {
