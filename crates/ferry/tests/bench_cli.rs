@@ -2,7 +2,8 @@
 //! over pulse tasks and sees every chunk arrive in order, `idle` holds keep-alive connections
 //! the server keeps serving; both read the server's memory from its process id.
 //!
-//! The bench runs for its `--duration` in real time; the test waits for it to exit.
+//! The bench runs for its `--duration` in real time (it measures a server over real time);
+//! the test waits for it to exit, and asserts nothing that depends on how fast it ran.
 
 mod support;
 
@@ -43,17 +44,21 @@ fn fan_out_delivers_every_chunk_to_every_stream() {
             "4",
             "--interval-ms",
             "100",
+            // Six seconds from the first subscription to the task's end (a second of ramp,
+            // fifty chunks): room for 36 subscriptions on a busy machine.
             "--duration",
-            "1",
+            "5",
         ],
     );
     assert_eq!(got["streams"], 40, "{got}");
-    assert_eq!(got["chunksPerTask"], 10, "{got}");
+    assert_eq!(got["chunksPerTask"], 50, "{got}");
     assert_eq!(got["failedStreams"], 0, "{got}");
-    // Every stream joined before the first chunk (the ramp leaves them time) and got all ten.
-    assert_eq!(got["lateStreams"], 0, "{got}");
-    assert_eq!(got["expected"], 400, "{got}");
-    assert_eq!(got["delivered"], 400, "{got}");
+    // Every stream got every chunk emitted after it joined. How many joined before the first
+    // chunk depends on how fast 40 connections open, so only this much is fixed: the 4
+    // streams that started the tasks joined before any chunk and expect all 50.
+    let expected = got["expected"].as_u64().unwrap_or(0);
+    assert!((200..=2000).contains(&expected), "{got}");
+    assert_eq!(got["delivered"], expected, "{got}");
     assert!(
         got["fanOutP99Ms"].as_f64().is_some_and(|ms| ms > 0.0),
         "{got}"
@@ -91,7 +96,15 @@ fn a_malformed_pulse_is_rejected_saying_why() {
 
 #[test]
 fn idle_connections_stay_served() {
-    let server = Server::start(["--agent", "echo", "--bind", "127.0.0.1:0"]);
+    // The server closes connections idle past its header timeout: far beyond this run.
+    let server = Server::start([
+        "--agent",
+        "echo",
+        "--bind",
+        "127.0.0.1:0",
+        "--header-timeout",
+        "3600",
+    ]);
     let got = bench_json(
         &server,
         &["--mode", "idle", "--connections", "200", "--duration", "1"],
