@@ -9,6 +9,10 @@
 //! the task's completion; it records each chunk's fan-out latency (emitted to received, on
 //! the same machine's clock). With `--pid`, the server's resident memory is sampled
 //! before the streams open and while they all receive.
+//!
+//! Over HTTP/1.1 each stream has a connection of its own (an SSE client's only way); with
+//! `--http2` the streams share `--connections` HTTP/2 connections, as a gRPC client's or a
+//! proxy's would.
 
 use crate::bench::server_memory::{Growth, Sampler, rss_kib};
 use crate::bench::{BenchArgs, percentile_ms, split_url};
@@ -17,9 +21,10 @@ use bytes::Bytes;
 use ferry_agents::PULSE_ARTIFACT;
 use ferry_client::sse::{SseEvent, SseParser};
 use http_body_util::{BodyExt, Full};
-use hyper::Request;
 use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
+use hyper::client::conn::http2;
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -92,8 +97,7 @@ struct Received {
 
 pub(crate) async fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let plan = Plan::of(args);
-    let (authority, path) = split_url(&args.url)?;
-    let target = Arc::new(Target { authority, path });
+    let target = Arc::new(Target::connect(args).await?);
     let idle_rss = args.pid.and_then(rss_kib);
     let opening = Arc::new(Semaphore::new(OPENING_AT_ONCE));
     let mut streams = Vec::with_capacity(plan.streams);
@@ -108,7 +112,7 @@ pub(crate) async fn run(args: &BenchArgs) -> anyhow::Result<()> {
         let (target, opening) = (target.clone(), opening.clone());
         streams.push(tokio::spawn(async move {
             let permit = opening.acquire_owned().await;
-            let opened = subscribe(&target, &task).await;
+            let opened = subscribe(&target, n, &task).await;
             drop(permit);
             match opened {
                 Ok(stream) => stream.follow(plan.count).await,
@@ -149,7 +153,7 @@ pub(crate) async fn run(args: &BenchArgs) -> anyhow::Result<()> {
         late,
         first_error,
     };
-    report(args, &plan, &all, &counts, memory);
+    report(args, &target, &plan, &all, &counts, memory);
     if all.delivered < all.expected || failed > 0 {
         bail!(
             "{} of {} chunks were not delivered, {failed} streams failed",
@@ -167,13 +171,21 @@ struct Counts {
     first_error: Option<String>,
 }
 
-fn report(args: &BenchArgs, plan: &Plan, all: &Received, counts: &Counts, memory: Growth) {
+fn report(
+    args: &BenchArgs,
+    target: &Target,
+    plan: &Plan,
+    all: &Received,
+    counts: &Counts,
+    memory: Growth,
+) {
     let pct = |p| percentile_ms(&all.latencies_us, p);
     if args.json {
         println!(
             "{}",
             json!({
                 "mode": "fan-out", "url": args.url, "streams": plan.streams, "tasks": plan.tasks,
+                "http": target.http_version(), "connections": target.connections(plan.streams),
                 "intervalMs": plan.interval.as_millis() as u64, "chunksPerTask": plan.count,
                 "expected": all.expected, "delivered": all.delivered,
                 "failedStreams": counts.failed, "lateStreams": counts.late,
@@ -186,11 +198,13 @@ fn report(args: &BenchArgs, plan: &Plan, all: &Received, counts: &Counts, memory
         return;
     }
     println!(
-        "fan-out: {} streams over {} tasks, a chunk every {} ms, {} per task",
+        "fan-out: {} streams over {} tasks, a chunk every {} ms, {} per task; {} over {} connections",
         plan.streams,
         plan.tasks,
         plan.interval.as_millis(),
-        plan.count
+        plan.count,
+        target.http_version(),
+        target.connections(plan.streams)
     );
     println!(
         "delivered {} of {} chunks; {} streams failed, {} joined late",
@@ -212,6 +226,83 @@ fn report(args: &BenchArgs, plan: &Plan, all: &Received, counts: &Counts, memory
 struct Target {
     authority: String,
     path: String,
+    /// With `--http2`, the connections the streams share (stream `n` takes `n % len`);
+    /// empty: a connection per stream.
+    shared: Vec<http2::SendRequest<Full<Bytes>>>,
+}
+
+impl Target {
+    /// The target of `args`, its shared HTTP/2 connections open (with `--http2`).
+    async fn connect(args: &BenchArgs) -> anyhow::Result<Self> {
+        let (authority, path) = split_url(&args.url)?;
+        let mut shared = Vec::new();
+        if args.http2 {
+            for _ in 0..args.connections.max(1) {
+                let io = TokioIo::new(dial(&authority).await?);
+                let (sender, conn) = http2::handshake(TokioExecutor::new(), io).await?;
+                tokio::spawn(conn);
+                shared.push(sender);
+            }
+        }
+        Ok(Self {
+            authority,
+            path,
+            shared,
+        })
+    }
+
+    fn http_version(&self) -> &'static str {
+        if self.shared.is_empty() {
+            "HTTP/1.1"
+        } else {
+            "HTTP/2"
+        }
+    }
+
+    /// Connections that carry `streams` streams.
+    fn connections(&self, streams: usize) -> usize {
+        if self.shared.is_empty() {
+            streams
+        } else {
+            self.shared.len()
+        }
+    }
+
+    /// A POST to the target: HTTP/1.1 names the host in a header, HTTP/2 in the URI (its
+    /// `:authority`).
+    fn post(&self) -> hyper::http::request::Builder {
+        if self.shared.is_empty() {
+            Request::post(self.path.as_str()).header("host", self.authority.as_str())
+        } else {
+            Request::post(format!("http://{}{}", self.authority, self.path))
+        }
+    }
+
+    /// Sends stream `n`'s request: on a connection of its own, or on its shared one.
+    async fn send(
+        &self,
+        n: usize,
+        request: Request<Full<Bytes>>,
+    ) -> anyhow::Result<Response<Incoming>> {
+        if self.shared.is_empty() {
+            let io = TokioIo::new(dial(&self.authority).await?);
+            let (mut sender, conn) = hyper::client::conn::http1::handshake(io).await?;
+            tokio::spawn(conn);
+            return Ok(sender.send_request(request).await?);
+        }
+        let mut sender = self.shared[n % self.shared.len()].clone();
+        sender.ready().await?;
+        Ok(sender.send_request(request).await?)
+    }
+}
+
+/// A TCP connection to `authority`, without Nagle's delay.
+async fn dial(authority: &str) -> anyhow::Result<TcpStream> {
+    let tcp = TcpStream::connect(authority)
+        .await
+        .with_context(|| format!("connecting to {authority}"))?;
+    tcp.set_nodelay(true).ok();
+    Ok(tcp)
 }
 
 /// Starts pulse task `n` with a streaming send; its id and the stream (past the task).
@@ -223,7 +314,7 @@ async fn start_task(target: &Target, plan: &Plan, n: usize) -> anyhow::Result<(S
             "role": "ROLE_USER", "parts": [{"text": plan.pulse_text(n)}],
         }},
     });
-    let (stream, task) = Stream::open_at_task(target, &call).await?;
+    let (stream, task) = Stream::open_at_task(target, n, &call).await?;
     let Some(id) = task["id"].as_str() else {
         bail!("the task has no id: {task}");
     };
@@ -232,11 +323,11 @@ async fn start_task(target: &Target, plan: &Plan, n: usize) -> anyhow::Result<(S
 
 /// Subscribes to `task`; the stream, past the task's snapshot (with the chunks it already
 /// has counted as seen).
-async fn subscribe(target: &Target, task: &str) -> anyhow::Result<Stream> {
+async fn subscribe(target: &Target, n: usize, task: &str) -> anyhow::Result<Stream> {
     let call = json!({
         "jsonrpc": "2.0", "id": 1, "method": "SubscribeToTask", "params": {"id": task},
     });
-    let (mut stream, task) = Stream::open_at_task(target, &call).await?;
+    let (mut stream, task) = Stream::open_at_task(target, n, &call).await?;
     stream.seen = task["artifacts"]
         .as_array()
         .into_iter()
@@ -262,20 +353,15 @@ struct Stream {
 }
 
 impl Stream {
-    async fn open(target: &Target, call: &Value) -> anyhow::Result<Self> {
-        let tcp = TcpStream::connect(&target.authority)
-            .await
-            .with_context(|| format!("connecting to {}", target.authority))?;
-        tcp.set_nodelay(true).ok();
-        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp)).await?;
-        tokio::spawn(conn);
-        let request = Request::post(target.path.as_str())
-            .header("host", target.authority.as_str())
+    /// Stream `n`, opened with `call`.
+    async fn open(target: &Target, n: usize, call: &Value) -> anyhow::Result<Self> {
+        let request = target
+            .post()
             .header("content-type", "application/json")
             .header("accept", "text/event-stream")
             .header("a2a-version", "1.0")
             .body(Full::new(Bytes::from(serde_json::to_vec(call)?)))?;
-        let response = sender.send_request(request).await?;
+        let response = target.send(n, request).await?;
         if !response.status().is_success() {
             bail!("the server answered {}", response.status());
         }
@@ -289,8 +375,12 @@ impl Stream {
 
     /// Opens a stream with `call` and reads its first event, the task; the stream (past it)
     /// and the task.
-    async fn open_at_task(target: &Target, call: &Value) -> anyhow::Result<(Self, Value)> {
-        let mut stream = Self::open(target, call).await?;
+    async fn open_at_task(
+        target: &Target,
+        n: usize,
+        call: &Value,
+    ) -> anyhow::Result<(Self, Value)> {
+        let mut stream = Self::open(target, n, call).await?;
         let mut first = stream
             .next()
             .await?

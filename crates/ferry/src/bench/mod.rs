@@ -84,9 +84,13 @@ pub(crate) struct BenchArgs {
     /// gRPC at its host and port.
     #[arg(long, value_enum, default_value = "jsonrpc")]
     binding: LoadBinding,
-    /// Concurrent connections.
+    /// Concurrent connections (with `fan-out --http2`: the connections its streams share).
     #[arg(long, default_value_t = 32)]
     connections: usize,
+    /// `fan-out` over HTTP/2 with prior knowledge (h2c): the streams share `--connections`
+    /// connections instead of each having one of its own (HTTP/1.1).
+    #[arg(long)]
+    http2: bool,
     /// Seconds to run (after a one-second warm-up).
     #[arg(long, default_value_t = 10)]
     duration: u64,
