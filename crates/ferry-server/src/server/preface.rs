@@ -18,6 +18,31 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 /// The HTTP/2 connection preface (RFC 9113 §3.4).
 const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
+/// What a connection's first bytes say it speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Protocol {
+    /// They leave the HTTP/2 preface: HTTP/1.1.
+    Http1,
+    /// They are the whole HTTP/2 preface.
+    Http2,
+    /// They are the start of the preface: more must be read to tell.
+    Undecided,
+}
+
+/// The protocol a connection whose first bytes are `head` speaks.
+pub(crate) fn protocol_of(head: &[u8]) -> Protocol {
+    if !H2_PREFACE.starts_with(head) {
+        Protocol::Http1
+    } else if head.len() == H2_PREFACE.len() {
+        Protocol::Http2
+    } else {
+        Protocol::Undecided
+    }
+}
+
+/// The bytes that decide a connection's protocol: the length of the HTTP/2 preface.
+pub(crate) const PREFACE_LEN: usize = H2_PREFACE.len();
+
 /// A connection whose reads must decide the protocol before a deadline.
 #[derive(Debug)]
 pub(crate) struct UntilPreface<T> {
@@ -138,5 +163,14 @@ mod tests {
         let mut odd = arm(armed());
         odd.saw(b"PRX");
         assert!(odd.deadline.is_none(), "a byte off the preface decides");
+    }
+
+    #[test]
+    fn first_bytes_tell_the_protocol() {
+        assert_eq!(protocol_of(b"GET / HTTP/1.1\r\n"), Protocol::Http1);
+        assert_eq!(protocol_of(b"PRX"), Protocol::Http1);
+        assert_eq!(protocol_of(b"PRI * HTTP/2.0"), Protocol::Undecided);
+        assert_eq!(protocol_of(H2_PREFACE), Protocol::Http2);
+        assert_eq!(PREFACE_LEN, 24);
     }
 }

@@ -2,7 +2,7 @@
 //! accept, the client address on every request), the sweeper of expired tasks, and a
 //! shutdown that drains.
 
-use super::preface::UntilPreface;
+use super::preface::{PREFACE_LEN, Protocol, UntilPreface, protocol_of};
 use super::tls::{Tls, client_caller};
 use crate::config::ServerConfig;
 use crate::core::manager::TaskManager;
@@ -11,6 +11,7 @@ use crate::edge::request_id::ClientAddr;
 use crate::edge::service::ServerState;
 use axum::Router;
 use axum::extract::Request;
+use hyper::server::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
@@ -42,7 +43,7 @@ pub(super) async fn serve(
     let reloader = tls.as_ref().map(Tls::spawn_reloader);
     // Shared by the connections' tasks (a TLS connection is served after its handshake, in
     // its own task).
-    let http = Arc::new(connection_builder(&server.config));
+    let http = Arc::new(Http::new(&server.config));
     let header_timeout = header_timeout(&server.config);
     let graceful = GracefulShutdown::new();
     // Connections live in a set so that those still open after the drain are closed with it,
@@ -135,31 +136,74 @@ fn header_timeout(config: &ServerConfig) -> Duration {
     Duration::from_secs(config.header_read_timeout_secs.max(1))
 }
 
-/// HTTP/1.1, and HTTP/2 with prior knowledge (h2c: gRPC, or any client that speaks it), told
-/// apart by the connection preface.
-fn connection_builder(config: &ServerConfig) -> Builder<TokioExecutor> {
-    let mut http = Builder::new(TokioExecutor::new());
-    // hyper's smallest read buffer, 8 KiB, which is then also the largest request head
-    // (request line and headers: Tomcat's and Jetty's default too). A larger limit lets hyper
-    // grow every connection's buffer to twice that after its first read, idle or streaming.
-    http.http1()
-        .timer(TokioTimer::new())
-        .max_buf_size(MAX_HEAD_BYTES)
-        .header_read_timeout(header_timeout(config));
-    // One connection may carry as many calls as the server serves at once: the front door
-    // refuses what is over its limits (a stream cap at the in-flight limit would queue calls
-    // in the client instead of answering them).
-    let per_connection = config
+/// The HTTP/1.1 options, on hyper's builder or hyper-util's (their methods are the same).
+///
+/// hyper's smallest read buffer, 8 KiB, which is then also the largest request head (request
+/// line and headers: Tomcat's and Jetty's default too). A larger limit lets hyper grow every
+/// connection's buffer to twice that after its first read, idle or streaming.
+macro_rules! http1_options {
+    ($builder:expr, $config:expr) => {
+        $builder
+            .timer(TokioTimer::new())
+            .max_buf_size(MAX_HEAD_BYTES)
+            .header_read_timeout(header_timeout($config))
+    };
+}
+
+/// The HTTP/2 options, on hyper's builder or hyper-util's.
+///
+/// One connection may carry as many calls as the server serves at once: the front door
+/// refuses what is over its limits (a stream cap at the in-flight limit would queue calls in
+/// the client instead of answering them).
+macro_rules! http2_options {
+    ($builder:expr, $config:expr) => {
+        $builder
+            .timer(TokioTimer::new())
+            .max_concurrent_streams(streams_per_connection($config))
+            .max_header_list_size(64 * 1024)
+            .keep_alive_interval($config.sse_keepalive())
+            .keep_alive_timeout(Duration::from_secs(20))
+    };
+}
+
+/// The HTTP/2 streams one connection may open: every call the server serves at once.
+fn streams_per_connection(config: &ServerConfig) -> u32 {
+    let calls = config
         .max_in_flight
         .saturating_add(config.max_streams)
         .max(1);
-    http.http2()
-        .timer(TokioTimer::new())
-        .max_concurrent_streams(u32::try_from(per_connection).unwrap_or(u32::MAX))
-        .max_header_list_size(64 * 1024)
-        .keep_alive_interval(config.sse_keepalive())
-        .keep_alive_timeout(Duration::from_secs(20));
-    http
+    u32::try_from(calls).unwrap_or(u32::MAX)
+}
+
+/// HTTP/1.1, and HTTP/2 with prior knowledge (h2c: gRPC, or any client that speaks it), told
+/// apart by the connection preface.
+///
+/// A plain connection whose first bytes tell is served by that protocol's connection alone:
+/// hyper-util's connection that serves either holds room for both, and an HTTP/1.1
+/// connection's task was 2 KiB where its own needs under 1 KiB (a tenth of what an idle
+/// connection costs the server beyond hyper's buffers). Where the first bytes do not tell yet,
+/// and over TLS, the connection that serves either reads on until they do.
+struct Http {
+    either: Builder<TokioExecutor>,
+    http1: http1::Builder,
+    http2: http2::Builder<TokioExecutor>,
+}
+
+impl Http {
+    fn new(config: &ServerConfig) -> Self {
+        let mut either = Builder::new(TokioExecutor::new());
+        http1_options!(either.http1(), config);
+        http2_options!(either.http2(), config);
+        let mut http1 = http1::Builder::new();
+        http1_options!(http1, config);
+        let mut http2 = http2::Builder::new(TokioExecutor::new());
+        http2_options!(http2, config);
+        Self {
+            either,
+            http1,
+            http2,
+        }
+    }
 }
 
 /// One accepted connection.
@@ -177,7 +221,7 @@ impl Connection {
     /// request carries the client's address, and the caller its verified certificate names.
     fn spawn(
         self,
-        http: &Arc<Builder<TokioExecutor>>,
+        http: &Arc<Http>,
         routes: &Router,
         graceful: &GracefulShutdown,
         connections: &mut JoinSet<()>,
@@ -201,7 +245,8 @@ impl Connection {
                 certified: None,
                 header_timeout,
             };
-            connections.spawn(async move { served.serve(stream, &http, routes, watcher).await });
+            connections
+                .spawn(async move { served.serve_plain(stream, &http, routes, watcher).await });
             return;
         };
         connections.spawn(async move {
@@ -218,7 +263,7 @@ impl Connection {
                         certified,
                         header_timeout,
                     };
-                    served.serve(stream, &http, routes, watcher).await;
+                    served.serve(stream, &http.either, routes, watcher).await;
                 }
                 Ok(Err(e)) => tracing::debug!(error = %e, %peer, "TLS handshake failed"),
                 Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
@@ -236,6 +281,72 @@ struct Served {
 }
 
 impl Served {
+    /// Serves a plain connection in the protocol its first bytes name (see [`Http`]), until
+    /// it ends or the drain closes it. The header timeout runs from the accept.
+    async fn serve_plain(self, stream: TcpStream, http: &Http, routes: Router, watcher: Watcher) {
+        let peer = self.peer;
+        let deadline = tokio::time::Instant::now() + self.header_timeout;
+        let mut head = [0u8; PREFACE_LEN];
+        let peeked = match tokio::time::timeout_at(deadline, stream.peek(&mut head)).await {
+            Ok(Ok(0)) => return,
+            Ok(Ok(n)) => n,
+            Ok(Err(e)) => {
+                return tracing::debug!(error = %e, %peer, "reading the connection failed");
+            }
+            Err(_) => return tracing::debug!(%peer, "no request within the header timeout"),
+        };
+        let io = TokioIo::new(stream);
+        let ended = match protocol_of(&head[..peeked]) {
+            Protocol::Http1 => {
+                let service = TowerToHyperService::new(self.service(routes));
+                watcher
+                    .watch(http.http1.serve_connection(io, service))
+                    .await
+            }
+            // Rare enough to be boxed, so that an HTTP/1.1 connection's task holds no room
+            // for them.
+            Protocol::Http2 => {
+                let service = TowerToHyperService::new(self.service(routes));
+                Box::pin(watcher.watch(http.http2.serve_connection(io, service))).await
+            }
+            Protocol::Undecided => {
+                // What is left of the header timeout is left to tell the protocol.
+                let served = Served {
+                    header_timeout: deadline.saturating_duration_since(tokio::time::Instant::now()),
+                    ..self
+                };
+                let stream = io.into_inner();
+                return Box::pin(served.serve(stream, &http.either, routes, watcher)).await;
+            }
+        };
+        if let Err(e) = ended {
+            tracing::debug!(error = %e, %peer, "connection ended with an error");
+        }
+    }
+
+    /// `routes` with what every request of this connection carries: the client's address,
+    /// and the caller its certificate names.
+    fn service(
+        self,
+        routes: Router,
+    ) -> tower::util::MapRequest<
+        Router,
+        impl FnMut(Request<hyper::body::Incoming>) -> Request<hyper::body::Incoming> + Clone,
+    > {
+        let Served {
+            peer, certified, ..
+        } = self;
+        routes.map_request(move |mut request: Request<hyper::body::Incoming>| {
+            request.extensions_mut().insert(ClientAddr(peer));
+            if let Some(caller) = &certified {
+                request
+                    .extensions_mut()
+                    .insert(ClientCertificate(caller.clone()));
+            }
+            request
+        })
+    }
+
     /// Serves HTTP on `stream` until the connection ends or the drain closes it.
     async fn serve<S>(
         self,
@@ -246,20 +357,8 @@ impl Served {
     ) where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let Served {
-            peer,
-            certified,
-            header_timeout,
-        } = self;
-        let service = routes.map_request(move |mut request: Request<hyper::body::Incoming>| {
-            request.extensions_mut().insert(ClientAddr(peer));
-            if let Some(caller) = &certified {
-                request
-                    .extensions_mut()
-                    .insert(ClientCertificate(caller.clone()));
-            }
-            request
-        });
+        let (peer, header_timeout) = (self.peer, self.header_timeout);
+        let service = self.service(routes);
         // The header timeout runs from the accept, not only once hyper reads a head.
         let stream = UntilPreface::new(stream, header_timeout);
         let connection =
