@@ -15,7 +15,7 @@
 //! proxy's would.
 
 use crate::bench::server_memory::{Growth, Sampler, rss_kib};
-use crate::bench::{BenchArgs, percentile_ms, split_url};
+use crate::bench::{BenchArgs, dial, percentile_ms, split_url};
 use anyhow::{Context, bail};
 use bytes::Bytes;
 use ferry_agents::PULSE_ARTIFACT;
@@ -29,7 +29,6 @@ use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use tokio::net::TcpStream;
 use tokio::sync::Semaphore;
 
 /// Streams being opened at once (a burst of thousands of connects overflows the listen
@@ -294,15 +293,6 @@ impl Target {
         sender.ready().await?;
         Ok(sender.send_request(request).await?)
     }
-}
-
-/// A TCP connection to `authority`, without Nagle's delay.
-async fn dial(authority: &str) -> anyhow::Result<TcpStream> {
-    let tcp = TcpStream::connect(authority)
-        .await
-        .with_context(|| format!("connecting to {authority}"))?;
-    tcp.set_nodelay(true).ok();
-    Ok(tcp)
 }
 
 /// Starts pulse task `n` with a streaming send; its id and the stream (past the task).

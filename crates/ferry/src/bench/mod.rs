@@ -340,6 +340,15 @@ struct Target {
     version: Option<&'static str>,
 }
 
+/// A TCP connection to `authority`, without Nagle's delay.
+pub(crate) async fn dial(authority: &str) -> anyhow::Result<TcpStream> {
+    let stream = TcpStream::connect(authority)
+        .await
+        .with_context(|| format!("connecting to {authority}"))?;
+    stream.set_nodelay(true).ok();
+    Ok(stream)
+}
+
 async fn connection_loop(
     target: Target,
     measure_from: Instant,
@@ -351,10 +360,7 @@ async fn connection_loop(
         body,
         version,
     } = target;
-    let stream = TcpStream::connect(&authority)
-        .await
-        .with_context(|| format!("connecting to {authority}"))?;
-    stream.set_nodelay(true).ok();
+    let stream = dial(&authority).await?;
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream)).await?;
     tokio::spawn(conn);
     let mut result = ConnectionResult::new();
