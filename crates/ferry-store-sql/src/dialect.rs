@@ -53,6 +53,18 @@ pub(crate) trait Dialect: Database {
         plan: &'c Plan<'c>,
     ) -> Batched<'c, bool>;
 
+    /// Writes `plan`, whose tasks are all new (every write is a creation, or follows one in
+    /// the batch), as one statement that is its own transaction: no lock to take first, no
+    /// commit to send after. `false` when it found the rows other than planned (another
+    /// process created one of the tasks): then nothing of it was written. `None` when the
+    /// database has no such statement (the batch is then written as any other).
+    fn write_new_alone<'c>(
+        _conn: &'c mut Self::Connection,
+        _plan: &'c Plan<'c>,
+    ) -> Option<Batched<'c, bool>> {
+        None
+    }
+
     /// Sends `payloads` on `channel` when the open transaction commits (see
     /// [`crate::notices`]). Only a database replicas share announces writes; the default
     /// sends nothing.

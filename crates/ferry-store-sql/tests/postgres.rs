@@ -403,9 +403,23 @@ async fn a_create_racing_another_process_is_exists_and_the_writer_goes_on() {
                 assert!(waiting > 0, "the writer never waited for the other insert");
                 other.execute("COMMIT").await.expect("commit");
             };
-            let (created, ()) =
-                futures_util::future::join(store.create(t.clone()), commit_once_waited_for).await;
+            // A task of its own in the same batch: the batch's first statement, written
+            // without locks, fails whole, and the batch is written again under them.
+            let own = conformance::task("", "t-2", "ctx", ferry_proto::TaskState::Working, 10);
+            let both = async {
+                let racing = store.queue_create(t.clone()).await.expect("queued");
+                let alone = store.queue_create(own.clone()).await.expect("queued");
+                (racing.await, alone.await)
+            };
+            let ((created, created_own), ()) =
+                futures_util::future::join(both, commit_once_waited_for).await;
             assert_eq!(created, Err(ferry_store::StoreError::Exists("t-1".into())));
+            assert_eq!(
+                created_own,
+                Ok(()),
+                "the other task of the batch is written once"
+            );
+            assert_eq!(store.get(&own.key()).await, Ok(Some(own)));
             let next = conformance::with_state(&t, ferry_proto::TaskState::Completed);
             assert_eq!(
                 store
