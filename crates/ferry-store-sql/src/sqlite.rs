@@ -22,7 +22,7 @@ use sqlx::sqlite::{
     SqliteArguments, SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePoolOptions,
     SqliteQueryResult, SqliteSynchronous,
 };
-use sqlx::{ConnectOptions, Connection, Row, Sqlite};
+use sqlx::{ConnectOptions, Connection, Executor, Row, Sqlite};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -93,74 +93,102 @@ impl Dialect for Sqlite {
         conn: &'c mut SqliteConnection,
         plan: &'c Plan<'c>,
     ) -> Batched<'c, bool> {
-        Box::pin(async move {
-            let mut sql = String::new();
-            for chunk in plan.inserts.chunks(ROWS_PER_STATEMENT) {
-                sql.push_str(&format!(
-                    "INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, \
+        Box::pin(write(conn, plan, ""))
+    }
+
+    // The transaction is opened in the same call as the plan is written (one round trip to
+    // the connection's worker, and no read of the tasks first). A task that exists already
+    // (nobody else writes tasks, so only a creation the caller repeated) fails its insert:
+    // then the transaction is rolled back and the batch planned again under the lock.
+    fn write_new_alone<'c>(
+        conn: &'c mut SqliteConnection,
+        plan: &'c Plan<'c>,
+    ) -> Option<Batched<'c, bool>> {
+        Some(Box::pin(async move {
+            match write(conn, plan, "BEGIN IMMEDIATE;").await {
+                Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
+                    conn.execute("ROLLBACK").await?;
+                    Ok(false)
+                }
+                written => written,
+            }
+        }))
+    }
+}
+
+/// Writes `plan` and commits, in one call: `opening` (the statement that opens the
+/// transaction, or nothing when it is open), each insert, update and delete as multi-row
+/// statements, then `COMMIT`.
+async fn write<'c>(
+    conn: &'c mut SqliteConnection,
+    plan: &'c Plan<'c>,
+    opening: &str,
+) -> Result<bool, sqlx::Error> {
+    let mut sql = String::from(opening);
+    for chunk in plan.inserts.chunks(ROWS_PER_STATEMENT) {
+        sql.push_str(&format!(
+            "INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, \
                      expires_ms, snapshot, owner) VALUES {};",
-                    rows(chunk.len(), 9)
-                ));
-            }
-            for chunk in plan.push_configs.chunks(ROWS_PER_STATEMENT) {
-                sql.push_str(&format!(
-                    " INSERT INTO push_configs (tenant, task_id, id, config, created_ms) \
+            rows(chunk.len(), 9)
+        ));
+    }
+    for chunk in plan.push_configs.chunks(ROWS_PER_STATEMENT) {
+        sql.push_str(&format!(
+            " INSERT INTO push_configs (tenant, task_id, id, config, created_ms) \
                      VALUES {};",
-                    rows(chunk.len(), 5)
-                ));
-            }
-            for chunk in plan.updates.chunks(ROWS_PER_STATEMENT) {
-                sql.push_str(&format!(
-                    " WITH v (tenant, id, context_id, state, seq, status_ms, expires_ms, \
+            rows(chunk.len(), 5)
+        ));
+    }
+    for chunk in plan.updates.chunks(ROWS_PER_STATEMENT) {
+        sql.push_str(&format!(
+            " WITH v (tenant, id, context_id, state, seq, status_ms, expires_ms, \
                      snapshot) AS (VALUES {}) \
                      UPDATE tasks SET context_id = v.context_id, state = v.state, seq = v.seq, \
                      status_ms = v.status_ms, expires_ms = v.expires_ms, snapshot = v.snapshot \
                      FROM v WHERE tasks.tenant = v.tenant AND tasks.id = v.id;",
-                    rows(chunk.len(), 8)
-                ));
-            }
-            for chunk in plan.events.chunks(ROWS_PER_STATEMENT) {
-                sql.push_str(&format!(
-                    " INSERT INTO events (tenant, task_id, seq, event) VALUES {};",
-                    rows(chunk.len(), 4)
-                ));
-            }
-            let pushed: Vec<_> = plan.events.iter().filter(|e| e.push).collect();
-            for chunk in pushed.chunks(ROWS_PER_STATEMENT) {
-                sql.push_str(&format!(
-                    " INSERT INTO push_deliveries (id, tenant, task_id, config_id, seq) \
+            rows(chunk.len(), 8)
+        ));
+    }
+    for chunk in plan.events.chunks(ROWS_PER_STATEMENT) {
+        sql.push_str(&format!(
+            " INSERT INTO events (tenant, task_id, seq, event) VALUES {};",
+            rows(chunk.len(), 4)
+        ));
+    }
+    let pushed: Vec<_> = plan.events.iter().filter(|e| e.push).collect();
+    for chunk in pushed.chunks(ROWS_PER_STATEMENT) {
+        sql.push_str(&format!(
+            " INSERT INTO push_deliveries (id, tenant, task_id, config_id, seq) \
                      SELECT lower(hex(randomblob(16))), c.tenant, c.task_id, c.id, v.column3 \
                      FROM (VALUES {}) AS v JOIN push_configs c \
                      ON c.tenant = v.column1 AND c.task_id = v.column2;",
-                    rows(chunk.len(), 3)
-                ));
-            }
-            sql.push_str(" COMMIT;");
-            let mut query = sqlx::query::<Sqlite>(&sql);
-            for r in &plan.inserts {
-                query = bind_row(query, r).bind(r.owner);
-            }
-            for c in &plan.push_configs {
-                query = query
-                    .bind(c.tenant)
-                    .bind(c.id)
-                    .bind(c.config.id.as_str())
-                    .bind(&*c.config.config)
-                    .bind(i64::try_from(c.config.created_ms).unwrap_or(i64::MAX));
-            }
-            for r in &plan.updates {
-                query = bind_row(query, r);
-            }
-            for e in &plan.events {
-                query = query.bind(e.tenant).bind(e.id).bind(e.seq).bind(e.event);
-            }
-            for e in pushed {
-                query = query.bind(e.tenant).bind(e.id).bind(e.seq);
-            }
-            query.execute(&mut *conn).await?;
-            Ok(true)
-        })
+            rows(chunk.len(), 3)
+        ));
     }
+    sql.push_str(" COMMIT;");
+    let mut query = sqlx::query::<Sqlite>(&sql);
+    for r in &plan.inserts {
+        query = bind_row(query, r).bind(r.owner);
+    }
+    for c in &plan.push_configs {
+        query = query
+            .bind(c.tenant)
+            .bind(c.id)
+            .bind(c.config.id.as_str())
+            .bind(&*c.config.config)
+            .bind(i64::try_from(c.config.created_ms).unwrap_or(i64::MAX));
+    }
+    for r in &plan.updates {
+        query = bind_row(query, r);
+    }
+    for e in &plan.events {
+        query = query.bind(e.tenant).bind(e.id).bind(e.seq).bind(e.event);
+    }
+    for e in pushed {
+        query = query.bind(e.tenant).bind(e.id).bind(e.seq);
+    }
+    query.execute(&mut *conn).await?;
+    Ok(true)
 }
 
 /// `n` rows of `columns` anonymous placeholders, for a multi-row `VALUES`: `(?, ?), (?, ?)`.
