@@ -19,6 +19,11 @@
 //! 3. insert the new tasks, update each changed task once (with its last snapshot), insert
 //!    the events, commit.
 //!
+//! A batch of new tasks only (each task's first write in it is its creation: the common
+//! case, a turn that completes at once) needs no step 1: where the database can, it is
+//! written by one statement that is its own transaction ([`Dialect::write_new_alone`]), and
+//! only if that finds a task existing after all is the batch planned again from step 1.
+//!
 //! If step 3 finds the plan stale — on PostgreSQL another process may create a task this
 //! batch also creates, between steps 1 and 3 — nothing of it is kept: the transaction is
 //! rolled back and the batch applied again write by write (an append as `UPDATE … WHERE seq =
