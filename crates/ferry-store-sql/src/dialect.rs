@@ -5,7 +5,7 @@ use crate::plan::Plan;
 use sqlx::Database;
 
 /// What differs between the databases.
-pub(crate) trait Dialect: Database {
+pub(crate) trait Dialect: Database + sqlx::database::HasStatementCache {
     /// The name messages give ("sqlite", "postgresql").
     const ENGINE: &'static str;
     /// Write batches in flight at once (see the writer).
@@ -33,6 +33,10 @@ pub(crate) trait Dialect: Database {
     /// Adds a pending delivery of the event `$3` of the task `$1` tenant, `$2` id to each of
     /// the task's push configs (a new id each).
     const ADD_DELIVERIES: &'static str;
+
+    /// Run on each connection the writer takes, before its first batch: the session settings
+    /// of a connection that only the writer uses.
+    const WRITER_SESSION: Option<&'static str> = None;
 
     /// How many rows a statement changed.
     fn rows_affected(result: &Self::QueryResult) -> u64;

@@ -37,6 +37,13 @@ impl Dialect for Postgres {
     // second lane could read that task's sequence number before the first lane locked it.
     const LANES: usize = 1;
     const BEGIN_WRITE: &'static str = "BEGIN";
+    // Every other connection plans every statement for its arguments (`force_custom_plan`,
+    // see `open`). The writer's may cache the plan of [`WRITE_NEW`], which reads no table, so
+    // no plan made while the tables were small can mislead it, and planning it was 14 % of
+    // the database's work per batch. Each statement on it that reads a table is sent
+    // unnamed instead (`persistent(false)`): PostgreSQL plans an unnamed statement for its
+    // arguments every time, whatever the setting.
+    const WRITER_SESSION: Option<&'static str> = Some("SET plan_cache_mode = auto");
     // A transaction-scoped advisory lock per owner (two 32-bit keys: the pair space is
     // apart from the single 64-bit keys sqlx's migrations lock). Under READ COMMITTED the
     // count after it sees every profile committed before it was granted.
@@ -102,6 +109,7 @@ impl Dialect for Postgres {
                  ON t.tenant = k.tenant AND t.id = k.id \
                  ORDER BY t.tenant, t.id FOR UPDATE OF t",
             )
+            .persistent(false)
             .bind(tenants)
             .bind(ids)
             .fetch_all(&mut *conn)
@@ -241,9 +249,12 @@ async fn write<'c>(conn: &'c mut PgConnection, plan: &'c Plan<'c>) -> Result<boo
             .execute(&mut *conn)
             .await
     } else {
-        bind_rest(bind_new(sqlx::query(WRITE_ANY), plan), plan)
-            .execute(&mut *conn)
-            .await
+        bind_rest(
+            bind_new(sqlx::query(WRITE_ANY).persistent(false), plan),
+            plan,
+        )
+        .execute(&mut *conn)
+        .await
     };
     match written {
         Ok(_) => Ok(true),

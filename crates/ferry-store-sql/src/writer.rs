@@ -251,8 +251,12 @@ where
             }
         }
         if held.is_none() {
+            let mut conn = self.pool.acquire().await?;
+            if let Some(session) = DB::WRITER_SESSION {
+                conn.execute(session).await?;
+            }
             *held = Some(Held {
-                conn: self.pool.acquire().await?,
+                conn,
                 used: Instant::now(),
             });
         }
@@ -648,7 +652,9 @@ fn fence(row: &TaskRow, current: i64) -> Result<(), StoreError> {
     }
 }
 
-/// The batch one write at a time: an append is an `UPDATE … WHERE seq = expected` (no row:
+/// The batch one write at a time (rarely: a plan gone stale). The statements that read tasks
+/// are planned per call, as every statement on the writer's connection that reads a table
+/// must be (see `Dialect::WRITER_SESSION`): an append is an `UPDATE … WHERE seq = expected` (no row:
 /// the task moved on or does not exist) then its event's `INSERT`; a create an `INSERT … ON
 /// CONFLICT DO NOTHING`. In key order (stable), as [`planned`] locks rows.
 async fn one_by_one<DB>(
@@ -779,6 +785,7 @@ where
              lease_until_ms = CASE $12 WHEN 2 THEN NULL WHEN 1 THEN $10 ELSE lease_until_ms END \
              WHERE tenant = $7 AND id = $8 AND seq = $9 AND ($11 IS NULL OR lease_epoch = $11)",
         )
+        .persistent(false)
         .bind(row.context_id.as_str())
         .bind(row.state)
         .bind(next)
@@ -804,6 +811,7 @@ where
             .execute(&mut *conn)
             .await?;
             sqlx::query::<DB>(DB::ADD_DELIVERIES)
+                .persistent(false)
                 .bind(row.tenant.as_str())
                 .bind(row.id.as_str())
                 .bind(next)
@@ -815,6 +823,7 @@ where
     }
     let actual =
         sqlx::query::<DB>("SELECT seq, lease_epoch FROM tasks WHERE tenant = $1 AND id = $2")
+            .persistent(false)
             .bind(row.tenant.as_str())
             .bind(row.id.as_str())
             .fetch_optional(&mut *conn)
