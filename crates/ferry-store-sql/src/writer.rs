@@ -652,11 +652,12 @@ fn fence(row: &TaskRow, current: i64) -> Result<(), StoreError> {
     }
 }
 
-/// The batch one write at a time (rarely: a plan gone stale). The statements that read tasks
-/// are planned per call, as every statement on the writer's connection that reads a table
-/// must be (see `Dialect::WRITER_SESSION`): an append is an `UPDATE … WHERE seq = expected` (no row:
-/// the task moved on or does not exist) then its event's `INSERT`; a create an `INSERT … ON
-/// CONFLICT DO NOTHING`. In key order (stable), as [`planned`] locks rows.
+/// The batch one write at a time (rarely: a plan gone stale): an append is an `UPDATE …
+/// WHERE seq = expected` (no row: the task moved on or does not exist) then its event's
+/// `INSERT`; a create an `INSERT … ON CONFLICT DO NOTHING`. In key order (stable), as
+/// [`planned`] locks rows. The statements that read tasks are planned per call, as every
+/// statement on the writer's connection that reads a table must be (see
+/// `Dialect::WRITER_SESSION`).
 async fn one_by_one<DB>(
     conn: &mut DB::Connection,
     batch: &[Write],
