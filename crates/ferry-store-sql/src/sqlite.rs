@@ -93,7 +93,7 @@ impl Dialect for Sqlite {
         conn: &'c mut SqliteConnection,
         plan: &'c Plan<'c>,
     ) -> Batched<'c, bool> {
-        Box::pin(write(conn, plan, ""))
+        Box::pin(async move { write(conn, plan, "").await.map(|()| true) })
     }
 
     // The transaction is opened in the same call as the plan is written (one round trip to
@@ -106,11 +106,12 @@ impl Dialect for Sqlite {
     ) -> Option<Batched<'c, bool>> {
         Some(Box::pin(async move {
             match write(conn, plan, "BEGIN IMMEDIATE;").await {
+                Ok(()) => Ok(true),
                 Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
                     conn.execute("ROLLBACK").await?;
                     Ok(false)
                 }
-                written => written,
+                Err(e) => Err(e),
             }
         }))
     }
@@ -123,29 +124,29 @@ async fn write<'c>(
     conn: &'c mut SqliteConnection,
     plan: &'c Plan<'c>,
     opening: &str,
-) -> Result<bool, sqlx::Error> {
+) -> Result<(), sqlx::Error> {
     let mut sql = String::from(opening);
     for chunk in plan.inserts.chunks(ROWS_PER_STATEMENT) {
         sql.push_str(&format!(
             "INSERT INTO tasks (tenant, id, context_id, state, seq, status_ms, \
-                     expires_ms, snapshot, owner) VALUES {};",
+             expires_ms, snapshot, owner) VALUES {};",
             rows(chunk.len(), 9)
         ));
     }
     for chunk in plan.push_configs.chunks(ROWS_PER_STATEMENT) {
         sql.push_str(&format!(
             " INSERT INTO push_configs (tenant, task_id, id, config, created_ms) \
-                     VALUES {};",
+             VALUES {};",
             rows(chunk.len(), 5)
         ));
     }
     for chunk in plan.updates.chunks(ROWS_PER_STATEMENT) {
         sql.push_str(&format!(
             " WITH v (tenant, id, context_id, state, seq, status_ms, expires_ms, \
-                     snapshot) AS (VALUES {}) \
-                     UPDATE tasks SET context_id = v.context_id, state = v.state, seq = v.seq, \
-                     status_ms = v.status_ms, expires_ms = v.expires_ms, snapshot = v.snapshot \
-                     FROM v WHERE tasks.tenant = v.tenant AND tasks.id = v.id;",
+             snapshot) AS (VALUES {}) \
+             UPDATE tasks SET context_id = v.context_id, state = v.state, seq = v.seq, \
+             status_ms = v.status_ms, expires_ms = v.expires_ms, snapshot = v.snapshot \
+             FROM v WHERE tasks.tenant = v.tenant AND tasks.id = v.id;",
             rows(chunk.len(), 8)
         ));
     }
@@ -159,9 +160,9 @@ async fn write<'c>(
     for chunk in pushed.chunks(ROWS_PER_STATEMENT) {
         sql.push_str(&format!(
             " INSERT INTO push_deliveries (id, tenant, task_id, config_id, seq) \
-                     SELECT lower(hex(randomblob(16))), c.tenant, c.task_id, c.id, v.column3 \
-                     FROM (VALUES {}) AS v JOIN push_configs c \
-                     ON c.tenant = v.column1 AND c.task_id = v.column2;",
+             SELECT lower(hex(randomblob(16))), c.tenant, c.task_id, c.id, v.column3 \
+             FROM (VALUES {}) AS v JOIN push_configs c \
+             ON c.tenant = v.column1 AND c.task_id = v.column2;",
             rows(chunk.len(), 3)
         ));
     }
@@ -188,7 +189,7 @@ async fn write<'c>(
         query = query.bind(e.tenant).bind(e.id).bind(e.seq);
     }
     query.execute(&mut *conn).await?;
-    Ok(true)
+    Ok(())
 }
 
 /// `n` rows of `columns` anonymous placeholders, for a multi-row `VALUES`: `(?, ?), (?, ?)`.
