@@ -4,6 +4,7 @@
 //! name, logs go to stderr, and the one line a script needs (`agent card: URL`) goes to stdout.
 
 mod acts_pass;
+mod allocator;
 mod approvals;
 mod approve;
 mod bench;
@@ -23,12 +24,6 @@ mod webhook;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
-
-/// mimalloc instead of glibc malloc: the request path allocates and frees many small objects
-/// (tasks, events, evicted tasks); glibc's free and consolidation took a quarter of the CPU
-/// time under load (see docs/src/benchmarks.md).
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// ferry: a fast, strict A2A v1.0 server, client and forms agent.
 #[derive(Debug, Parser)]
@@ -77,6 +72,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    allocator::avoid_huge_pages();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => serve::run(*args, &cli.otlp),

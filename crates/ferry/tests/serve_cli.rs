@@ -251,3 +251,45 @@ fn sigterm_exits_zero() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The kernel's word on whether a process may get transparent huge pages
+/// (`THP_enabled` in its status), or None on a kernel that does not say (before 5.0).
+#[cfg(target_os = "linux")]
+fn huge_pages_enabled(pid: u32) -> Option<bool> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("its status");
+    let line = status.lines().find(|l| l.starts_with("THP_enabled:"))?;
+    Some(line.trim_end().ends_with('1'))
+}
+
+/// A served process asks for no transparent huge pages (mimalloc's arenas would otherwise
+/// turn each partly used buffer into resident 2 MiB), unless MIMALLOC_ALLOW_THP chooses.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_server_holds_no_huge_pages_unless_asked() {
+    for (allow, expected) in [(None, false), (Some("1"), true)] {
+        let mut command = ferry();
+        command
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .env_remove("MIMALLOC_ALLOW_THP");
+        if let Some(allow) = allow {
+            command.env("MIMALLOC_ALLOW_THP", allow);
+        }
+        let mut child = command.spawn().expect("ferry starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("the card line");
+        let enabled = huge_pages_enabled(child.id());
+        child.kill().expect("kill");
+        child.wait().expect("wait");
+        match enabled {
+            Some(enabled) => assert_eq!(enabled, expected, "MIMALLOC_ALLOW_THP={allow:?}"),
+            None if std::env::var("CI").as_deref() == Ok("true") => {
+                panic!("this kernel does not show THP_enabled; CI needs it")
+            }
+            None => return eprintln!("SKIPPED: this kernel does not show THP_enabled"),
+        }
+    }
+}
