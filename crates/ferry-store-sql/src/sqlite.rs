@@ -106,12 +106,11 @@ impl Dialect for Sqlite {
     ) -> Option<Batched<'c, bool>> {
         Some(Box::pin(async move {
             match write(conn, plan, "BEGIN IMMEDIATE;").await {
-                Ok(()) => Ok(true),
                 Err(sqlx::Error::Database(e)) if e.is_unique_violation() => {
                     conn.execute("ROLLBACK").await?;
                     Ok(false)
                 }
-                Err(e) => Err(e),
+                written => written.map(|()| true),
             }
         }))
     }

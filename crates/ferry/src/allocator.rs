@@ -18,8 +18,8 @@ const ALLOW_THP: &str = "MIMALLOC_ALLOW_THP";
 /// buffers hold a few hundred bytes. mimalloc v3 asks for huge pages on its arenas; v2, the
 /// line ferry is built with, does not, but a kernel whose setting is `always` gives them to
 /// any large mapping unasked. Measured with v3, 10,000 open streams took 228 MiB with them and
-/// 144 MiB without, at the same requests/s (see docs/src/benchmarks.md). The kernel keeps the setting for the children a server starts
-/// (`--exec` agents, Chromium).
+/// 144 MiB without, at the same requests/s (see docs/src/benchmarks.md). The kernel keeps the
+/// setting for the children a server starts (`--exec` agents, Chromium).
 pub(crate) fn avoid_huge_pages() {
     if std::env::var_os(ALLOW_THP).is_some() {
         return;

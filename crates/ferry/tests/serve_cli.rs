@@ -284,12 +284,12 @@ fn a_server_holds_no_huge_pages_unless_asked() {
         let enabled = huge_pages_enabled(child.id());
         child.kill().expect("kill");
         child.wait().expect("wait");
-        match enabled {
-            Some(enabled) => assert_eq!(enabled, expected, "MIMALLOC_ALLOW_THP={allow:?}"),
-            None if std::env::var("CI").as_deref() == Ok("true") => {
-                panic!("this kernel does not show THP_enabled; CI needs it")
-            }
-            None => return eprintln!("SKIPPED: this kernel does not show THP_enabled"),
+        let missing = enabled
+            .is_none()
+            .then(|| "this kernel does not show THP_enabled".to_owned());
+        if !ferry_testkit::required_or_skip("a_server_holds_no_huge_pages_unless_asked", missing) {
+            return;
         }
+        assert_eq!(enabled, Some(expected), "MIMALLOC_ALLOW_THP={allow:?}");
     }
 }
