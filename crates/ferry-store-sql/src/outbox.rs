@@ -207,7 +207,7 @@ where
         .bind(&*key.id)
         .bind(id);
         let done = self
-            .on_reads(async |conn| query.execute(conn).await)
+            .on_reads_writing(async |conn| query.execute(conn).await)
             .await?;
         Ok(DB::rows_affected(&done) > 0)
     }

@@ -70,7 +70,7 @@ where
             version: expected_version.saturating_add(1),
         };
         let saved = self
-            .on_reads(async |conn| {
+            .on_reads_writing(async |conn| {
                 if expected_version == 0 {
                     create_within_limit::<DB>(conn, &row, max_profiles).await
                 } else {
@@ -129,19 +129,15 @@ where
         owner: &ProfileOwner,
         name: &str,
     ) -> Result<bool, StoreError> {
-        let mut conn = self.connection(&self.reads).await?;
-        let result = tokio::time::timeout(
-            self.statement_timeout,
-            sqlx::query::<DB>(
-                "DELETE FROM profiles WHERE tenant = $1 AND caller = $2 AND name = $3",
-            )
-            .bind(owner.tenant.as_str())
-            .bind(owner.caller.as_str())
-            .bind(name)
-            .execute(&mut *conn),
+        let query = sqlx::query::<DB>(
+            "DELETE FROM profiles WHERE tenant = $1 AND caller = $2 AND name = $3",
         )
-        .await;
-        let done = self.finish(conn, result)?;
+        .bind(owner.tenant.as_str())
+        .bind(owner.caller.as_str())
+        .bind(name);
+        let done = self
+            .on_reads_writing(async |conn| query.execute(conn).await)
+            .await?;
         Ok(DB::rows_affected(&done) > 0)
     }
 }

@@ -58,7 +58,9 @@ where
         max_per_task: usize,
     ) -> Result<(), StoreError> {
         let put = self
-            .on_reads(async |conn| put_within_limit::<DB>(conn, key, config, max_per_task).await)
+            .on_reads_writing(async |conn| {
+                put_within_limit::<DB>(conn, key, config, max_per_task).await
+            })
             .await?;
         match put {
             Put::Done => Ok(()),
@@ -112,7 +114,7 @@ where
         key: &TaskKey,
         id: &str,
     ) -> Result<bool, StoreError> {
-        self.on_reads(async |conn| delete_with_deliveries::<DB>(conn, key, id).await)
+        self.on_reads_writing(async |conn| delete_with_deliveries::<DB>(conn, key, id).await)
             .await
     }
 }

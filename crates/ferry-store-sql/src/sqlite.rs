@@ -385,6 +385,46 @@ impl crate::store::Shared for SqliteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ferry_store::StoreError;
+
+    /// Writes the writer does not batch wait for the writers' turn, not for SQLite's lock:
+    /// while the turn is held (as the writer holds it for a batch) they do not write, and
+    /// they do once it is free. Were they to meet the writer at the lock, they would write
+    /// here at once, as nothing holds the lock.
+    #[tokio::test]
+    async fn writes_outside_the_writer_take_the_writers_turn() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let options = StoreOptions {
+            timeout: std::time::Duration::from_millis(50),
+            ..StoreOptions::default()
+        };
+        let store = SqliteStore::open(dir.path().join("turn.db"), &options)
+            .await
+            .expect("the store opens");
+        let inner = &store.inner;
+        let turn = inner
+            .write_turn
+            .clone()
+            .expect("SQLite has a writers' turn");
+        let key = TaskKey::new("", "no-such-task");
+
+        let held = turn.take(options.timeout).await.expect("the turn is free");
+        let refused = |result: Result<(), StoreError>| match result {
+            Err(StoreError::Unavailable(reason)) => assert!(
+                reason.contains("no turn to write"),
+                "waited for something else: {reason}"
+            ),
+            other => panic!("wrote while the writers' turn was held: {other:?}"),
+        };
+        refused(inner.expire(0).await.map(drop));
+        refused(inner.delete_push_config(&key, "c").await.map(drop));
+        refused(inner.redeliver(&key, "d").await.map(drop));
+        drop(held);
+
+        assert_eq!(inner.expire(0).await, Ok(Vec::new()));
+        assert_eq!(inner.delete_push_config(&key, "c").await, Ok(false));
+        assert_eq!(inner.redeliver(&key, "d").await, Ok(false));
+    }
 
     #[test]
     fn rows_of_placeholders() {

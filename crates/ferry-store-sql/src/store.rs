@@ -20,6 +20,7 @@ use sqlx::{ColumnIndex, Database, Decode, Encode, Executor, IntoArguments, Pool}
 use sqlx::{Row, Type};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::MutexGuard;
 
 /// The `TaskStore` of a database's store type: every call goes to its `inner: SqlStore<DB>`
 /// (written once here for SQLite and PostgreSQL alike).
@@ -255,15 +256,34 @@ where
         &self,
         op: impl AsyncFnOnce(&mut DB::Connection) -> Result<T, sqlx::Error>,
     ) -> Result<T, StoreError> {
-        let _turn = match &self.write_turn {
-            Some(turn) => Some(
-                turn.take(self.acquire_timeout)
-                    .await
-                    .map_err(|reason| self.unavailable(reason))?,
-            ),
-            None => None,
-        };
+        let _turn = self.writers_turn().await?;
         self.on(&self.outbox, op).await
+    }
+
+    /// A write the writer does not batch (a push config, a profile, a redelivery): on the
+    /// read pool, in the writers' turn when there is one.
+    pub(crate) async fn on_reads_writing<T>(
+        &self,
+        op: impl AsyncFnOnce(&mut DB::Connection) -> Result<T, sqlx::Error>,
+    ) -> Result<T, StoreError> {
+        let _turn = self.writers_turn().await?;
+        self.on(&self.reads, op).await
+    }
+
+    /// The writers' turn, where the database has one write lock for everyone (SQLite): held
+    /// by every write for as long as it writes. A write that met the writer at the lock
+    /// instead would wait in SQLite's busy handler, which sleeps up to 100 ms between tries
+    /// and, against a writer that commits back to back, can lose every try until its
+    /// timeout.
+    async fn writers_turn(&self) -> Result<Option<MutexGuard<'_, ()>>, StoreError> {
+        match &self.write_turn {
+            Some(turn) => turn
+                .take(self.acquire_timeout)
+                .await
+                .map(Some)
+                .map_err(|reason| self.unavailable(reason)),
+            None => Ok(None),
+        }
     }
 
     /// [`SqlStore::on_reads`] on `pool`.
@@ -514,8 +534,10 @@ where
             .collect()
     }
 
-    /// On the write pool: expiry deletes, and waits for a write batch rather than racing it.
+    /// On the write pool, in the writers' turn: expiry deletes, and waits for a write batch
+    /// rather than racing it.
     pub(crate) async fn expire(&self, now_ms: u64) -> Result<Vec<TaskKey>, StoreError> {
+        let _turn = self.writers_turn().await?;
         let mut conn = self.connection(&self.writes).await?;
         let result = tokio::time::timeout(
             self.statement_timeout,
