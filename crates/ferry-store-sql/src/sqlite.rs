@@ -394,21 +394,22 @@ mod tests {
     #[tokio::test]
     async fn writes_outside_the_writer_take_the_writers_turn() {
         let dir = tempfile::tempdir().expect("a temporary directory");
-        let options = StoreOptions {
-            timeout: std::time::Duration::from_millis(50),
-            ..StoreOptions::default()
-        };
-        let store = SqliteStore::open(dir.path().join("turn.db"), &options)
+        let mut store = SqliteStore::open(dir.path().join("turn.db"), &StoreOptions::default())
             .await
             .expect("the store opens");
-        let inner = &store.inner;
-        let turn = inner
+        let turn = store
+            .inner
             .write_turn
             .clone()
             .expect("SQLite has a writers' turn");
         let key = TaskKey::new("", "no-such-task");
 
-        let held = turn.take(options.timeout).await.expect("the turn is free");
+        // How long a write waits for the turn; the pools keep their own timeouts, so only
+        // the wait for the turn can run out here.
+        let patient = store.inner.acquire_timeout;
+        store.inner.acquire_timeout = std::time::Duration::from_millis(50);
+        let held = turn.take(patient).await.expect("the turn is free");
+        let inner = &store.inner;
         let refused = |result: Result<(), StoreError>| match result {
             Err(StoreError::Unavailable(reason)) => assert!(
                 reason.contains("no turn to write"),
@@ -421,6 +422,8 @@ mod tests {
         refused(inner.redeliver(&key, "d").await.map(drop));
         drop(held);
 
+        store.inner.acquire_timeout = patient;
+        let inner = &store.inner;
         assert_eq!(inner.expire(0).await, Ok(Vec::new()));
         assert_eq!(inner.delete_push_config(&key, "c").await, Ok(false));
         assert_eq!(inner.redeliver(&key, "d").await, Ok(false));
