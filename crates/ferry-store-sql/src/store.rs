@@ -159,10 +159,10 @@ pub(crate) struct SqlStore<DB: Database> {
     /// sends a delivery again, which at-least-once allows; the rows themselves are written
     /// with their events, durably.
     pub(crate) outbox: Pool<DB>,
-    /// Taken by the writer for each batch and by the outbox for each claim and finish when
-    /// the database has one write lock for everyone (SQLite): they then take turns here, in
-    /// order, instead of meeting at the database's lock, whose busy handler sleeps
-    /// milliseconds at a time.
+    /// Taken by every write when the database has one write lock for everyone (SQLite): the
+    /// writer for each batch, the outbox for each claim and finish, and the rest through
+    /// [`SqlStore::writers_turn`]. They take turns here, in order, instead of meeting at the
+    /// database's lock, whose busy handler sleeps milliseconds at a time.
     pub(crate) write_turn: Option<WriteTurn>,
     pub(crate) writer: Writes,
     /// How long one operation may take once it has a connection.
