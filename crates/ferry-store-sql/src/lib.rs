@@ -46,6 +46,7 @@
 //! # }
 //! ```
 
+mod checkpoint;
 mod dialect;
 mod error;
 mod leases;

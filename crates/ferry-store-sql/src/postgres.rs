@@ -600,6 +600,7 @@ impl PostgresStore {
                 acquire_timeout: options.timeout,
                 turn: None,
                 announce: Some(announcer.clone()),
+                committed: None,
             }
             .run(queue),
         );

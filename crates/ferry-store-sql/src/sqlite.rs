@@ -10,6 +10,7 @@
 //! processes creating the same new file at the same instant may see one of them fail.
 
 use crate::StoreOptions;
+use crate::checkpoint::Checkpointer;
 use crate::dialect::{Batched, Dialect, Locked};
 use crate::error::{OpenError, describe, describe_migration, seconds};
 use crate::plan::{FinalRow, Plan};
@@ -207,9 +208,8 @@ const WRITER_STATEMENTS: usize = 1024;
 /// of the indexes, the newest tasks) stay in memory instead of being read again.
 const WRITER_CACHE: &str = "-65536";
 
-/// WAL pages between checkpoints (SQLite's default is 1000). A page that several batches in
-/// a row change (the newest rows, the ends of the indexes) is copied into the database once
-/// per checkpoint, so fewer checkpoints copy less; the WAL grows to about 40 MB in between.
+/// WAL pages at which a commit checkpoints itself (SQLite's default is 1000): the backstop
+/// for when the checkpointer (see `crate::checkpoint`) falls behind, about 40 MB of WAL.
 const CHECKPOINT_PAGES: &str = "10000";
 
 /// Rows per multi-row statement: with 8 values a row, far below SQLite's limit of 32 766
@@ -238,6 +238,9 @@ fn bind_row<'q>(query: SqliteQuery<'q>, r: &'q FinalRow<'q>) -> SqliteQuery<'q> 
 #[derive(Debug)]
 pub struct SqliteStore {
     inner: SqlStore<Sqlite>,
+    /// How many checkpoints copied the whole WAL (the tests wait on it).
+    #[cfg_attr(not(test), expect(dead_code))]
+    checkpointed: tokio::sync::watch::Receiver<u64>,
 }
 
 impl SqliteStore {
@@ -291,6 +294,9 @@ impl SqliteStore {
             .synchronous(SqliteSynchronous::Full)
             .foreign_keys(true)
             .busy_timeout(options.timeout)
+            // The checkpointer copies the WAL; SQLite's own checkpoint in a commit (which
+            // every connection that writes would start past 1000 pages) is the backstop.
+            .pragma("wal_autocheckpoint", CHECKPOINT_PAGES)
             // Statement journals (a multi-row statement's undo log inside a transaction) in
             // memory, not in temporary files: they never need to survive a crash.
             .pragma("temp_store", "memory");
@@ -332,19 +338,24 @@ impl SqliteStore {
                 connect
                     .clone()
                     .statement_cache_capacity(WRITER_STATEMENTS)
-                    .pragma("cache_size", WRITER_CACHE)
-                    .pragma("wal_autocheckpoint", CHECKPOINT_PAGES),
+                    .pragma("cache_size", WRITER_CACHE),
             );
         let outbox = SqlitePoolOptions::new()
             .max_connections(OUTBOX_CONNECTIONS)
             .acquire_timeout(options.timeout)
             .connect_lazy_with(connect.clone().synchronous(SqliteSynchronous::Normal));
+        let checkpoints = SqlitePoolOptions::new()
+            .max_connections(1)
+            .acquire_timeout(options.timeout)
+            .connect_lazy_with(connect.clone());
         let reads = SqlitePoolOptions::new()
             .max_connections(options.read_connections.max(1))
             .acquire_timeout(options.timeout)
             .connect_lazy_with(connect);
         let (writes_queue, queue) = writer::channel(options.max_batch);
         let turn = crate::turn::WriteTurn::default();
+        let (committed, commits) = tokio::sync::watch::channel(0);
+        let (done, checkpointed) = tokio::sync::watch::channel(0);
         tokio::spawn(
             Writer {
                 pool: writes.clone(),
@@ -353,10 +364,22 @@ impl SqliteStore {
                 acquire_timeout: options.timeout,
                 turn: Some(turn.clone()),
                 announce: None,
+                committed: Some(committed),
             }
             .run(queue),
         );
+        tokio::spawn(
+            Checkpointer {
+                pool: checkpoints,
+                turn: turn.clone(),
+                commits,
+                timeout: options.timeout,
+                done,
+            }
+            .run(),
+        );
         Ok(SqliteStore {
+            checkpointed,
             inner: SqlStore {
                 reads,
                 writes,
@@ -385,7 +408,7 @@ impl crate::store::Shared for SqliteStore {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ferry_store::StoreError;
+    use ferry_store::{StoreError, TaskStore as _};
 
     /// Writes the writer does not batch wait for the writers' turn, not for SQLite's lock:
     /// while the turn is held (as the writer holds it for a batch) they do not write, and
@@ -427,6 +450,73 @@ mod tests {
         assert_eq!(inner.expire(0).await, Ok(Vec::new()));
         assert_eq!(inner.delete_push_config(&key, "c").await, Ok(false));
         assert_eq!(inner.redeliver(&key, "d").await, Ok(false));
+    }
+
+    /// Each listing page is read in order from a listing index, latest first, without
+    /// sorting what it selects: the indexes hold the oldest first (new tasks go in at their
+    /// end), and the page reads one backwards.
+    #[tokio::test]
+    async fn a_listing_page_reads_a_listing_index_backwards_without_sorting() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let store = SqliteStore::open(dir.path().join("plan.db"), &StoreOptions::default())
+            .await
+            .expect("the store opens");
+        let mut owned = ListQuery::all("t", 50);
+        owned.owner = Some("alice".to_owned());
+        let mut later = ListQuery::all("t", 50);
+        later.page_token = Some("300:task-9".to_owned());
+        let mut conn = store.inner.reads.acquire().await.expect("a connection");
+        for query in [ListQuery::all("t", 50), owned, later] {
+            let (sql, binds) = crate::store::page_statement(&query).expect("a statement");
+            let explain = format!("EXPLAIN QUERY PLAN {sql}");
+            let plan: Vec<String> = crate::store::bind_all(sqlx::query(&explain), &binds)
+                .fetch_all(&mut *conn)
+                .await
+                .expect("a plan")
+                .iter()
+                .map(|row| row.get::<String, _>(3))
+                .collect();
+            let plan = plan.join("; ");
+            assert!(
+                plan.contains("INDEX tasks_listing") && !plan.contains("TEMP B-TREE"),
+                "{query:?}: {plan}"
+            );
+        }
+    }
+
+    /// The checkpointer copies what the writer committed into the database file: after one
+    /// write, far less than the WAL size at which a commit checkpoints itself, the file holds
+    /// the task. Without it the task would stay in the WAL until that size.
+    #[tokio::test]
+    async fn the_checkpointer_copies_the_writers_commits_into_the_database_file() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("checkpoint.db");
+        let store = SqliteStore::open(&path, &StoreOptions::default())
+            .await
+            .expect("the store opens");
+        let file_size = || std::fs::metadata(&path).expect("the database file").len();
+        let mut checkpointed = store.checkpointed.clone();
+        let migrated = file_size();
+
+        let task = ferry_store::conformance::task("", "t-1", "c-1", TaskState::Working, 1);
+        let mut wide = task.clone();
+        let history = (0..64).map(|i| {
+            let text = ferry_proto::Part::text("x".repeat(1024));
+            Arc::new(ferry_proto::Message::user(format!("m-{i}"), vec![text]))
+        });
+        Arc::make_mut(&mut wide.task).history = history.collect();
+        store.create(wide).await.expect("the task is written");
+        checkpointed
+            .wait_for(|done| *done >= 1)
+            .await
+            .expect("the checkpointer runs");
+
+        assert!(
+            file_size() >= migrated + 64 * 1024,
+            "the task's pages are in the database file ({migrated} bytes before, {} after)",
+            file_size()
+        );
+        assert_eq!(store.get(&task.key()).await.map(|t| t.is_some()), Ok(true));
     }
 
     #[test]

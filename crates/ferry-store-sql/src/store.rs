@@ -416,34 +416,17 @@ where
     }
 
     pub(crate) async fn list(&self, query: &ListQuery) -> Result<Page, StoreError> {
-        let after = query.page_token.as_deref().map(parse_token).transpose()?;
         let size = query.page_size.max(1);
-        let mut select = Select::filtered(query);
-        let count_sql = format!("SELECT COUNT(*) FROM tasks{}", select.sql);
-        let count_binds = select.binds.clone();
-        if let Some(position) = &after {
-            // Latest first, then by id: what comes after (ms, id) is an older status, or the
-            // same one with a greater id.
-            let ms = select.bind(Bind::Int(position.status_ms));
-            let id = select.bind(Bind::Text(position.id));
-            select.sql.push_str(&format!(
-                " AND status_ms <= {ms} AND (status_ms < {ms} OR id > {id})"
-            ));
-        }
-        // One more than a page: whether it exists says if there is a next page.
-        let limit = select.bind(Bind::Int(stored(size as u64).saturating_add(1)));
-        let page_sql = format!(
-            "SELECT id, seq, status_ms, expires_ms, snapshot, owner FROM tasks{} \
-             ORDER BY status_ms DESC, id ASC LIMIT {limit}",
-            select.sql
-        );
+        let counted = Select::filtered(query);
+        let count_sql = format!("SELECT COUNT(*) FROM tasks{}", counted.sql);
+        let (page_sql, page_binds) = page_statement(query)?;
         let mut conn = self.connection(&self.reads).await?;
         let result = tokio::time::timeout(self.statement_timeout, async {
-            let total: i64 = bind_all(sqlx::query::<DB>(&count_sql), &count_binds)
+            let total: i64 = bind_all(sqlx::query::<DB>(&count_sql), &counted.binds)
                 .fetch_one(&mut *conn)
                 .await?
                 .try_get(0)?;
-            let rows = bind_all(sqlx::query::<DB>(&page_sql), &select.binds)
+            let rows = bind_all(sqlx::query::<DB>(&page_sql), &page_binds)
                 .fetch_all(&mut *conn)
                 .await?;
             Ok((total, rows))
@@ -565,7 +548,32 @@ where
     }
 }
 
-/// The `tenant, id` of each row.
+/// The statement of one listing page and its values: the tasks `query` selects after its page
+/// token, latest status first, ties by id, one more than a page (whether it exists says if
+/// there is a next page). The listing indexes hold the oldest first, so that new tasks go in
+/// at their end; this order is the same index read backwards.
+pub(crate) fn page_statement(query: &ListQuery) -> Result<(String, Vec<Bind<'_>>), StoreError> {
+    let after = query.page_token.as_deref().map(parse_token).transpose()?;
+    let mut select = Select::filtered(query);
+    if let Some(position) = &after {
+        // Latest first, then by id: what comes after (ms, id) is an older status, or the
+        // same one with a greater id.
+        let ms = select.bind(Bind::Int(position.status_ms));
+        let id = select.bind(Bind::Text(position.id));
+        select.sql.push_str(&format!(
+            " AND status_ms <= {ms} AND (status_ms < {ms} OR id > {id})"
+        ));
+    }
+    let more = stored(query.page_size.max(1) as u64).saturating_add(1);
+    let limit = select.bind(Bind::Int(more));
+    let sql = format!(
+        "SELECT id, seq, status_ms, expires_ms, snapshot, owner FROM tasks{} \
+         ORDER BY status_ms DESC, id ASC LIMIT {limit}",
+        select.sql
+    );
+    Ok((sql, select.binds))
+}
+
 /// The task keys of `rows` whose first two columns are `tenant, id`.
 pub(crate) fn keys<R>(rows: &[R]) -> Result<Vec<TaskKey>, sqlx::Error>
 where
@@ -584,7 +592,7 @@ where
 
 /// A value bound to a dynamically built statement.
 #[derive(Debug, Clone, Copy)]
-enum Bind<'a> {
+pub(crate) enum Bind<'a> {
     Text(&'a str),
     Int(i64),
 }
@@ -634,7 +642,7 @@ impl<'a> Select<'a> {
     }
 }
 
-fn bind_all<'q, DB>(
+pub(crate) fn bind_all<'q, DB>(
     mut query: sqlx::query::Query<'q, DB, DB::Arguments<'q>>,
     binds: &[Bind<'q>],
 ) -> sqlx::query::Query<'q, DB, DB::Arguments<'q>>

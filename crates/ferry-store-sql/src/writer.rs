@@ -174,6 +174,8 @@ pub(crate) struct Writer<DB: Database> {
     pub(crate) turn: Option<WriteTurn>,
     /// How its batches tell other replicas of the events they store (PostgreSQL).
     pub(crate) announce: Option<Announcer>,
+    /// Bumped after each batch that committed a write, for the checkpointer (SQLite).
+    pub(crate) committed: Option<tokio::sync::watch::Sender<u64>>,
 }
 
 impl<DB> Writer<DB>
@@ -221,6 +223,11 @@ where
     /// connection back for the lane's next batch.
     async fn lane(&self, mut held: Option<Held<DB>>, batch: Vec<Write>) -> Option<Held<DB>> {
         let outcomes = self.commit(&mut held, &batch).await;
+        if let Some(committed) = &self.committed
+            && outcomes.iter().any(Result::is_ok)
+        {
+            committed.send_modify(|n| *n += 1);
+        }
         if let Some(announce) = &self.announce {
             let fenced = outcomes
                 .iter()
