@@ -1,7 +1,7 @@
 -- The listing indexes in the order tasks arrive (ferry-store-sql, PostgreSQL).
 --
 -- Both listing indexes kept the latest status first (status_ms DESC), so every new task went
--- in at their left edge, where a full page is split half and half: the indexes were twice
+-- in at their left edge, where a full page is split half and half: the indexes were nearly twice
 -- their size and their write-ahead log some 6 % larger. Now they hold the oldest first
 -- (status_ms ascending, ties by id descending): new tasks go in at the right edge, and a
 -- listing (latest first, ties by id ascending) scans the same index backwards, still
