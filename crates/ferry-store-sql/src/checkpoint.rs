@@ -37,15 +37,24 @@ pub(crate) struct Checkpointer {
 }
 
 impl Checkpointer {
-    /// Checkpoints after commits, at most once per [`SPACING`], until the writer stops.
+    /// Checkpoints after commits, at most once per [`SPACING`], until the writer stops. A
+    /// failure is a warning once (a full disk would fail every round), then quiet until a
+    /// checkpoint succeeds again.
     pub(crate) async fn run(mut self) {
+        let mut failing = false;
         while self.commits.changed().await.is_ok() {
-            self.commits.mark_unchanged();
             match self.checkpoint().await {
-                Ok(()) => self.done.send_modify(|n| *n += 1),
-                Err(reason) => {
-                    tracing::warn!(%reason, "SQLite checkpoint failed; the writer's own checkpoints go on");
+                Ok(()) => {
+                    if std::mem::take(&mut failing) {
+                        tracing::info!("SQLite checkpoints succeed again");
+                    }
+                    self.done.send_modify(|n| *n += 1);
                 }
+                Err(reason) if !failing => {
+                    failing = true;
+                    tracing::warn!(%reason, "SQLite checkpoint failed; the writer's own checkpoints go on (said once until one succeeds)");
+                }
+                Err(reason) => tracing::debug!(%reason, "SQLite checkpoint failed again"),
             }
             tokio::time::sleep(SPACING).await;
         }
