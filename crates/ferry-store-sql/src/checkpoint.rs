@@ -32,7 +32,8 @@ pub(crate) struct Checkpointer {
     pub(crate) commits: watch::Receiver<u64>,
     /// How long the checkpointer waits for a connection or the turn before it skips a round.
     pub(crate) timeout: Duration,
-    /// Counts the checkpoints that copied everything.
+    /// Counts the checkpoints that ran (a reader on an older part of the WAL may have stopped
+    /// one short of the end).
     pub(crate) done: watch::Sender<u64>,
 }
 

@@ -238,7 +238,7 @@ fn bind_row<'q>(query: SqliteQuery<'q>, r: &'q FinalRow<'q>) -> SqliteQuery<'q> 
 #[derive(Debug)]
 pub struct SqliteStore {
     inner: SqlStore<Sqlite>,
-    /// How many checkpoints copied the whole WAL (the tests wait on it).
+    /// How many checkpoints the checkpointer ran (the tests wait on it).
     #[cfg_attr(not(test), expect(dead_code))]
     checkpointed: tokio::sync::watch::Receiver<u64>,
 }
