@@ -14,6 +14,11 @@
 //!   required message left out, an enum number the protocol does not define, a JSON number
 //!   that is not finite, a timestamp out of range.
 //!
+//! A server's answers are written without their twins: [`WriteProto`] writes a task view, a
+//! stream event or SendMessage's answer ([`SendMessageAnswer`]) as protobuf straight from the
+//! borrowed values, byte for byte what prost writes for the twin, where building the twin
+//! would copy every string of the task first.
+//!
 //! The requests without a twin of their own are paired too: a
 //! [`TaskPushNotificationConfigRef`](crate::TaskPushNotificationConfigRef) is both
 //! `GetTaskPushNotificationConfigRequest` and `DeleteTaskPushNotificationConfigRequest`, and
@@ -55,6 +60,7 @@ mod operation;
 mod requests;
 mod task;
 mod value;
+mod write;
 
 /// The messages and enums of package `lf.a2a.v1`, as prost generates them.
 #[allow(missing_docs, unreachable_pub, clippy::all, clippy::pedantic)]
@@ -63,6 +69,7 @@ pub mod pb {
 }
 
 pub use operation::{GrpcOperation, decode_request};
+pub use write::{SendMessageAnswer, WriteProto};
 
 /// The fully qualified name of the A2A gRPC service.
 pub const SERVICE_NAME: &str = "lf.a2a.v1.A2AService";

@@ -19,3 +19,6 @@ mod values;
 
 /// Decode refusals and their field paths.
 mod refusals;
+
+/// The answers written straight from ferry's types, byte for byte as prost writes their twins.
+mod written;

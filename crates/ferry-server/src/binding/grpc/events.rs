@@ -7,7 +7,6 @@ use crate::binding::GRPC_EVENTS;
 use crate::core::stream::TaskStream;
 use crate::edge::front_door::StreamPermit;
 use bytes::Bytes;
-use ferry_proto::grpc::pb;
 use ferry_proto::{A2aError, ErrorKind, ErrorTable};
 use futures_util::Stream;
 use hyper::body::Frame;
@@ -43,9 +42,7 @@ pub(super) fn frames(
         let frame = match next {
             None => return Some((Ok(Frame::trailers(frame::ok_trailers())), None)),
             Some(Err(e)) => return Some((Ok(Frame::trailers(trailers_of(&e, table))), None)),
-            Some(Ok(item)) => item.encoded(GRPC_EVENTS, |event| {
-                frame::encode(&pb::StreamResponse::from(event))
-            }),
+            Some(Ok(item)) => item.encoded(GRPC_EVENTS, frame::encode_written),
         };
         Some((Ok(Frame::data(frame)), Some((stream, closing, permit))))
     })

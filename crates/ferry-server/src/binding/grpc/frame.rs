@@ -9,6 +9,7 @@ use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;
 use bytes::{BufMut, Bytes, BytesMut};
+use ferry_proto::grpc::WriteProto;
 use ferry_proto::{A2aError, ErrorKind};
 use futures_util::Stream;
 use hyper::body::Frame;
@@ -62,12 +63,21 @@ pub(super) fn too_large(limit: usize) -> A2aError {
 
 /// `message` as one frame of an answer.
 pub(super) fn encode(message: &impl prost::Message) -> Bytes {
-    let length = message.encoded_len();
+    framed(message.encoded_len(), |out| message.encode_raw(out))
+}
+
+/// `message`, written straight from ferry's types, as one frame of an answer: what
+/// [`encode`] makes of its `pb` twin, without building the twin.
+pub(super) fn encode_written(message: &impl WriteProto) -> Bytes {
+    framed(message.encoded_len(), |out| message.write(out))
+}
+
+/// The prefix for a message of `length` bytes, then the message as `write` puts it.
+fn framed(length: usize, write: impl FnOnce(&mut BytesMut)) -> Bytes {
     let mut out = BytesMut::with_capacity(PREFIX + length);
     out.put_u8(0);
     out.put_u32(u32::try_from(length).unwrap_or(u32::MAX));
-    // A BytesMut with room for the message cannot run out of it.
-    let _ = message.encode(&mut out);
+    write(&mut out);
     out.freeze()
 }
 
@@ -80,8 +90,18 @@ pub(super) fn ok_trailers() -> HeaderMap {
 
 /// A unary answer: the message, then the trailers.
 pub(super) fn unary(message: &impl prost::Message) -> Response {
+    unary_frame(encode(message))
+}
+
+/// A unary answer of `message`, written straight from ferry's types.
+pub(super) fn unary_written(message: &impl WriteProto) -> Response {
+    unary_frame(encode_written(message))
+}
+
+/// A unary answer of one framed message.
+fn unary_frame(message: Bytes) -> Response {
     let frames = [
-        Ok::<_, Infallible>(Frame::data(encode(message))),
+        Ok::<_, Infallible>(Frame::data(message)),
         Ok(Frame::trailers(ok_trailers())),
     ];
     streaming(futures_util::stream::iter(frames))

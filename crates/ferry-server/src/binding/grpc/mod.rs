@@ -34,7 +34,7 @@ use axum::http::HeaderValue;
 use axum::http::request::Parts;
 use axum::response::Response;
 use bytes::Bytes;
-use ferry_proto::grpc::pb;
+use ferry_proto::grpc::{SendMessageAnswer, pb};
 use ferry_proto::{A2aError, ErrorTable, Operation};
 use std::sync::Arc;
 
@@ -97,8 +97,8 @@ impl Codec for Grpc {
         answer: Answer,
     ) -> Result<Response, A2aError> {
         Ok(match answer {
-            Answer::Sent(sent) => frame::unary(&sent_message(&sent)),
-            Answer::Task(task) => frame::unary(&pb::Task::from(task.view())),
+            Answer::Sent(sent) => frame::unary_written(&sent_message(&sent)),
+            Answer::Task(task) => frame::unary_written(&task.view()),
             Answer::Tasks(page) => frame::unary(&pb::ListTasksResponse::from(&page)),
             Answer::Card(card) => frame::unary(&pb::AgentCard::from(&*card)),
             Answer::PushConfig(config) => {
@@ -148,16 +148,12 @@ impl Codec for Grpc {
     }
 }
 
-/// `SendMessage`'s answer as its message: the shaped task (encoded from the view: nothing
+/// `SendMessage`'s answer as its message: the shaped task (written from the view: nothing
 /// is copied to shape it) or the reply.
-fn sent_message(sent: &Sent) -> pb::SendMessageResponse {
-    use pb::send_message_response::Payload;
-    let payload = match sent {
-        Sent::Task(task) => Payload::Task(pb::Task::from(task.view())),
-        Sent::Message(message) => Payload::Message(pb::Message::from(&**message)),
-    };
-    pb::SendMessageResponse {
-        payload: Some(payload),
+fn sent_message(sent: &Sent) -> SendMessageAnswer<'_> {
+    match sent {
+        Sent::Task(task) => SendMessageAnswer::Task(task.view()),
+        Sent::Message(message) => SendMessageAnswer::Message(message),
     }
 }
 
@@ -176,6 +172,7 @@ mod tests {
             true,
         ));
         let wire = pb::SendMessageResponse::from(&sent.to_response());
-        assert_eq!(sent_message(&sent), wire);
+        let written = frame::encode_written(&sent_message(&sent));
+        assert_eq!(written, frame::encode(&wire));
     }
 }
