@@ -222,7 +222,7 @@ pub struct Message {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(remote = "Self", rename_all = "camelCase")]
 pub struct TaskStatus {
-    /// `"submitted"`, `"working"`, `"input-required"`, … (see [`super::state_name`]).
+    /// `"submitted"`, `"working"`, `"input-required"`, … (see [`super::convert::state_name`]).
     pub state: String,
     /// The message that came with it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
