@@ -357,10 +357,11 @@ impl RequestHandler {
         check_history_length(history_length)?;
         let moved = match self.route(call, &mut req.message).await? {
             Route::Here(moved) => moved,
+            // Boxed, as is the stream's below: a call forwarded to another replica holds a
+            // client call's state (some 10 KB), and unboxed that would be the size of every
+            // local call's future too, which is copied whenever it is moved.
             Route::There(holder) => {
-                return self
-                    .forward(|f| f.send(&self.manager, call, &holder, req))
-                    .await;
+                return Box::pin(self.forward(|f| f.send(&self.manager, call, &holder, req))).await;
             }
         };
         let started = self.start(call, req, false, moved).await?;
@@ -425,8 +426,7 @@ impl RequestHandler {
         let moved = match self.route(call, &mut req.message).await? {
             Route::Here(moved) => moved,
             Route::There(holder) => {
-                return self
-                    .forward(|f| f.stream(&self.manager, call, &holder, req))
+                return Box::pin(self.forward(|f| f.stream(&self.manager, call, &holder, req)))
                     .await;
             }
         };
