@@ -454,20 +454,26 @@ mod tests {
 
     /// Each listing page is read in order from a listing index, latest first, without
     /// sorting what it selects: the indexes hold the oldest first (new tasks go in at their
-    /// end), and the page reads one backwards.
+    /// end), and the page reads one backwards. A listing for an owner reads the owner
+    /// listing index twice (the owner's tasks, the unowned ones), each read a page at most,
+    /// and sorts only those two pages to merge them; it never reads other callers' tasks.
     #[tokio::test]
     async fn a_listing_page_reads_a_listing_index_backwards_without_sorting() {
         let dir = tempfile::tempdir().expect("a temporary directory");
         let store = SqliteStore::open(dir.path().join("plan.db"), &StoreOptions::default())
             .await
             .expect("the store opens");
-        let mut owned = ListQuery::all("t", 50);
-        owned.owner = Some("alice".to_owned());
-        let mut later = ListQuery::all("t", 50);
-        later.page_token = Some("300:task-9".to_owned());
+        let later = |mut query: ListQuery| {
+            query.page_token = Some("300:task-9".to_owned());
+            query
+        };
+        let owned = |mut query: ListQuery| {
+            query.owner = Some("alice".to_owned());
+            query
+        };
         let mut conn = store.inner.reads.acquire().await.expect("a connection");
-        for query in [ListQuery::all("t", 50), owned, later] {
-            let (sql, binds) = crate::store::page_statement(&query).expect("a statement");
+        let mut plan_of = async |query: &ListQuery| {
+            let (sql, binds) = crate::store::page_statement(query).expect("a statement");
             let explain = format!("EXPLAIN QUERY PLAN {sql}");
             let plan: Vec<String> = crate::store::bind_all(sqlx::query(&explain), &binds)
                 .fetch_all(&mut *conn)
@@ -476,9 +482,25 @@ mod tests {
                 .iter()
                 .map(|row| row.get::<String, _>(3))
                 .collect();
-            let plan = plan.join("; ");
+            plan.join("; ")
+        };
+        for query in [ListQuery::all("t", 50), later(ListQuery::all("t", 50))] {
+            let plan = plan_of(&query).await;
             assert!(
                 plan.contains("INDEX tasks_listing") && !plan.contains("TEMP B-TREE"),
+                "{query:?}: {plan}"
+            );
+        }
+        for query in [
+            owned(ListQuery::all("t", 50)),
+            later(owned(ListQuery::all("t", 50))),
+        ] {
+            let plan = plan_of(&query).await;
+            let owner_reads = plan
+                .matches("INDEX tasks_owner_listing (tenant=? AND owner=?")
+                .count();
+            assert!(
+                owner_reads == 2 && !plan.contains("tasks_listing") && !plan.contains("SCAN tasks"),
                 "{query:?}: {plan}"
             );
         }

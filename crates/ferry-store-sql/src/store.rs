@@ -417,12 +417,11 @@ where
 
     pub(crate) async fn list(&self, query: &ListQuery) -> Result<Page, StoreError> {
         let size = query.page_size.max(1);
-        let counted = Select::filtered(query);
-        let count_sql = format!("SELECT COUNT(*) FROM tasks{}", counted.sql);
+        let (count_sql, count_binds) = count_statement(query);
         let (page_sql, page_binds) = page_statement(query)?;
         let mut conn = self.connection(&self.reads).await?;
         let result = tokio::time::timeout(self.statement_timeout, async {
-            let total: i64 = bind_all(sqlx::query::<DB>(&count_sql), &counted.binds)
+            let total: i64 = bind_all(sqlx::query::<DB>(&count_sql), &count_binds)
                 .fetch_one(&mut *conn)
                 .await?
                 .try_get(0)?;
@@ -548,13 +547,41 @@ where
     }
 }
 
+/// The statement that counts the tasks `query` selects (all its pages), and its values.
+fn count_statement(query: &ListQuery) -> (String, Vec<Bind<'_>>) {
+    let mut counted = Select::matching(query);
+    if let Some(owner) = &query.owner {
+        // `ferry_store::visible_to`: the owner's tasks and those stored before owners were.
+        let p = counted.bind(Bind::Text(owner));
+        counted
+            .sql
+            .push_str(&format!(" AND (owner = {p} OR owner IS NULL)"));
+    }
+    (
+        format!("SELECT COUNT(*) FROM tasks{}", counted.sql),
+        counted.binds,
+    )
+}
+
+/// The columns of a listing page.
+const PAGE_COLUMNS: &str = "id, seq, status_ms, expires_ms, snapshot, owner";
+
+/// A listing's order: latest status first, ties by id.
+const LATEST_FIRST: &str = "ORDER BY status_ms DESC, id ASC";
+
 /// The statement of one listing page and its values: the tasks `query` selects after its page
 /// token, latest status first, ties by id, one more than a page (whether it exists says if
 /// there is a next page). The listing indexes hold the oldest first, so that new tasks go in
 /// at their end; this order is the same index read backwards.
+///
+/// A listing for an owner shows the owner's tasks and those stored before owners were
+/// (`ferry_store::visible_to`). Those are two reads of the owner listing index, each in order
+/// and at most a page long, merged: one read for `owner = $p OR owner IS NULL` would be of the
+/// tenant's listing index, filtered, and pass every other caller's tasks on the way (77 ms
+/// against 0.04 ms for a page of a caller with 10 of a tenant's 200,000 tasks, SQLite).
 pub(crate) fn page_statement(query: &ListQuery) -> Result<(String, Vec<Bind<'_>>), StoreError> {
     let after = query.page_token.as_deref().map(parse_token).transpose()?;
-    let mut select = Select::filtered(query);
+    let mut select = Select::matching(query);
     if let Some(position) = &after {
         // Latest first, then by id: what comes after (ms, id) is an older status, or the
         // same one with a greater id.
@@ -566,11 +593,22 @@ pub(crate) fn page_statement(query: &ListQuery) -> Result<(String, Vec<Bind<'_>>
     }
     let more = stored(query.page_size.max(1) as u64).saturating_add(1);
     let limit = select.bind(Bind::Int(more));
-    let sql = format!(
-        "SELECT id, seq, status_ms, expires_ms, snapshot, owner FROM tasks{} \
-         ORDER BY status_ms DESC, id ASC LIMIT {limit}",
-        select.sql
-    );
+    let owner = query.owner.as_deref().map(|o| select.bind(Bind::Text(o)));
+    let page = |filter: &str| {
+        format!(
+            "SELECT {PAGE_COLUMNS} FROM tasks{}{filter} {LATEST_FIRST} LIMIT {limit}",
+            select.sql
+        )
+    };
+    let sql = match owner {
+        None => page(""),
+        Some(owner) => format!(
+            "SELECT {PAGE_COLUMNS} FROM ({}) AS mine UNION ALL \
+             SELECT {PAGE_COLUMNS} FROM ({}) AS unowned {LATEST_FIRST} LIMIT {limit}",
+            page(&format!(" AND owner = {owner}")),
+            page(" AND owner IS NULL"),
+        ),
+    };
     Ok((sql, select.binds))
 }
 
@@ -605,8 +643,8 @@ struct Select<'a> {
 }
 
 impl<'a> Select<'a> {
-    /// The filters of `query`, without its page position.
-    fn filtered(query: &'a ListQuery) -> Select<'a> {
+    /// The filters of `query`, without its owner and its page position.
+    fn matching(query: &'a ListQuery) -> Select<'a> {
         let mut select = Select {
             sql: String::new(),
             binds: Vec::new(),
@@ -624,13 +662,6 @@ impl<'a> Select<'a> {
         if let Some(since) = query.status_since_ms {
             let p = select.bind(Bind::Int(stored(since)));
             select.sql.push_str(&format!(" AND status_ms >= {p}"));
-        }
-        // `ferry_store::visible_to`: the owner's tasks and those stored before owners were.
-        if let Some(owner) = &query.owner {
-            let p = select.bind(Bind::Text(owner));
-            select
-                .sql
-                .push_str(&format!(" AND (owner = {p} OR owner IS NULL)"));
         }
         select
     }
