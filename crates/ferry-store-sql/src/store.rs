@@ -550,17 +550,22 @@ where
 /// The statement that counts the tasks `query` selects (all its pages), and its values.
 fn count_statement(query: &ListQuery) -> (String, Vec<Bind<'_>>) {
     let mut counted = Select::matching(query);
-    if let Some(owner) = &query.owner {
-        // `ferry_store::visible_to`: the owner's tasks and those stored before owners were.
-        let p = counted.bind(Bind::Text(owner));
-        counted
-            .sql
-            .push_str(&format!(" AND (owner = {p} OR owner IS NULL)"));
-    }
-    (
-        format!("SELECT COUNT(*) FROM tasks{}", counted.sql),
-        counted.binds,
-    )
+    let sql = match &query.owner {
+        None => format!("SELECT COUNT(*) FROM tasks{}", counted.sql),
+        Some(owner) => {
+            let [mine, unowned] = visible_to(&counted.bind(Bind::Text(owner)));
+            let count = |filter: &str| format!("SELECT COUNT(*) FROM tasks{}{filter}", counted.sql);
+            format!("SELECT ({}) + ({})", count(&mine), count(&unowned))
+        }
+    };
+    (sql, counted.binds)
+}
+
+/// `ferry_store::visible_to` for the owner bound as `p`: the owner's tasks and those stored
+/// before owners were, as two filters, each of which the owner listing index serves in order
+/// (one `owner = p OR owner IS NULL` would not be).
+fn visible_to(p: &str) -> [String; 2] {
+    [format!(" AND owner = {p}"), " AND owner IS NULL".to_owned()]
 }
 
 /// The columns of a listing page.
@@ -602,12 +607,15 @@ pub(crate) fn page_statement(query: &ListQuery) -> Result<(String, Vec<Bind<'_>>
     };
     let sql = match owner {
         None => page(""),
-        Some(owner) => format!(
-            "SELECT {PAGE_COLUMNS} FROM ({}) AS mine UNION ALL \
-             SELECT {PAGE_COLUMNS} FROM ({}) AS unowned {LATEST_FIRST} LIMIT {limit}",
-            page(&format!(" AND owner = {owner}")),
-            page(" AND owner IS NULL"),
-        ),
+        Some(owner) => {
+            let [mine, unowned] = visible_to(&owner);
+            format!(
+                "SELECT {PAGE_COLUMNS} FROM ({}) AS mine UNION ALL \
+                 SELECT {PAGE_COLUMNS} FROM ({}) AS unowned {LATEST_FIRST} LIMIT {limit}",
+                page(&mine),
+                page(&unowned),
+            )
+        }
     };
     Ok((sql, select.binds))
 }
