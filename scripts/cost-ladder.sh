@@ -126,8 +126,25 @@ stop() {
 }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$PID/stat"; }
 
-echo "SendMessage:"
-echo "round name      requests/s  p50 ms  p99 ms  server CPU/request"
+# One line of a table: the client's JSON (the Lua script's LADDER line, or `ferry bench
+# --json`) and the server's CPU ticks before and after the measurement.
+report() {
+  python3 - "$@" "$TICKS" <<'PY'
+import json, sys
+rnd, name, out, before, after, ticks = sys.argv[1:]
+m = json.loads(out)
+done = m["requests"] if "requests" in m else m["completed"]
+rate = done / m["seconds"] if "seconds" in m else m["perSecond"]
+p50, p99 = m.get("p50_ms", m.get("p50Ms")), m.get("p99_ms", m.get("p99Ms"))
+cpu = (int(after) - int(before)) / int(ticks) / max(done, 1) * 1e6
+note = f"  ({m['errors']} errors)" if m["errors"] else ""
+print(f"{rnd:>5} {name:<9} {rate:>10,.0f}  {p50:6.2f}  {p99:6.2f}  {cpu:8.1f} µs{note}", flush=True)
+PY
+}
+HEADER="round name           per s  p50 ms  p99 ms  server CPU each"
+
+echo "SendMessage (p50 and p99: the request)"
+echo "$HEADER"
 for round in $(seq "$ROUNDS"); do
   for name in "${NAMES[@]}"; do
     start "$name"
@@ -136,40 +153,25 @@ for round in $(seq "$ROUNDS"); do
     out=$(taskset -c 1 wrk -t1 -c32 -d8s -s "$LUA" "http://127.0.0.1:$PORT/" | grep '^LADDER ')
     after=$(cpu_ticks)
     stop
-    python3 - "$round" "$name" "${out#LADDER }" "$before" "$after" "$TICKS" <<'PY'
-import json, sys
-rnd, name, out, before, after, ticks = sys.argv[1:]
-m = json.loads(out)
-cpu = (int(after) - int(before)) / int(ticks)
-note = f"  ({m['errors']} errors)" if m["errors"] else ""
-print(f"{rnd:>5} {name:<9} {m['requests'] / m['seconds']:>10,.0f}  {m['p50_ms']:6.2f}  {m['p99_ms']:6.2f}"
-      f"  {cpu / m['requests'] * 1e6:8.1f} µs{note}", flush=True)
-PY
+    report "$round" "$name" "${out#LADDER }" "$before" "$after"
   done
 done
 
 [ "$STREAMS" = 1 ] || exit 0
-echo "SendStreamingMessage:"
-echo "round name         streams/s  p99 ms  server CPU/stream"
+bench() {
+  taskset -c 1 "$BIN" bench --url "http://127.0.0.1:$PORT/" --mode stream --connections 32 \
+    --duration "$1" --json
+}
+echo "SendStreamingMessage (p50 and p99: the whole stream)"
+echo "$HEADER"
 for round in $(seq "$ROUNDS"); do
   for name in "${EXTRA_NAMES[@]}" r5 full; do
     start "$name"
-    bench() {
-      taskset -c 1 "$BIN" bench --url "http://127.0.0.1:$PORT/" --mode stream --connections 32 \
-        --duration "$1" --json
-    }
     bench 3 > /dev/null
     before=$(cpu_ticks)
     out=$(bench 8)
     after=$(cpu_ticks)
     stop
-    python3 - "$round" "$name" "$out" "$before" "$after" "$TICKS" <<'PY'
-import json, sys
-rnd, name, out, before, after, ticks = sys.argv[1:]
-m = json.loads(out)
-cpu = (int(after) - int(before)) / int(ticks)
-print(f"{rnd:>5} {name:<9} {m['perSecond']:>12,.0f}  {m['p99Ms']:6.2f}"
-      f"  {cpu / max(m['completed'], 1) * 1e6:8.1f} µs", flush=True)
-PY
+    report "$round" "$name" "$out" "$before" "$after"
   done
 done
