@@ -25,7 +25,10 @@
 # minutes), where FERRY_LADDER=N picks one. `--server` adds another server to every round
 # (CMD runs under bash; {port} is its port), e.g. the benchmark harness's bare-hyper limit
 # or the Rust SDK's echo agent, so that its row is in the same run. Rounds interleave the
-# servers; compare rows within one run only. Needs wrk, taskset, curl and python3.
+# servers; compare rows within one run only. `--keep` leaves the worktree in place (to
+# change the rungs: edit them there, then put what `git diff` says there below the first
+# lines of scripts/cost-ladder.patch).
+# Needs wrk, taskset, curl and python3.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
