@@ -801,15 +801,18 @@ impl RequestHandler {
         req: &CancelTaskRequest,
     ) -> Result<Shaped, A2aError> {
         let live = self.find(call, &req.id).await?;
-        let turn_here = {
-            let view = live.view.lock();
-            view.turns_started > view.turns_finished
-        };
-        if !turn_here && !self.manager.try_lease(&live).await? {
+        // A turn running here may have given the lease back already (its last status was
+        // INPUT_REQUIRED or terminal), so the cancel takes one unless this replica holds it.
+        // The hold makes that turn, as it ends, leave the lease to the cancel, which gives it
+        // back below.
+        let hold = TaskManager::hold_lease(&live);
+        if !self.manager.try_lease(&live).await? {
+            drop(hold);
             // The turn runs on another replica: it cancels it there.
             return self.cancel_elsewhere(&live).await;
         }
         let canceled = self.cancel_leased(call, req, &live).await;
+        drop(hold);
         self.manager.release(&live).await;
         canceled
     }

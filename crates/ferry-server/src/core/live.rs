@@ -167,6 +167,9 @@ pub(crate) struct View {
     /// The epoch of this replica's lease on the task while it writes it (several replicas on
     /// one store; see `TaskManager::lease`).
     pub lease: Option<u64>,
+    /// Writers other than turns (a cancel) that use the lease now: a turn that ends meanwhile
+    /// leaves it to them to give back (see `TaskManager::hold_lease`).
+    pub lease_holds: u32,
     /// True once the task expired: it takes no more events.
     pub gone: bool,
     live: Option<broadcast::Sender<LiveItem>>,
@@ -193,6 +196,7 @@ impl View {
             running: None,
             initial_push: Vec::new(),
             lease: None,
+            lease_holds: 0,
             gone: false,
             live: None,
         }

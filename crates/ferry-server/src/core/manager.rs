@@ -167,7 +167,8 @@ impl TaskManager {
         Ok(true)
     }
 
-    /// Gives back the lease of `live` once no turn of it runs here (replicas only).
+    /// Gives back the lease of `live` once no turn of it runs here and nothing holds it
+    /// (replicas only).
     pub(crate) async fn release(&self, live: &LiveTask) {
         let turn = {
             let view = live.view.lock();
@@ -179,6 +180,15 @@ impl TaskManager {
         self.release_after(live, turn).await;
     }
 
+    /// Keeps the lease of `live` from being given back while the returned hold lives: a
+    /// cancel may take the lease while a turn of the task is still ending here, and that
+    /// turn's end must not give back the cancel's lease, or the cancel's write is fenced
+    /// (refused as another replica's). Drop the hold, then [`TaskManager::release`].
+    pub(crate) fn hold_lease(live: &Arc<LiveTask>) -> LeaseHold {
+        live.view.lock().lease_holds += 1;
+        LeaseHold(live.clone())
+    }
+
     /// Gives back the lease of `live` as turn `turn` ends, unless a later turn started here
     /// meanwhile (replicas only).
     pub(crate) async fn release_after(&self, live: &LiveTask, turn: u64) {
@@ -187,7 +197,7 @@ impl TaskManager {
         };
         let epoch = {
             let mut view = live.view.lock();
-            if view.turns_started > turn {
+            if view.turns_started > turn || view.lease_holds > 0 {
                 return;
             }
             view.lease.take()
@@ -1168,6 +1178,17 @@ fn validate(event: &AgentEvent) -> Result<(), EmitError> {
             invalid("an artifact needs at least one part")
         }
         _ => Ok(()),
+    }
+}
+
+/// A hold on a task's lease ([`TaskManager::hold_lease`]), let go when dropped.
+#[derive(Debug)]
+pub(crate) struct LeaseHold(Arc<LiveTask>);
+
+impl Drop for LeaseHold {
+    fn drop(&mut self) {
+        let mut view = self.0.view.lock();
+        view.lease_holds = view.lease_holds.saturating_sub(1);
     }
 }
 
