@@ -190,7 +190,7 @@ impl TaskManager {
     }
 
     /// Gives back the lease of `live` as turn `turn` ends, unless a later turn started here
-    /// meanwhile (replicas only).
+    /// meanwhile or a cancel holds the lease ([`TaskManager::hold_lease`]; replicas only).
     pub(crate) async fn release_after(&self, live: &LiveTask, turn: u64) {
         let Some(replicas) = self.store.replicas() else {
             return;
