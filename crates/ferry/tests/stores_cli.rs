@@ -270,8 +270,9 @@ fn call(server: &Server, method: &str, params: Value, what: &str) -> Value {
 
 /// A cancel that arrived while the turn that answered INPUT_REQUIRED was still ending took no
 /// lease (a turn ran here), but that turn's last write had given the lease back: the cancel's
-/// write was refused as if another replica held the task, and it answered 503 in about half
-/// of the runs of this test (the official Python SDK's interop run met it once). Now the
+/// write was refused as if another replica held the task, and it answered 503 within a few
+/// rounds in one run of this test out of three (the official Python SDK's interop run met it
+/// once). Now the
 /// cancel takes the lease whenever this replica holds none, and the ending turn leaves it to
 /// the cancel.
 #[test]
