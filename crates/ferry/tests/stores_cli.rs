@@ -272,22 +272,14 @@ fn call(server: &Server, method: &str, params: Value, what: &str) -> Value {
 /// lease (a turn ran here), but that turn's last write had given the lease back: the cancel's
 /// write was refused as if another replica held the task, and it answered 503 within a few
 /// rounds in one run of this test out of three (the official Python SDK's interop run met it
-/// once). Now the
-/// cancel takes the lease whenever this replica holds none, and the ending turn leaves it to
-/// the cancel.
+/// once). Now the cancel takes the lease whenever this replica holds none, and the ending
+/// turn leaves it to the cancel.
 #[test]
 fn a_cancel_right_after_input_required_cancels() {
     let Some(schema) = PgSchema::create_or_skip("stores_cli cancel after input required") else {
         return;
     };
-    let server = Server::start([
-        "--agent",
-        "conformance",
-        "--bind",
-        "127.0.0.1:0",
-        "--store",
-        &schema.store_url(),
-    ]);
+    let server = serve(&schema.store_url(), 0);
     let run = std::process::id();
     for round in 0..CANCEL_ROUNDS {
         let message = serde_json::json!({"message": {
