@@ -12,10 +12,12 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub(crate) struct TaskRow {
     pub(crate) tenant: String,
-    pub(crate) id: String,
+    /// The task's id and context id, shared with its snapshot (queuing a write copies no
+    /// text).
+    pub(crate) id: Arc<str>,
     /// Who created the task: written by an insert only (an update never changes it).
     pub(crate) owner: Option<Arc<str>>,
-    pub(crate) context_id: String,
+    pub(crate) context_id: Arc<str>,
     pub(crate) state: &'static str,
     pub(crate) seq: i64,
     pub(crate) status_ms: i64,

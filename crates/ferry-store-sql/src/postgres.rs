@@ -342,12 +342,8 @@ fn bind_columns<'q>(query: PgQuery<'q>, rows: &'q [FinalRow<'q>]) -> PgQuery<'q>
                 .map(|r| r.row.tenant.as_str())
                 .collect::<Vec<_>>(),
         )
-        .bind(rows.iter().map(|r| r.row.id.as_str()).collect::<Vec<_>>())
-        .bind(
-            rows.iter()
-                .map(|r| r.row.context_id.as_str())
-                .collect::<Vec<_>>(),
-        )
+        .bind(rows.iter().map(|r| &*r.row.id).collect::<Vec<_>>())
+        .bind(rows.iter().map(|r| &*r.row.context_id).collect::<Vec<_>>())
         .bind(rows.iter().map(|r| r.row.state).collect::<Vec<_>>())
         .bind(rows.iter().map(|r| r.seq).collect::<Vec<_>>())
         .bind(rows.iter().map(|r| r.row.status_ms).collect::<Vec<_>>())

@@ -222,8 +222,8 @@ type SqliteQuery<'q> = sqlx::query::Query<'q, Sqlite, SqliteArguments<'q>>;
 fn bind_row<'q>(query: SqliteQuery<'q>, r: &'q FinalRow<'q>) -> SqliteQuery<'q> {
     query
         .bind(r.row.tenant.as_str())
-        .bind(r.row.id.as_str())
-        .bind(r.row.context_id.as_str())
+        .bind(&*r.row.id)
+        .bind(&*r.row.context_id)
         .bind(r.row.state)
         .bind(r.seq)
         .bind(r.row.status_ms)

@@ -183,12 +183,12 @@ fn loaded(n: i64) -> u64 {
 
 /// The row of `task` in `tenant` at sequence number `seq` (its snapshot is serialized by the
 /// writer, once per batch).
-pub(crate) fn task_row(tenant: &str, id: &str, task: &StoredTask, seq: u64) -> TaskRow {
+pub(crate) fn task_row(tenant: &str, id: &Arc<str>, task: &StoredTask, seq: u64) -> TaskRow {
     TaskRow {
         tenant: tenant.to_owned(),
-        id: id.to_owned(),
+        id: id.clone(),
         owner: task.owner.clone(),
-        context_id: task.task.context_id.to_string(),
+        context_id: task.task.context_id.clone(),
         state: task.state().as_str(),
         seq: stored(seq),
         status_ms: stored(task.status_ms),
