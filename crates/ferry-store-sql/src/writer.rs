@@ -506,12 +506,12 @@ impl ByTask {
 
     /// The grouping of writes to the tasks `keys` (one key per write, in queue order).
     fn keyed(keys: &[(&str, &str)]) -> ByTask {
-        let mut task_of: HashMap<(&str, &str), usize> = HashMap::with_capacity(keys.len());
+        let mut task_of: HashMap<SameText<'_>, usize> = HashMap::with_capacity(keys.len());
         let mut firsts: Vec<(&str, &str)> = Vec::new();
         let written_to: Vec<usize> = keys
             .iter()
             .map(|&key| {
-                *task_of.entry(key).or_insert_with(|| {
+                *task_of.entry(SameText(key)).or_insert_with(|| {
                     firsts.push(key);
                     firsts.len() - 1
                 })
@@ -555,6 +555,21 @@ impl ByTask {
             .all(|writes| matches!(batch[writes[0]], Write::Create { .. }))
     }
 }
+
+/// A task's key that is equal to another at once when both are the same text in memory: a
+/// task's writes share its id's text (see [`TaskRow::id`]), so most keys of a batch are told
+/// equal without comparing their bytes. Hashed by the text, as equal keys must be.
+#[derive(Debug, Clone, Copy, Hash)]
+struct SameText<'a>((&'a str, &'a str));
+
+impl PartialEq for SameText<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        let same = |a: &str, b: &str| std::ptr::eq(a, b) || a == b;
+        same(self.0.0, other.0.0) && same(self.0.1, other.0.1)
+    }
+}
+
+impl Eq for SameText<'_> {}
 
 /// What `batch` writes, decided task by task against the tasks `found` stored before it,
 /// and the outcome of each of its writes if that plan is written.
