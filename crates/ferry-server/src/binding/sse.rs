@@ -10,7 +10,9 @@ use axum::response::Response;
 use bytes::{BufMut, Bytes, BytesMut};
 use ferry_proto::{A2aError, JsonRpcSuccess};
 use serde_json::Value;
+use futures_util::FutureExt;
 use std::convert::Infallible;
+use std::fmt::Write;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -68,6 +70,29 @@ impl SseFraming for JsonRpcFraming {
 
 const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
 
+/// A chunk of the body stops taking the events that are ready once it holds this much.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+/// Writes one event: its `id:` (the sequence number, when it has one) and its `data:` line.
+fn frame_event<F: SseFraming>(framing: &F, item: &StreamItem, out: &mut BytesMut) {
+    if let Some(seq) = item.seq {
+        out.put_slice(b"id: ");
+        // Writing to a `BytesMut` cannot fail.
+        let _ = write!(out, "{seq}");
+        out.put_u8(b'\n');
+    }
+    out.put_slice(b"data: ");
+    framing.event(item, out);
+    out.put_slice(b"\n\n");
+}
+
+/// Writes a mid-stream error as an `event: error`.
+fn frame_error<F: SseFraming>(framing: &F, error: &A2aError, out: &mut BytesMut) {
+    out.put_slice(b"event: error\ndata: ");
+    framing.error(error, out);
+    out.put_slice(b"\n\n");
+}
+
 /// The SSE response for `stream` with `app`'s keep-alive and shutdown signal.
 pub(crate) fn respond<F: SseFraming>(
     app: &AgentService,
@@ -115,20 +140,30 @@ fn sse_response<F: SseFraming>(
         match next {
             None => None,
             Some(Ok(item)) => {
-                if let Some(seq) = item.seq {
-                    out.put_slice(b"id: ");
-                    out.put_slice(seq.to_string().as_bytes());
-                    out.put_u8(b'\n');
-                }
-                out.put_slice(b"data: ");
-                framing.event(&item, &mut out);
-                out.put_slice(b"\n\n");
-                Some((Ok(out.freeze()), Some((stream, framing, closing, permit))))
+                frame_event(&framing, &item, &mut out);
+                // The events that are ready already go in the same chunk: one frame of
+                // the body and one write for a turn's burst, instead of one per event.
+                let ended = loop {
+                    if out.len() >= CHUNK_BYTES {
+                        break false;
+                    }
+                    match stream.next().now_or_never() {
+                        None => break false,
+                        Some(Some(Ok(item))) => frame_event(&framing, &item, &mut out),
+                        Some(Some(Err(e))) => {
+                            frame_error(&framing, &e, &mut out);
+                            break true;
+                        }
+                        Some(None) => break true,
+                    }
+                };
+                // A stream that ended (or failed) hands back no state: the next poll
+                // finishes the body.
+                let state = (!ended).then_some((stream, framing, closing, permit));
+                Some((Ok(out.freeze()), state))
             }
             Some(Err(e)) => {
-                out.put_slice(b"event: error\ndata: ");
-                framing.error(&e, &mut out);
-                out.put_slice(b"\n\n");
+                frame_error(&framing, &e, &mut out);
                 // The error ends the stream: hand back no state, so the next poll finishes.
                 Some((Ok(out.freeze()), None))
             }
