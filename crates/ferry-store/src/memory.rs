@@ -20,10 +20,11 @@ use crate::store::{Queued, StoreError, StoreFuture, TaskStore};
 use crate::types::{
     Event, ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher, visible_to,
 };
+use bytes::Bytes;
 use ferry_proto::{StreamResponse, Task, TaskState};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 /// Shards of the task map.
 const SHARDS: usize = 16;
@@ -92,12 +93,18 @@ impl Head {
     }
 }
 
-/// An event as kept: its sequence number and the event itself, inline (its parts are
-/// shared with the snapshot and the live fan-out, so this copies no payload).
+/// An event as kept: its sequence number, its value (shared with the snapshot and the live
+/// fan-out, so this copies no payload) and a weak link to the live event it came with.
+///
+/// The link lets the seal share one serialization with the server's streams: it takes an
+/// event's ProtoJSON when a stream made it first, and gives the live event the sealed text
+/// otherwise (see [`Sealed::seal`]). Weak, so that the store never keeps that text alive
+/// itself: what the budget counts is what the store holds.
 #[derive(Debug)]
 struct KeptEvent {
     seq: u64,
-    event: StreamResponse,
+    value: Arc<StreamResponse>,
+    live: Weak<Event>,
 }
 
 /// A task's snapshot and kept events.
@@ -112,7 +119,8 @@ enum Body {
     Sealed(Sealed),
 }
 
-/// A terminal task as one buffer: its snapshot's ProtoJSON, then each kept event's.
+/// A terminal task as one buffer: its snapshot's ProtoJSON, then each kept event's (the
+/// events' text shared, where the server still holds them, with the live events).
 ///
 /// A terminal task changes no more, and most are read rarely if ever before they expire or
 /// are evicted; by then they are cold, and what freeing one costs grows with the number of
@@ -120,7 +128,7 @@ enum Body {
 /// structured values were freed while still hot. Reads decode it (as a SQL store's would).
 #[derive(Debug)]
 struct Sealed {
-    json: Box<[u8]>,
+    json: Bytes,
     /// Where the snapshot ends, then where each event ends.
     ends: Box<[u32]>,
     /// The sequence number of the first kept event.
@@ -129,20 +137,36 @@ struct Sealed {
 
 impl Sealed {
     /// Seals `task` and `events`; `None` when they do not serialize (then they stay open).
+    ///
+    /// An event whose live twin has its ProtoJSON already (a stream sent it) is copied from
+    /// it; the others are serialized here, and their live twins get that text, so that a
+    /// stream sending them later does not serialize them again. Both are the bytes
+    /// [`Event::json`] makes.
     fn seal(task: &Task, events: &VecDeque<KeptEvent>) -> Option<Sealed> {
         let mut json = Vec::with_capacity(1024);
         let mut ends = Vec::with_capacity(events.len() + 1);
         serde_json::to_writer(&mut json, task).ok()?;
         ends.push(u32::try_from(json.len()).ok()?);
         for e in events {
-            serde_json::to_writer(&mut json, &e.event).ok()?;
+            match e.live.upgrade().filter(|live| live.is_serialized()) {
+                Some(live) => json.extend_from_slice(live.json()),
+                None => serde_json::to_writer(&mut json, &*e.value).ok()?,
+            }
             ends.push(u32::try_from(json.len()).ok()?);
         }
-        Some(Sealed {
-            json: json.into_boxed_slice(),
+        let sealed = Sealed {
+            // Shrunk to its length first: the budget counts the length, and a `Vec` grown by
+            // doubling may hold nearly twice that.
+            json: Bytes::from(json.into_boxed_slice()),
             ends: ends.into_boxed_slice(),
             first_seq: events.front().map_or(0, |e| e.seq),
-        })
+        };
+        for (i, e) in events.iter().enumerate() {
+            if let Some(live) = e.live.upgrade() {
+                live.offer_json(sealed.text(i + 1));
+            }
+        }
+        Some(sealed)
     }
 
     /// What it counts against the byte budget.
@@ -151,8 +175,17 @@ impl Sealed {
     }
 
     fn slice(&self, i: usize) -> &[u8] {
+        &self.json[self.range(i)]
+    }
+
+    /// Part `i` (0: the snapshot, then each kept event) as shared bytes.
+    fn text(&self, i: usize) -> Bytes {
+        self.json.slice(self.range(i))
+    }
+
+    fn range(&self, i: usize) -> std::ops::Range<usize> {
         let start = i.checked_sub(1).map_or(0, |j| self.ends[j] as usize);
-        &self.json[start..self.ends[i] as usize]
+        start..self.ends[i] as usize
     }
 
     fn task(&self) -> Result<Task, StoreError> {
@@ -166,10 +199,10 @@ impl Sealed {
 
     /// Kept event `i` (0: the oldest kept).
     fn event(&self, i: usize) -> Result<StoredEvent, StoreError> {
-        let json = self.slice(i + 1);
-        let value = serde_json::from_slice(json).map_err(corrupt)?;
+        let json = self.text(i + 1);
+        let value = serde_json::from_slice(&json).map_err(corrupt)?;
         // The text it was read from is its ProtoJSON: a stream sends it as it is.
-        let event = Event::with_json(Arc::new(value), bytes::Bytes::copy_from_slice(json));
+        let event = Event::with_json(Arc::new(value), json);
         Ok(StoredEvent {
             seq: self.first_seq + i as u64,
             event: Arc::new(event),
@@ -182,7 +215,8 @@ impl Sealed {
             .map(|i| {
                 self.event(i).map(|e| KeptEvent {
                     seq: e.seq,
-                    event: StreamResponse::clone(e.event.value()),
+                    value: e.event.value().clone(),
+                    live: Weak::new(),
                 })
             })
             .collect::<Result<_, _>>()?;
@@ -520,7 +554,7 @@ impl MemoryStore {
                 let open_bytes = snapshot_bytes
                     + events
                         .iter()
-                        .map(|e| size::event_bytes(&e.event))
+                        .map(|e| size::event_bytes(&e.value))
                         .sum::<usize>();
                 self.resize(entry.bytes, open_bytes);
                 entry.snapshot_bytes = snapshot_bytes;
@@ -537,7 +571,7 @@ impl MemoryStore {
                 &snapshot.task,
             ) + tenant_len;
             let dropped_bytes = if events.len() >= self.limits.max_events_per_task {
-                events.front().map_or(0, |e| size::event_bytes(&e.event))
+                events.front().map_or(0, |e| size::event_bytes(&e.value))
             } else {
                 0
             };
@@ -574,11 +608,12 @@ impl MemoryStore {
             if events.len() >= self.limits.max_events_per_task {
                 events.pop_front();
             }
-            // The value alone is kept (its parts shared): what the budget counts is what
-            // the store holds, whatever text a stream made of it.
+            // The value is kept, and only a weak link to the event: what the budget counts is
+            // what the store holds, whatever text a stream made of it.
             events.push_back(KeptEvent {
                 seq,
-                event: StreamResponse::clone(event.value()),
+                value: event.value().clone(),
+                live: Arc::downgrade(&event),
             });
             entry.bytes = entry.bytes + new_snapshot_bytes + event_bytes - before;
             entry.snapshot_bytes = new_snapshot_bytes;
@@ -679,7 +714,12 @@ impl MemoryStore {
                     .take(limit)
                     .map(|e| StoredEvent {
                         seq: e.seq,
-                        event: Arc::new(Event::new(Arc::new(e.event.clone()))),
+                        // The live event while the server holds it (with its text, if a
+                        // stream made it), else the kept value.
+                        event: e
+                            .live
+                            .upgrade()
+                            .unwrap_or_else(|| Arc::new(Event::new(e.value.clone()))),
                     })
                     .collect())
             }

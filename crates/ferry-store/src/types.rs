@@ -161,6 +161,12 @@ impl Event {
         self.json.get().is_some()
     }
 
+    /// Gives it `json`, its ProtoJSON made elsewhere (the bytes [`Event::json`] would make),
+    /// unless it has its own already.
+    pub fn offer_json(&self, json: Bytes) {
+        let _ = self.json.set(json);
+    }
+
     /// Its ProtoJSON, made now if nobody made it before.
     pub fn json(&self) -> &Bytes {
         self.json

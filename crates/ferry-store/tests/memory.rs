@@ -319,6 +319,73 @@ async fn a_terminal_task_reads_back_the_same_once_sealed() {
     assert_eq!((got.seq, got.status_ms), (3, 30));
 }
 
+/// The seal and the server's streams serialize each event once between them: an event a
+/// stream sent before the task ended is sealed from its text, and the others get the text
+/// the seal made, so a stream that sends them later makes none.
+#[tokio::test]
+async fn a_sealed_task_shares_its_events_text_with_the_live_events() {
+    let store = MemoryStore::default();
+    let t = holding("t-1", 100);
+    store.create(t.clone()).await.expect("create");
+    let working = with_state(&t, TaskState::Working);
+    let sent = event(&working);
+    let sent_text = sent.json().clone();
+    store
+        .append(&t.key(), 0, sent.clone(), working)
+        .await
+        .expect("working");
+    let later = event(&with_state(&t, TaskState::Working));
+    store
+        .append(
+            &t.key(),
+            1,
+            later.clone(),
+            with_state(&t, TaskState::Working),
+        )
+        .await
+        .expect("working again");
+    let done = with_state(&t, TaskState::Completed);
+    let last = event(&done);
+    store
+        .append(&t.key(), 2, last.clone(), done)
+        .await
+        .expect("completed");
+
+    assert!(
+        later.is_serialized() && last.is_serialized(),
+        "given the sealed text"
+    );
+    for live in [&sent, &later, &last] {
+        let made = serde_json::to_vec(&**live.value()).expect("json");
+        assert_eq!(live.json()[..], made[..], "the bytes a stream would make");
+    }
+    assert_eq!(sent.json(), &sent_text, "a stream's text is kept");
+    let sealed = store.events_after(&t.key(), 0, 10).await.expect("events");
+    let texts: Vec<_> = sealed.iter().map(|e| e.event.json().clone()).collect();
+    assert_eq!(
+        texts,
+        [sent_text, later.json().clone(), last.json().clone()]
+    );
+
+    // An event the server no longer holds is sealed from its value alone.
+    let u = holding("t-2", 100);
+    store.create(u.clone()).await.expect("create");
+    let working = with_state(&u, TaskState::Working);
+    store
+        .append(&u.key(), 0, event(&working), working.clone())
+        .await
+        .expect("working, its event dropped");
+    let done = with_state(&u, TaskState::Completed);
+    store
+        .append(&u.key(), 1, event(&done), done)
+        .await
+        .expect("completed");
+    let sealed = store.events_after(&u.key(), 0, 10).await.expect("events");
+    assert_eq!(*sealed[0].event, *event(&working));
+    let made = serde_json::to_vec(&**sealed[0].event.value()).expect("json");
+    assert_eq!(sealed[0].event.json()[..], made[..]);
+}
+
 /// An ending is taken over the byte budget; the store then evicts older ended tasks to get
 /// back within it, never the task that just ended.
 #[tokio::test]
