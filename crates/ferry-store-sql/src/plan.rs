@@ -12,11 +12,12 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub(crate) struct TaskRow {
     pub(crate) tenant: String,
-    /// The task's id and context id, shared with its snapshot (queuing a write copies no
-    /// text).
+    /// The task's id, shared with its snapshot (queuing a write copies no text; the writer
+    /// tells two writes of one task apart from others by where this text is).
     pub(crate) id: Arc<str>,
     /// Who created the task: written by an insert only (an update never changes it).
     pub(crate) owner: Option<Arc<str>>,
+    /// Its context id, shared with its snapshot too.
     pub(crate) context_id: Arc<str>,
     pub(crate) state: &'static str,
     pub(crate) seq: i64,
