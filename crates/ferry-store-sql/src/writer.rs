@@ -43,7 +43,7 @@ use crate::notices::Announcer;
 use crate::plan::{FinalRow, NewEvent, NewPushConfig, Plan, RowLease, TaskRow, lease_action};
 use crate::turn::WriteTurn;
 use ferry_store::push::PushConfig;
-use ferry_store::{Event, StoreError};
+use ferry_store::{Event, StoreError, text};
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use sqlx::pool::PoolConnection;
@@ -518,7 +518,10 @@ impl ByTask {
             })
             .collect();
         let mut tasks: Vec<usize> = (0..firsts.len()).collect();
-        tasks.sort_unstable_by_key(|&t| firsts[t]);
+        tasks.sort_unstable_by(|&a, &b| {
+            let ((tenant_a, id_a), (tenant_b, id_b)) = (firsts[a], firsts[b]);
+            text::order(tenant_a, tenant_b).then_with(|| text::order(id_a, id_b))
+        });
         let mut counts = vec![0; firsts.len()];
         for &t in &written_to {
             counts[t] += 1;
@@ -556,16 +559,15 @@ impl ByTask {
     }
 }
 
-/// A task's key that is equal to another at once when both are the same text in memory: a
-/// task's writes share its id's text (see [`TaskRow::id`]), so most keys of a batch are told
-/// equal without comparing their bytes. Hashed by the text, as equal keys must be.
+/// A task's key (tenant, id), compared through [`ferry_store::text`]: equal at once when both
+/// are the same text in memory (a task's writes share its id's text, see [`TaskRow::id`]),
+/// and an empty tenant never reaches `memcmp`. Hashed by the text, as equal keys must be.
 #[derive(Debug, Clone, Copy, Hash)]
 struct SameText<'a>((&'a str, &'a str));
 
 impl PartialEq for SameText<'_> {
     fn eq(&self, other: &Self) -> bool {
-        let same = |a: &str, b: &str| std::ptr::eq(a, b) || a == b;
-        same(self.0.0, other.0.0) && same(self.0.1, other.0.1)
+        text::same(self.0.0, other.0.0) && text::same(self.0.1, other.0.1)
     }
 }
 
@@ -579,14 +581,14 @@ fn plan<'a>(
     found: &[Locked],
     announce: Option<&'a Announcer>,
 ) -> (Plan<'a>, Vec<Result<u64, StoreError>>) {
-    let stored: HashMap<(&str, &str), &Locked> = found
+    let stored: HashMap<SameText<'_>, &Locked> = found
         .iter()
-        .map(|t| ((t.tenant.as_str(), t.id.as_str()), t))
+        .map(|t| (SameText((t.tenant.as_str(), t.id.as_str())), t))
         .collect();
     let mut plan = Plan::default();
     let mut outcomes = vec![Ok(0); batch.len()];
     for writes in tasks.groups() {
-        let found = stored.get(&batch[writes[0]].key());
+        let found = stored.get(&SameText(batch[writes[0]].key()));
         let mut slot = Slot {
             seq: found.map(|t| t.seq),
             stored: found.is_some(),

@@ -29,6 +29,7 @@ pub mod push;
 pub mod replicas;
 pub mod size;
 mod store;
+pub mod text;
 mod types;
 
 pub use memory::{MemoryLimits, MemoryStore};

@@ -17,6 +17,7 @@ use crate::push::{
 };
 use crate::size;
 use crate::store::{Queued, StoreError, StoreFuture, TaskStore};
+use crate::text;
 use crate::types::{
     Event, ListQuery, Page, StoredEvent, StoredTask, TaskKey, TaskKeyHasher, visible_to,
 };
@@ -654,7 +655,7 @@ impl MemoryStore {
         for shard in &self.shards {
             for (key, entry) in lock(shard).tasks.iter() {
                 let head = &entry.head;
-                let keep = key.tenant == query.tenant
+                let keep = text::same(&key.tenant, &query.tenant)
                     && query
                         .context_id
                         .as_ref()

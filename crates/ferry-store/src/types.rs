@@ -1,16 +1,48 @@
 //! The data a store keeps.
 
+use crate::text;
 use bytes::Bytes;
 use ferry_proto::{StreamResponse, Task, TaskState};
+use std::cmp::Ordering;
+use std::hash::{Hash, Hasher};
 use std::sync::{Arc, OnceLock};
 
-/// Which task: tasks of different tenants never meet, even with equal ids.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Which task: tasks of different tenants never meet, even with equal ids. Compared through
+/// [`crate::text`] (an empty tenant must not reach `memcmp`), ordered by tenant, then id.
+#[derive(Debug, Clone)]
 pub struct TaskKey {
     /// The tenant (empty when none).
     pub tenant: String,
     /// The task id (shared with the task's snapshots: making a key copies no text).
     pub id: Arc<str>,
+}
+
+impl PartialEq for TaskKey {
+    fn eq(&self, other: &Self) -> bool {
+        text::same(&self.id, &other.id) && text::same(&self.tenant, &other.tenant)
+    }
+}
+
+impl Eq for TaskKey {}
+
+impl Hash for TaskKey {
+    /// By the text, as equality goes.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.tenant.hash(state);
+        self.id.hash(state);
+    }
+}
+
+impl Ord for TaskKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        text::order(&self.tenant, &other.tenant).then_with(|| text::order(&self.id, &other.id))
+    }
+}
+
+impl PartialOrd for TaskKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl TaskKey {
@@ -214,7 +246,7 @@ impl ListQuery {
 pub fn visible_to(viewer: Option<&str>, owner: Option<&str>) -> bool {
     match (viewer, owner) {
         (None, _) | (_, None) => true,
-        (Some(viewer), Some(owner)) => viewer == owner,
+        (Some(viewer), Some(owner)) => text::same(viewer, owner),
     }
 }
 

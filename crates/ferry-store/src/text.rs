@@ -1,0 +1,47 @@
+//! Comparing keys' text without handing empty text to `memcmp`.
+//!
+//! An empty `String` points at a dangling address (its alignment, `0x1`), and glibc's
+//! AVX-512 `memcmp` (`__memcmp_evex_movbe`, picked on CPUs that have AVX-512) compares a short
+//! run with one masked load from that address. With an empty mask the load reads nothing,
+//! but the address is unmapped and the CPU takes a slow assist to suppress the fault: on the
+//! project's machine comparing two empty `String`s took 150 ns, against 1.4 ns for two
+//! non-empty ones. The tenant of almost every task key is empty (a server without tenants),
+//! and keys are compared on every store lookup: under `perf record` these compares were 4 %
+//! of a streaming server's samples. So the comparisons of keys go through here, which never
+//! call `memcmp` for empty text.
+
+use std::cmp::Ordering;
+
+/// Whether `a` and `b` are the same text. Text shared in memory (a task's id, by its keys and
+/// snapshots) is told equal by where it is, without reading it.
+pub fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && (a.is_empty() || std::ptr::eq(a.as_ptr(), b.as_ptr()) || a == b)
+}
+
+/// The order of `a` and `b`, as `str`'s (bytewise): empty text is first.
+pub fn order(a: &str, b: &str) -> Ordering {
+    if a.is_empty() || b.is_empty() {
+        a.len().cmp(&b.len())
+    } else {
+        a.cmp(b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compares_as_str_does() {
+        let texts = ["", "", "a", "ab", "b", "tenant", "tenant-b"];
+        for a in texts {
+            for b in texts {
+                let (a, b) = (String::from(a), String::from(b));
+                assert_eq!(same(&a, &b), a == b, "{a:?} {b:?}");
+                assert_eq!(order(&a, &b), a.cmp(&b), "{a:?} {b:?}");
+            }
+        }
+        let shared = String::from("01a252d7");
+        assert!(same(&shared, &shared));
+    }
+}
