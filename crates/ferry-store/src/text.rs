@@ -2,13 +2,13 @@
 //!
 //! An empty `String` points at a dangling address (its alignment, `0x1`), and glibc's
 //! AVX-512 `memcmp` (`__memcmp_evex_movbe`, picked on CPUs that have AVX-512) compares a short
-//! run with one masked load from that address. With an empty mask the load reads nothing,
-//! but the address is unmapped and the CPU takes a slow assist to suppress the fault: on the
-//! project's machine comparing two empty `String`s took 150 ns, against 1.4 ns for two
-//! non-empty ones. The tenant of almost every task key is empty (a server without tenants),
-//! and keys are compared on every store lookup: under `perf record` these compares were 4 %
-//! of a streaming server's samples. So the comparisons of keys go through here, which never
-//! call `memcmp` for empty text.
+//! run with one masked load from the first byte's address. With an empty mask the load reads
+//! nothing, but that address is unmapped, and the CPU takes a slow assist to suppress the
+//! fault. On the project's machine (AMD EPYC, glibc 2.36) comparing two empty `String`s took
+//! 162 ns, and two empty slices of a real allocation 3.8 ns. The tenant of almost every task
+//! key is empty (a server without tenants), and keys are compared on every store and
+//! live-map lookup: under `perf record` those compares were 4 % of a streaming server's
+//! samples. So keys are compared here, which never calls `memcmp` for empty text.
 
 use std::cmp::Ordering;
 
