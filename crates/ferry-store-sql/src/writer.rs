@@ -518,10 +518,7 @@ impl ByTask {
             })
             .collect();
         let mut tasks: Vec<usize> = (0..firsts.len()).collect();
-        tasks.sort_unstable_by(|&a, &b| {
-            let ((tenant_a, id_a), (tenant_b, id_b)) = (firsts[a], firsts[b]);
-            text::order(tenant_a, tenant_b).then_with(|| text::order(id_a, id_b))
-        });
+        tasks.sort_unstable_by(|&a, &b| text::order_key(firsts[a], firsts[b]));
         let mut counts = vec![0; firsts.len()];
         for &t in &written_to {
             counts[t] += 1;
@@ -567,7 +564,7 @@ struct SameText<'a>((&'a str, &'a str));
 
 impl PartialEq for SameText<'_> {
     fn eq(&self, other: &Self) -> bool {
-        text::same(self.0.0, other.0.0) && text::same(self.0.1, other.0.1)
+        text::same_key(self.0, other.0)
     }
 }
 

@@ -27,6 +27,17 @@ pub fn order(a: &str, b: &str) -> Ordering {
     }
 }
 
+/// Whether two task keys, each `(tenant, id)`, are the same key: the ids first, where keys
+/// of one tenant differ.
+pub fn same_key(a: (&str, &str), b: (&str, &str)) -> bool {
+    same(a.1, b.1) && same(a.0, b.0)
+}
+
+/// The order of two task keys, each `(tenant, id)`: by tenant, then id.
+pub fn order_key(a: (&str, &str), b: (&str, &str)) -> Ordering {
+    order(a.0, b.0).then_with(|| order(a.1, b.1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

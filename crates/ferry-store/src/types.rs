@@ -19,7 +19,7 @@ pub struct TaskKey {
 
 impl PartialEq for TaskKey {
     fn eq(&self, other: &Self) -> bool {
-        text::same(&self.id, &other.id) && text::same(&self.tenant, &other.tenant)
+        text::same_key(self.text(), other.text())
     }
 }
 
@@ -35,7 +35,7 @@ impl Hash for TaskKey {
 
 impl Ord for TaskKey {
     fn cmp(&self, other: &Self) -> Ordering {
-        text::order(&self.tenant, &other.tenant).then_with(|| text::order(&self.id, &other.id))
+        text::order_key(self.text(), other.text())
     }
 }
 
@@ -46,6 +46,11 @@ impl PartialOrd for TaskKey {
 }
 
 impl TaskKey {
+    /// The key as `(tenant, id)`, the form [`text`] compares.
+    fn text(&self) -> (&str, &str) {
+        (&self.tenant, &self.id)
+    }
+
     /// The key of task `id` in `tenant`.
     pub fn new(tenant: impl Into<String>, id: impl Into<Arc<str>>) -> TaskKey {
         TaskKey {
